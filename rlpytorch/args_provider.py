@@ -1,0 +1,203 @@
+"""Arguments declared by the components that use them, gathered into one parser.
+
+Every configurable component (method, model, trainer, runner, sampler, game
+loader) lists its arguments once, in a class attribute ``args`` of ``Arg``
+entries: name, default, help, and optionally a type and choices. A run names
+the components it uses; ``ArgsProvider`` builds one ``argparse`` parser from
+them, one argument group per component, so ``--help`` reads like the run.
+
+Rules, so that a typo never goes unnoticed:
+
+- two components declaring the same name is an error when the parser is built;
+- an unknown command-line option or config-file key is an error;
+- a config file (YAML or JSON, ``--config path``) sets values, and the command
+  line overrides the file.
+
+The parsed result is a plain ``dict`` (the effective configuration): it is
+printed at start and saved in every checkpoint. ``Component.from_config``
+builds a component from it, taking only the keys the component declared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Self
+
+import yaml
+
+__all__ = ["Arg", "ArgsError", "ArgsProvider", "Configurable", "format_config"]
+
+
+class ArgsError(ValueError):
+    """A duplicate, unknown or badly typed argument."""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a component: its name, default, help and type.
+
+    The type is taken from the default when not given (``bool`` defaults become
+    ``--name/--no-name`` switches). ``default=None`` needs an explicit type.
+    """
+
+    name: str
+    default: Any
+    help: str
+    type: Callable[[str], Any] | None = None
+    choices: Sequence[Any] | None = None
+
+    @property
+    def value_type(self) -> Callable[[str], Any]:
+        """The converter applied to command-line strings and config values."""
+        if self.type is not None:
+            return self.type
+        if self.default is None:
+            raise ArgsError(f"argument {self.name!r} has default None and no type")
+        return type(self.default)
+
+    def convert(self, value: Any) -> Any:
+        """Convert a config-file value, refusing values of the wrong kind."""
+        kind = self.value_type
+        if value is None:
+            return None
+        if kind is bool:
+            if not isinstance(value, bool):
+                raise ArgsError(f"{self.name}: expected true/false, got {value!r}")
+            return value
+        if kind in (int, float) and isinstance(value, bool):
+            raise ArgsError(f"{self.name}: expected {kind.__name__}, got {value!r}")
+        try:
+            converted = kind(value)
+        except (TypeError, ValueError) as exc:
+            raise ArgsError(f"{self.name}: cannot read {value!r}: {exc}") from exc
+        if kind is int and isinstance(value, float) and value != converted:
+            raise ArgsError(f"{self.name}: expected an integer, got {value!r}")
+        if self.choices is not None and converted not in self.choices:
+            raise ArgsError(
+                f"{self.name}: {converted!r} is not one of {list(self.choices)}"
+            )
+        return converted
+
+
+class Configurable:
+    """Mixin for components that declare their arguments in ``args``."""
+
+    args: ClassVar[tuple[Arg, ...]] = ()
+
+    @classmethod
+    def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
+        """Argument groups for the parser: this class's own, plus its parts' if composed."""
+        return {cls.__name__: cls.args}
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """The declared arguments (of all groups) with their default values."""
+        return {
+            arg.name: arg.default for args in cls.arg_groups().values() for arg in args
+        }
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], **extra: Any) -> Self:
+        """Build the component from its declared keys of ``config`` plus ``extra``."""
+        own = {arg.name: config.get(arg.name, arg.default) for arg in cls.args}
+        return cls(**own, **extra)
+
+
+class ArgsProvider:
+    """One parser for the arguments of all the components a run uses.
+
+    ``components`` are ``Configurable`` classes; each contributes its
+    ``arg_groups()`` in order, so ``--help`` lists them as the run uses them.
+    """
+
+    def __init__(
+        self, components: Iterable[type[Configurable]], description: str | None = None
+    ) -> None:
+        self.groups: dict[str, tuple[Arg, ...]] = {}
+        for component in components:
+            for title, args in component.arg_groups().items():
+                if title in self.groups:
+                    raise ArgsError(f"component {title!r} listed twice")
+                self.groups[title] = tuple(args)
+        self.args: dict[str, Arg] = {}
+        for title, args in self.groups.items():
+            for arg in args:
+                if arg.name in self.args or arg.name == "config":
+                    raise ArgsError(
+                        f"argument {arg.name!r} declared twice (again in {title!r})"
+                    )
+                self.args[arg.name] = arg
+        self.parser = self._build_parser(description)
+
+    def _build_parser(self, description: str | None) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(
+            description=description,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+            allow_abbrev=False,
+        )
+        parser.add_argument(
+            "--config", type=Path, help="YAML or JSON file of argument values"
+        )
+        for title, args in self.groups.items():
+            group = parser.add_argument_group(title)
+            for arg in args:
+                _add_argument(group, arg)
+        return parser
+
+    def parse(self, argv: Sequence[str] | None = None) -> dict[str, Any]:
+        """Parse ``argv`` (default: ``sys.argv[1:]``) over the config file's values."""
+        pre, _ = _config_only_parser().parse_known_args(argv)
+        if pre.config is not None:
+            self.parser.set_defaults(**self.load_config(pre.config))
+        namespace = self.parser.parse_args(argv)
+        config = vars(namespace)
+        config.pop("config")
+        return config
+
+    def load_config(self, path: str | Path) -> dict[str, Any]:
+        """Read a YAML or JSON file, checking every key against the declared args."""
+        text = Path(path).read_text()
+        values = (
+            json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+        )
+        if not isinstance(values, dict):
+            raise ArgsError(f"{path}: expected a mapping of argument names to values")
+        unknown = sorted(set(values) - set(self.args))
+        if unknown:
+            raise ArgsError(f"{path}: unknown arguments {unknown}")
+        return {name: self.args[name].convert(value) for name, value in values.items()}
+
+
+def _add_argument(group: argparse._ArgumentGroup, arg: Arg) -> None:
+    flag = f"--{arg.name}"
+    if arg.value_type is bool:
+        group.add_argument(
+            flag,
+            action=argparse.BooleanOptionalAction,
+            default=arg.default,
+            help=arg.help,
+        )
+    else:
+        group.add_argument(
+            flag,
+            type=arg.value_type,
+            default=arg.default,
+            choices=arg.choices,
+            help=arg.help,
+        )
+
+
+def _config_only_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--config", type=Path)
+    return parser
+
+
+def format_config(config: Mapping[str, Any]) -> str:
+    """The effective configuration, one ``name = value`` per line, sorted."""
+    width = max((len(name) for name in config), default=0)
+    return "\n".join(f"{name:<{width}} = {config[name]!r}" for name in sorted(config))

@@ -1,0 +1,113 @@
+"""Advantage actor-critic, composed from its parts (ELF's ActorCritic)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import torch
+from torch import Tensor
+
+from ..args_provider import Arg, Configurable
+from ..model_base import Model
+from ..model_interface import ModelInterface
+from .discounted_reward import DiscountedReward
+from .final_reward import FinalReward
+from .gae import GAE
+from .lambda_return import LambdaReturn
+from .policy_gradient import PolicyGradient
+from .value_matcher import ValueMatcher
+from .window import window_cuts
+
+RETURNS = ("discounted", "gae", "lambda", "final")
+
+
+class ActorCritic(Configurable):
+    """``loss = PolicyGradient(pi, mu, a, R - V) + ValueMatcher(V, R)``.
+
+    ``R`` comes from the returns part chosen by ``--returns``: ``discounted``
+    (``DiscountedReward``), ``gae``, ``lambda`` (``LambdaReturn``) or ``final``
+    (``FinalReward``), each bootstrapped from the learner's own detached value
+    at the window's end. ``mu`` is the behaviour policy ``pi`` the actor stored,
+    so a lagging actor is corrected by ``min(pi/mu, c)``. After backward the
+    global gradient norm is clipped to ``grad_clip`` (0: no clipping).
+
+    The batch is a dict of time-major ``[T, B, ...]`` tensors with keys ``s``,
+    ``a``, ``pi``, ``r``, ``terminal`` and optionally ``truncated``.
+    """
+
+    args = (
+        Arg("gamma", 0.99, "discount factor"),
+        Arg("returns", "discounted", "how value targets are computed", choices=RETURNS),
+        Arg("grad_clip", 0.5, "max global gradient norm (0: no clipping)"),
+    )
+
+    def __init__(
+        self,
+        policy_gradient: PolicyGradient,
+        returns: DiscountedReward | FinalReward | GAE | LambdaReturn,
+        value_matcher: ValueMatcher,
+        grad_clip: float = 0.5,
+    ) -> None:
+        self.policy_gradient = policy_gradient
+        self.returns = returns
+        self.value_matcher = value_matcher
+        self.grad_clip = grad_clip
+
+    @classmethod
+    def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
+        return {
+            cls.__name__: cls.args,
+            "PolicyGradient": PolicyGradient.args,
+            "ValueMatcher": ValueMatcher.args,
+            "GAE": GAE.args,
+            "LambdaReturn": LambdaReturn.args,
+        }
+
+    @classmethod
+    def from_config(cls, config: Mapping, **extra: object) -> ActorCritic:
+        """Compose the method from ``config``: its parts take their own keys."""
+        options = {**cls.defaults(), **config}
+        gamma, kind = options["gamma"], options["returns"]
+        returns = {
+            "discounted": lambda: DiscountedReward(gamma),
+            "final": FinalReward,
+            "gae": lambda: GAE(gamma, options["gae_lambda"]),
+            "lambda": lambda: LambdaReturn(gamma, options["td_lambda"]),
+        }[kind]()
+        return cls(
+            PolicyGradient.from_config(options),
+            returns,
+            ValueMatcher.from_config(options),
+            grad_clip=options["grad_clip"],
+            **extra,
+        )
+
+    def loss(
+        self, model: Model, batch: Mapping[str, Tensor]
+    ) -> tuple[Tensor, dict[str, float]]:
+        """The summed loss on one window, and the stats of each part."""
+        out = model(batch["s"])
+        pi, V = out["pi"], out["V"]
+        cut = window_cuts(batch["terminal"], batch.get("truncated"))
+        R = self.returns(batch["r"].to(V.dtype), batch["terminal"], V.detach(), cut)
+        mask = ~cut
+        pg_loss, pg_stats = self.policy_gradient(
+            pi, batch["pi"], batch["a"], R - V.detach(), mask
+        )
+        v_loss, v_stats = self.value_matcher(V, R, mask)
+        return pg_loss + v_loss, {**pg_stats, **v_stats}
+
+    def update(
+        self, mi: ModelInterface, batch: Mapping[str, Tensor]
+    ) -> dict[str, float]:
+        """One optimizer step of ``mi["model"]`` on ``batch``; returns the stats."""
+        model, optimizer = mi["model"], mi.optimizer("model")
+        loss, stats = self.loss(model, batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        max_norm = self.grad_clip if self.grad_clip > 0 else math.inf
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+        model.increment_step()
+        return {**stats, "loss": loss.item(), "grad_norm": grad_norm.item()}

@@ -1,0 +1,39 @@
+"""The lambda-return (Sutton & Barto, 12.1), computed recursively."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ..args_provider import Arg, Configurable
+
+
+class LambdaReturn(Configurable):
+    """``G_t = r_{t+1} + gamma (1 - terminal_{t+1}) ((1 - lambda) V_{t+1} + lambda G_{t+1})``
+
+    with ``G_t = V_t`` at cuts. It mixes n-step returns with weights
+    ``(1 - lambda) lambda^(n-1)``; ``lambda = 1`` gives ``DiscountedReward``.
+    Shapes as ``DiscountedReward``.
+    """
+
+    args = (
+        Arg(
+            "td_lambda",
+            0.95,
+            "lambda of the lambda-return (used when --returns lambda)",
+        ),
+    )
+
+    def __init__(self, gamma: float = 0.99, td_lambda: float = 0.95) -> None:
+        self.gamma = gamma
+        self.td_lambda = td_lambda
+
+    def __call__(self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor) -> Tensor:
+        G = torch.empty_like(V)
+        G[-1] = V[-1]
+        lam = self.td_lambda
+        for t in range(V.shape[0] - 2, -1, -1):
+            alive = 1.0 - terminal[t + 1].to(V.dtype)
+            mixed = (1.0 - lam) * V[t + 1] + lam * G[t + 1]
+            G[t] = torch.where(cut[t], V[t], r[t + 1] + self.gamma * alive * mixed)
+        return G

@@ -1,0 +1,58 @@
+"""Off-policy-corrected policy gradient with an entropy bonus."""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from ..args_provider import Arg, Configurable
+from .window import masked_mean
+
+
+class PolicyGradient(Configurable):
+    """``loss = -mean_t[ rho_t A_t log pi(a_t|s_t) ] - beta mean_t H(pi(.|s_t))``
+
+    with the truncated importance weight ``rho_t = min(pi(a_t|s_t) / mu(a_t|s_t), c)``
+    (detached), where ``mu`` is the behaviour policy the actor sampled from (the
+    stored ``pi``), ``c`` is ``ratio_clamp`` and ``beta`` is ``entropy_coef``.
+    The advantage ``A`` is taken as given (detached). Means run over the rows of
+    ``mask``. Probabilities are floored at ``min_prob`` before the log.
+
+    Inputs: ``pi`` and ``mu`` ``[T, B, A]``, ``a`` (int) ``advantage`` and
+    ``mask`` ``[T, B]``. Returns the loss and a dict of float stats.
+    """
+
+    args = (
+        Arg("entropy_coef", 0.01, "weight beta of the entropy bonus"),
+        Arg("ratio_clamp", 1.0, "c in the truncated importance weight min(pi/mu, c)"),
+        Arg("min_prob", 1e-6, "floor on probabilities before taking logs"),
+    )
+
+    def __init__(
+        self,
+        entropy_coef: float = 0.01,
+        ratio_clamp: float = 1.0,
+        min_prob: float = 1e-6,
+    ) -> None:
+        self.entropy_coef = entropy_coef
+        self.ratio_clamp = ratio_clamp
+        self.min_prob = min_prob
+
+    def __call__(
+        self, pi: Tensor, mu: Tensor, a: Tensor, advantage: Tensor, mask: Tensor
+    ) -> tuple[Tensor, dict[str, float]]:
+        index = a.long().unsqueeze(-1)
+        pi_a = pi.gather(-1, index).squeeze(-1)
+        mu_a = mu.gather(-1, index).squeeze(-1)
+        log_pi_a = pi_a.clamp(min=self.min_prob).log()
+        ratio = (pi_a.detach() / mu_a.clamp(min=self.min_prob)).clamp(
+            max=self.ratio_clamp
+        )
+        entropy = -(pi * pi.clamp(min=self.min_prob).log()).sum(-1)
+        policy_loss = -masked_mean(ratio * advantage.detach() * log_pi_a, mask)
+        entropy_mean = masked_mean(entropy, mask)
+        stats = {
+            "policy_loss": policy_loss.item(),
+            "entropy": entropy_mean.item(),
+            "ratio": masked_mean(ratio, mask).item(),
+        }
+        return policy_loss - self.entropy_coef * entropy_mean, stats

@@ -1,0 +1,120 @@
+"""``Model``: an ``nn.Module`` that counts its updates and saves itself safely.
+
+A checkpoint is one ``torch.save`` file holding the weights, the update step,
+the model's registered name and the run's effective arguments, so a model can
+be rebuilt and evaluated from the file alone (see ``model_loader``).
+
+The write is atomic: the file is written to a temporary name in the same
+folder and moved into place with ``os.replace``, so a crash never leaves a
+half-written checkpoint behind.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Self
+
+import torch
+from torch import nn
+
+__all__ = ["CheckpointMismatchError", "Model", "read_checkpoint"]
+
+
+class CheckpointMismatchError(RuntimeError):
+    """A checkpoint's weights do not fit the model's architecture."""
+
+
+class Model(nn.Module):
+    """Base class of the library's models: step counter, save/load, clone.
+
+    Subclasses implement ``forward`` on time-major inputs of any leading shape
+    (``[B, ...]`` when acting, ``[T, B, ...]`` when training) and return a dict
+    (for actor-critic models ``{"pi": [..., A] probabilities, "V": [...]}``).
+    """
+
+    name: str = "model"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.step = 0
+
+    def increment_step(self, n: int = 1) -> None:
+        """Count ``n`` more updates of this model."""
+        self.step += n
+
+    def save(self, path: str | Path, args: Mapping[str, Any] | None = None) -> None:
+        """Write weights, step, name and ``args`` to ``path`` atomically."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        state = {
+            "model": self.name,
+            "state_dict": {k: v.detach().cpu() for k, v in self.state_dict().items()},
+            "step": self.step,
+            "args": dict(args or {}),
+        }
+        fd, tmp = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(fd, "wb") as f:
+                torch.save(state, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def load(self, path: str | Path) -> dict[str, Any]:
+        """Load weights and step from ``path``; returns the checkpoint's ``args``.
+
+        Raises ``CheckpointMismatchError`` naming every missing, unexpected or
+        wrongly shaped key when the checkpoint was written by another architecture.
+        """
+        checkpoint = read_checkpoint(path)
+        self.load_weights(checkpoint["state_dict"], source=str(path))
+        self.step = int(checkpoint["step"])
+        return checkpoint["args"]
+
+    def load_weights(
+        self, state_dict: Mapping[str, torch.Tensor], source: str = "weights"
+    ) -> None:
+        """Copy ``state_dict`` in, failing with the names of mismatched keys."""
+        own = self.state_dict()
+        problems = _mismatches(own, state_dict)
+        if problems:
+            raise CheckpointMismatchError(
+                f"{source} does not fit {type(self).__name__}: " + "; ".join(problems)
+            )
+        self.load_state_dict(state_dict)
+
+    def clone(self) -> Self:
+        """An independent deep copy (same weights and step, separate storage)."""
+        return copy.deepcopy(self)
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """The raw checkpoint dict: ``model``, ``state_dict``, ``step``, ``args``."""
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def _mismatches(
+    own: Mapping[str, torch.Tensor], other: Mapping[str, torch.Tensor]
+) -> list[str]:
+    problems = []
+    missing = sorted(set(own) - set(other))
+    unexpected = sorted(set(other) - set(own))
+    if missing:
+        problems.append(f"missing keys {missing}")
+    if unexpected:
+        problems.append(f"unexpected keys {unexpected}")
+    for key in sorted(set(own) & set(other)):
+        if own[key].shape != other[key].shape:
+            problems.append(
+                f"{key}: checkpoint {tuple(other[key].shape)} vs model {tuple(own[key].shape)}"
+            )
+    return problems

@@ -1,0 +1,105 @@
+"""``ModelInterface``: the named models of a run and their optimizers.
+
+A typical actor-critic run holds two: ``model``, the learner that the
+optimizer updates, and ``actor``, a lagging copy used for acting and refreshed
+from the learner every N updates (the trainer decides when). Acting with a
+frozen copy lets batched inference run while the learner changes; the
+importance-sampling correction in ``PolicyGradient`` accounts for the lag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+
+from .args_provider import Arg, Configurable
+from .model_base import Model
+
+__all__ = ["ModelInterface"]
+
+_OPTIMIZERS = ("adam", "rmsprop", "sgd")
+
+
+class ModelInterface(Configurable):
+    """Named models (``mi["model"]``), with an optimizer for the trained ones."""
+
+    args = (
+        Arg("optimizer", "adam", "optimizer of the learner", choices=_OPTIMIZERS),
+        Arg("lr", 1e-3, "learning rate"),
+        Arg("optim_eps", 1e-5, "epsilon of Adam / RMSprop"),
+        Arg("weight_decay", 0.0, "L2 weight decay"),
+    )
+
+    def __init__(
+        self,
+        optimizer: str = "adam",
+        lr: float = 1e-3,
+        optim_eps: float = 1e-5,
+        weight_decay: float = 0.0,
+    ) -> None:
+        self.optimizer_name = optimizer
+        self.lr = lr
+        self.optim_eps = optim_eps
+        self.weight_decay = weight_decay
+        self.models: dict[str, Model] = {}
+        self.optimizers: dict[str, torch.optim.Optimizer] = {}
+
+    def add_model(self, name: str, model: Model, optimize: bool = False) -> Model:
+        """Register ``model`` under ``name``; ``optimize`` gives it an optimizer."""
+        if name in self.models:
+            raise KeyError(f"model {name!r} already registered")
+        self.models[name] = model
+        if optimize:
+            self.optimizers[name] = self._make_optimizer(model)
+        return model
+
+    def _make_optimizer(self, model: Model) -> torch.optim.Optimizer:
+        params = model.parameters()
+        decay = self.weight_decay
+        if self.optimizer_name == "adam":
+            return torch.optim.Adam(
+                params, lr=self.lr, eps=self.optim_eps, weight_decay=decay
+            )
+        if self.optimizer_name == "rmsprop":
+            return torch.optim.RMSprop(
+                params, lr=self.lr, eps=self.optim_eps, alpha=0.99, weight_decay=decay
+            )
+        return torch.optim.SGD(params, lr=self.lr, weight_decay=decay)
+
+    def __getitem__(self, name: str) -> Model:
+        return self.models[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.models
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.models)
+
+    def optimizer(self, name: str) -> torch.optim.Optimizer:
+        """The optimizer of model ``name``."""
+        return self.optimizers[name]
+
+    def update_model(self, dst: str, src: str) -> None:
+        """Copy the weights and step of model ``src`` into model ``dst``."""
+        with torch.no_grad():
+            for d, s in zip(
+                self[dst].state_dict().values(), self[src].state_dict().values()
+            ):
+                d.copy_(s)
+        self[dst].step = self[src].step
+
+    def to(self, device: torch.device | str) -> ModelInterface:
+        """Move every model (and hence its optimizer's parameters) to ``device``."""
+        for model in self.models.values():
+            model.to(device)
+        return self
+
+    @classmethod
+    def actor_critic(cls, model: Model, config: dict | None = None) -> ModelInterface:
+        """The usual pair: learner ``model`` (optimized) and its lagging ``actor`` copy."""
+        mi = cls.from_config(config or {})
+        mi.add_model("model", model, optimize=True)
+        actor = mi.add_model("actor", model.clone())
+        actor.requires_grad_(False)
+        return mi
