@@ -25,9 +25,10 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar
 
 import yaml
+from typing_extensions import Self
 
 __all__ = ["Arg", "ArgsError", "ArgsProvider", "Configurable", "format_config"]
 
@@ -77,9 +78,7 @@ class Arg:
         if kind is int and isinstance(value, float) and value != converted:
             raise ArgsError(f"{self.name}: expected an integer, got {value!r}")
         if self.choices is not None and converted not in self.choices:
-            raise ArgsError(
-                f"{self.name}: {converted!r} is not one of {list(self.choices)}"
-            )
+            raise ArgsError(f"{self.name}: {converted!r} is not one of {list(self.choices)}")
         return converted
 
 
@@ -96,9 +95,7 @@ class Configurable:
     @classmethod
     def defaults(cls) -> dict[str, Any]:
         """The declared arguments (of all groups) with their default values."""
-        return {
-            arg.name: arg.default for args in cls.arg_groups().values() for arg in args
-        }
+        return {arg.name: arg.default for args in cls.arg_groups().values() for arg in args}
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **extra: Any) -> Self:
@@ -114,9 +111,7 @@ class ArgsProvider:
     ``arg_groups()`` in order, so ``--help`` lists them as the run uses them.
     """
 
-    def __init__(
-        self, components: Iterable[type[Configurable]], description: str | None = None
-    ) -> None:
+    def __init__(self, components: Iterable[type[Configurable]], description: str | None = None) -> None:
         self.groups: dict[str, tuple[Arg, ...]] = {}
         for component in components:
             for title, args in component.arg_groups().items():
@@ -127,9 +122,7 @@ class ArgsProvider:
         for title, args in self.groups.items():
             for arg in args:
                 if arg.name in self.args or arg.name == "config":
-                    raise ArgsError(
-                        f"argument {arg.name!r} declared twice (again in {title!r})"
-                    )
+                    raise ArgsError(f"argument {arg.name!r} declared twice (again in {title!r})")
                 self.args[arg.name] = arg
         self.parser = self._build_parser(description)
 
@@ -139,9 +132,7 @@ class ArgsProvider:
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
             allow_abbrev=False,
         )
-        parser.add_argument(
-            "--config", type=Path, help="YAML or JSON file of argument values"
-        )
+        parser.add_argument("--config", type=Path, help="YAML or JSON file of argument values")
         for title, args in self.groups.items():
             group = parser.add_argument_group(title)
             for arg in args:
@@ -161,9 +152,7 @@ class ArgsProvider:
     def load_config(self, path: str | Path) -> dict[str, Any]:
         """Read a YAML or JSON file, checking every key against the declared args."""
         text = Path(path).read_text()
-        values = (
-            json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
-        )
+        values = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
         if not isinstance(values, dict):
             raise ArgsError(f"{path}: expected a mapping of argument names to values")
         unknown = sorted(set(values) - set(self.args))

@@ -16,10 +16,11 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import torch
 from torch import nn
+from typing_extensions import Self
 
 __all__ = ["CheckpointMismatchError", "Model", "read_checkpoint"]
 
@@ -56,9 +57,7 @@ class Model(nn.Module):
             "step": self.step,
             "args": dict(args or {}),
         }
-        fd, tmp = tempfile.mkstemp(
-            dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
-        )
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
                 torch.save(state, f)
@@ -80,9 +79,7 @@ class Model(nn.Module):
         self.step = int(checkpoint["step"])
         return checkpoint["args"]
 
-    def load_weights(
-        self, state_dict: Mapping[str, torch.Tensor], source: str = "weights"
-    ) -> None:
+    def load_weights(self, state_dict: Mapping[str, torch.Tensor], source: str = "weights") -> None:
         """Copy ``state_dict`` in, failing with the names of mismatched keys."""
         own = self.state_dict()
         problems = _mismatches(own, state_dict)
@@ -102,9 +99,7 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
-def _mismatches(
-    own: Mapping[str, torch.Tensor], other: Mapping[str, torch.Tensor]
-) -> list[str]:
+def _mismatches(own: Mapping[str, torch.Tensor], other: Mapping[str, torch.Tensor]) -> list[str]:
     problems = []
     missing = sorted(set(own) - set(other))
     unexpected = sorted(set(other) - set(own))
@@ -114,7 +109,5 @@ def _mismatches(
         problems.append(f"unexpected keys {unexpected}")
     for key in sorted(set(own) & set(other)):
         if own[key].shape != other[key].shape:
-            problems.append(
-                f"{key}: checkpoint {tuple(other[key].shape)} vs model {tuple(own[key].shape)}"
-            )
+            problems.append(f"{key}: checkpoint {tuple(other[key].shape)} vs model {tuple(own[key].shape)}")
     return problems

@@ -58,13 +58,9 @@ class ModelInterface(Configurable):
         params = model.parameters()
         decay = self.weight_decay
         if self.optimizer_name == "adam":
-            return torch.optim.Adam(
-                params, lr=self.lr, eps=self.optim_eps, weight_decay=decay
-            )
+            return torch.optim.Adam(params, lr=self.lr, eps=self.optim_eps, weight_decay=decay)
         if self.optimizer_name == "rmsprop":
-            return torch.optim.RMSprop(
-                params, lr=self.lr, eps=self.optim_eps, alpha=0.99, weight_decay=decay
-            )
+            return torch.optim.RMSprop(params, lr=self.lr, eps=self.optim_eps, alpha=0.99, weight_decay=decay)
         return torch.optim.SGD(params, lr=self.lr, weight_decay=decay)
 
     def __getitem__(self, name: str) -> Model:
@@ -83,9 +79,7 @@ class ModelInterface(Configurable):
     def update_model(self, dst: str, src: str) -> None:
         """Copy the weights and step of model ``src`` into model ``dst``."""
         with torch.no_grad():
-            for d, s in zip(
-                self[dst].state_dict().values(), self[src].state_dict().values()
-            ):
+            for d, s in zip(self[dst].state_dict().values(), self[src].state_dict().values()):
                 d.copy_(s)
         self[dst].step = self[src].step
 

@@ -22,13 +22,9 @@ def register_model(cls: type[Model]) -> type[Model]:
     ``num_actions`` keywords besides its declared arguments.
     """
     if not issubclass(cls, Configurable):
-        raise TypeError(
-            f"{cls.__name__} must be Configurable to be built from arguments"
-        )
+        raise TypeError(f"{cls.__name__} must be Configurable to be built from arguments")
     if MODELS.get(cls.name, cls) is not cls:
-        raise KeyError(
-            f"model name {cls.name!r} already registered by {MODELS[cls.name]}"
-        )
+        raise KeyError(f"model name {cls.name!r} already registered by {MODELS[cls.name]}")
     MODELS[cls.name] = cls
     return cls
 
@@ -61,9 +57,7 @@ class ModelLoader(Configurable):
             groups[model_cls.__name__] = model_cls.args
         return groups
 
-    def build(
-        self, obs_shape: Sequence[int], num_actions: int, config: Mapping[str, Any]
-    ) -> Model:
+    def build(self, obs_shape: Sequence[int], num_actions: int, config: Mapping[str, Any]) -> Model:
         """A model of the chosen class with ``config``'s model args, loaded if asked."""
         model = _construct(self.model_class, obs_shape, num_actions, config)
         if self.load:

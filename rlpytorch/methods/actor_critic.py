@@ -83,24 +83,18 @@ class ActorCritic(Configurable):
             **extra,
         )
 
-    def loss(
-        self, model: Model, batch: Mapping[str, Tensor]
-    ) -> tuple[Tensor, dict[str, float]]:
+    def loss(self, model: Model, batch: Mapping[str, Tensor]) -> tuple[Tensor, dict[str, float]]:
         """The summed loss on one window, and the stats of each part."""
         out = model(batch["s"])
         pi, V = out["pi"], out["V"]
         cut = window_cuts(batch["terminal"], batch.get("truncated"))
         R = self.returns(batch["r"].to(V.dtype), batch["terminal"], V.detach(), cut)
         mask = ~cut
-        pg_loss, pg_stats = self.policy_gradient(
-            pi, batch["pi"], batch["a"], R - V.detach(), mask
-        )
+        pg_loss, pg_stats = self.policy_gradient(pi, batch["pi"], batch["a"], R - V.detach(), mask)
         v_loss, v_stats = self.value_matcher(V, R, mask)
         return pg_loss + v_loss, {**pg_stats, **v_stats}
 
-    def update(
-        self, mi: ModelInterface, batch: Mapping[str, Tensor]
-    ) -> dict[str, float]:
+    def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]:
         """One optimizer step of ``mi["model"]`` on ``batch``; returns the stats."""
         model, optimizer = mi["model"], mi.optimizer("model")
         loss, stats = self.loss(model, batch)

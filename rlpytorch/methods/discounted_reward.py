@@ -21,8 +21,6 @@ class DiscountedReward:
         R = torch.empty_like(V)
         R[-1] = V[-1]
         for t in range(V.shape[0] - 2, -1, -1):
-            step = (
-                r[t + 1] + self.gamma * (1.0 - terminal[t + 1].to(V.dtype)) * R[t + 1]
-            )
+            step = r[t + 1] + self.gamma * (1.0 - terminal[t + 1].to(V.dtype)) * R[t + 1]
             R[t] = torch.where(cut[t], V[t], step)
         return R

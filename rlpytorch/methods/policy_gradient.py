@@ -44,9 +44,7 @@ class PolicyGradient(Configurable):
         pi_a = pi.gather(-1, index).squeeze(-1)
         mu_a = mu.gather(-1, index).squeeze(-1)
         log_pi_a = pi_a.clamp(min=self.min_prob).log()
-        ratio = (pi_a.detach() / mu_a.clamp(min=self.min_prob)).clamp(
-            max=self.ratio_clamp
-        )
+        ratio = (pi_a.detach() / mu_a.clamp(min=self.min_prob)).clamp(max=self.ratio_clamp)
         entropy = -(pi * pi.clamp(min=self.min_prob).log()).sum(-1)
         policy_loss = -masked_mean(ratio * advantage.detach() * log_pi_a, mask)
         entropy_mean = masked_mean(entropy, mask)

@@ -30,9 +30,7 @@ class ValueMatcher(Configurable):
         self.value_coef = value_coef
         self.value_loss = value_loss
 
-    def __call__(
-        self, V: Tensor, target: Tensor, mask: Tensor
-    ) -> tuple[Tensor, dict[str, float]]:
+    def __call__(self, V: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, dict[str, float]]:
         target = target.detach()
         if self.value_loss == "huber":
             per_row = F.smooth_l1_loss(V, target, reduction="none")

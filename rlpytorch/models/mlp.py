@@ -49,9 +49,7 @@ class MLPActorCritic(Model, Configurable):
         self.obs_shape = tuple(obs_shape)
         obs_size = int(torch.tensor(self.obs_shape).prod()) if self.obs_shape else 1
         sizes = [obs_size] + [hidden] * layers
-        self.policy = nn.Sequential(
-            _mlp(sizes, activation), nn.Linear(sizes[-1], num_actions)
-        )
+        self.policy = nn.Sequential(_mlp(sizes, activation), nn.Linear(sizes[-1], num_actions))
         self.value = nn.Sequential(_mlp(sizes, activation), nn.Linear(sizes[-1], 1))
         nn.init.orthogonal_(self.policy[-1].weight, gain=0.01)
         nn.init.zeros_(self.policy[-1].bias)

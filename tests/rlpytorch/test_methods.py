@@ -141,14 +141,10 @@ def test_policy_gradient_clamps_the_importance_ratio():
     pi, mu, a, adv = pg_inputs()
     mask = col(True, False, dtype=torch.bool)
     # rho = 0.75 / 0.5 = 1.5, clamped to c
-    loss_c1, stats = PolicyGradient(entropy_coef=0.0, ratio_clamp=1.0)(
-        pi, mu, a, adv, mask
-    )
+    loss_c1, stats = PolicyGradient(entropy_coef=0.0, ratio_clamp=1.0)(pi, mu, a, adv, mask)
     assert loss_c1.item() == pytest.approx(-2.0 * math.log(0.75))
     assert stats["ratio"] == pytest.approx(1.0)
-    loss_c2, stats = PolicyGradient(entropy_coef=0.0, ratio_clamp=2.0)(
-        pi, mu, a, adv, mask
-    )
+    loss_c2, stats = PolicyGradient(entropy_coef=0.0, ratio_clamp=2.0)(pi, mu, a, adv, mask)
     assert loss_c2.item() == pytest.approx(-1.5 * 2.0 * math.log(0.75))
     assert stats["ratio"] == pytest.approx(1.5)
 
@@ -156,9 +152,7 @@ def test_policy_gradient_clamps_the_importance_ratio():
 def test_policy_gradient_averages_over_mask_and_subtracts_entropy_bonus():
     pi, mu, a, adv = pg_inputs()
     mask = col(True, True, dtype=torch.bool)
-    loss, stats = PolicyGradient(entropy_coef=0.1, ratio_clamp=10.0)(
-        pi, mu, a, adv, mask
-    )
+    loss, stats = PolicyGradient(entropy_coef=0.1, ratio_clamp=10.0)(pi, mu, a, adv, mask)
     pg = -(1.5 * 2.0 * math.log(0.75) + 0.625 * -1.0 * math.log(0.5)) / 2
     h0 = -(0.25 * math.log(0.25) + 0.75 * math.log(0.75))
     h1 = math.log(2.0)
@@ -229,9 +223,7 @@ def test_actor_critic_loss_is_the_sum_of_its_parts():
     out = model(batch["s"])
     cut = window_cuts(batch["terminal"])
     R = DiscountedReward(0.9)(batch["r"], batch["terminal"], out["V"].detach(), cut)
-    pg, _ = PolicyGradient(entropy_coef=0.05)(
-        out["pi"], batch["pi"], batch["a"], R - out["V"].detach(), ~cut
-    )
+    pg, _ = PolicyGradient(entropy_coef=0.05)(out["pi"], batch["pi"], batch["a"], R - out["V"].detach(), ~cut)
     v, _ = ValueMatcher()(out["V"], R, ~cut)
     assert loss.item() == pytest.approx((pg + v).item(), rel=1e-6)
     assert set(stats) >= {"policy_loss", "entropy", "ratio", "value_loss"}
@@ -239,17 +231,11 @@ def test_actor_critic_loss_is_the_sum_of_its_parts():
 
 def test_actor_critic_update_clips_global_grad_norm_and_counts_the_step():
     torch.manual_seed(0)
-    mi = ModelInterface.actor_critic(
-        MLPActorCritic((4,), 2), {"optimizer": "sgd", "lr": 1.0}
-    )
+    mi = ModelInterface.actor_critic(MLPActorCritic((4,), 2), {"optimizer": "sgd", "lr": 1.0})
     before = [p.detach().clone() for p in mi["model"].parameters()]
     stats = ActorCritic.from_config({"grad_clip": 1e-3}).update(mi, cartpole_window())
-    moved = torch.cat(
-        [(p.detach() - b).flatten() for p, b in zip(mi["model"].parameters(), before)]
-    )
+    moved = torch.cat([(p.detach() - b).flatten() for p, b in zip(mi["model"].parameters(), before)])
     assert stats["grad_norm"] > 1e-3  # reported before clipping
-    assert moved.norm().item() == pytest.approx(
-        1e-3, rel=1e-3
-    )  # SGD lr=1: step = clipped grad
+    assert moved.norm().item() == pytest.approx(1e-3, rel=1e-3)  # SGD lr=1: step = clipped grad
     assert mi["model"].step == 1
     assert mi["actor"].step == 0

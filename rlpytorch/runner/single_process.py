@@ -1,0 +1,151 @@
+"""``SingleProcessRun``: the training loop, engine and learner in one process."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from ..args_provider import Arg, Configurable
+from ..stats import StatsLogger
+from ..trainer import Trainer
+
+__all__ = ["RunSummary", "SingleProcessRun"]
+
+
+@dataclass
+class RunSummary:
+    """What a finished (or interrupted) run did."""
+
+    frames: int
+    updates: int
+    seconds: float
+    mean_return: float
+    interrupted: bool = False
+    target_reached_at: float | None = None  # seconds, when --stop_at_return was met
+    target_reached_frames: int | None = None
+
+    @property
+    def fps(self) -> float:
+        return self.frames / self.seconds if self.seconds > 0 else math.nan
+
+
+class SingleProcessRun(Configurable):
+    """Drives ``gc.run()`` until the frame budget (or target return) is reached.
+
+    Shows frames, FPS and mean return on a tqdm bar, logs one stats line every
+    ``log_every`` frames, and saves checkpoints (weights, step and the effective
+    configuration) every ``save_every`` frames and at the end. Ctrl-C stops the
+    engine, saves, and returns a summary marked ``interrupted``; any other
+    exception stops the engine and propagates.
+    """
+
+    args = (
+        Arg("num_frames", 2_000_000, "stop after this many environment frames"),
+        Arg(
+            "stop_at_return",
+            math.inf,
+            "stop once the mean return of the last 100 episodes reaches this",
+        ),
+        Arg("log_every", 50_000, "frames between two stats lines"),
+        Arg("save_dir", "", "folder for checkpoints (empty: none are written)"),
+        Arg("save_every", 0, "frames between two checkpoints (0: only the last)"),
+        Arg("progress", True, "show a progress bar"),
+    )
+
+    def __init__(
+        self,
+        trainer: Trainer,
+        logger: StatsLogger | None = None,
+        config: Mapping[str, Any] | None = None,
+        num_frames: int = 2_000_000,
+        stop_at_return: float = math.inf,
+        log_every: int = 50_000,
+        save_dir: str = "",
+        save_every: int = 0,
+        progress: bool = True,
+    ) -> None:
+        self.trainer = trainer
+        self.logger = logger or StatsLogger(echo=False)
+        self.config = dict(config or {})
+        self.num_frames = num_frames
+        self.stop_at_return = stop_at_return
+        self.log_every = log_every
+        self.save_dir = Path(save_dir) if save_dir else None
+        self.save_every = save_every
+        self.progress = progress
+
+    def run(self, gc: Any) -> RunSummary:
+        """Register the trainer's callbacks on ``gc``, start it, train, stop it."""
+        gc.reg_callback("actor", self.trainer.actor)
+        gc.reg_callback("train", self.trainer.train)
+        return self.loop(gc.start, gc.run, gc.stop)
+
+    def loop(self, start: Any, step: Any, stop: Any) -> RunSummary:
+        """The loop itself, over ``start()``, ``step()`` (one batch) and ``stop()``."""
+        trainer = self.trainer
+        self._start_time = time.perf_counter()
+        self._marks = {"log": 0, "save": 0, "bar": self._start_time, "fps": (0, self._start_time)}
+        summary = RunSummary(0, 0, 0.0, math.nan)
+        bar = tqdm(total=self.num_frames, unit="frame", unit_scale=True, disable=not self.progress)
+        start()
+        try:
+            while trainer.frames < self.num_frames and summary.target_reached_at is None:
+                step()
+                self._after_step(bar, summary)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+        finally:
+            stop()
+            bar.close()
+        self._log()
+        self._save()
+        summary.frames, summary.updates = trainer.frames, trainer.updates
+        summary.seconds = time.perf_counter() - self._start_time
+        summary.mean_return = trainer.episodes.mean_return
+        return summary
+
+    def _after_step(self, bar: tqdm, summary: RunSummary) -> None:
+        frames = self.trainer.frames
+        now = time.perf_counter()
+        if self.trainer.episodes.mean_return >= self.stop_at_return:
+            summary.target_reached_at = now - self._start_time
+            summary.target_reached_frames = frames
+        if now - self._marks["bar"] > 0.5:
+            self._marks["bar"] = now
+            bar.update(frames - bar.n)
+            bar.set_postfix(R=f"{self.trainer.episodes.mean_return:.1f}", refresh=False)
+        if frames - self._marks["log"] >= self.log_every:
+            self._marks["log"] = frames
+            self._log()
+        if self.save_every and frames - self._marks["save"] >= self.save_every:
+            self._marks["save"] = frames
+            self._save(f"model_{frames}.pt")
+
+    def _log(self) -> None:
+        trainer, now = self.trainer, time.perf_counter()
+        last_frames, last_time = self._marks["fps"]
+        self._marks["fps"] = (trainer.frames, now)
+        fps = (trainer.frames - last_frames) / max(now - last_time, 1e-9)
+        record = {
+            "frames": float(trainer.frames),
+            "updates": float(trainer.updates),
+            "fps": fps,
+            "time": now - self._start_time,
+            **trainer.episodes.summary(),
+            **trainer.update_stats.pop(),
+        }
+        self.logger.log(record)
+
+    def _save(self, name: str | None = None) -> None:
+        if self.save_dir is None:
+            return
+        model = self.trainer.mi["model"]
+        if name is not None:
+            model.save(self.save_dir / name, args=self.config)
+        model.save(self.save_dir / "last.pt", args=self.config)

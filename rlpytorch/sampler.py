@@ -1,0 +1,101 @@
+"""Turn a policy into actions, and report the distribution actually sampled from.
+
+Every discrete sampler returns ``(a, mu)``: the actions ``[B]`` and the
+behaviour distribution ``mu`` ``[B, A]`` they were drawn from. The actor
+replies ``mu`` as ``pi``, so the learner's importance weights ``pi/mu`` are
+exact even when acting greedily or epsilon-greedily.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from .args_provider import Arg, Configurable
+
+__all__ = [
+    "Sampler",
+    "epsilon_greedy",
+    "gaussian_log_prob",
+    "greedy",
+    "sample_gaussian",
+    "sample_multinomial",
+]
+
+SAMPLERS = ("multinomial", "greedy", "epsilon_greedy")
+
+
+def sample_multinomial(pi: Tensor, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+    """Draw ``a ~ pi`` (inverse CDF, one uniform per row); ``mu = pi``."""
+    u = torch.rand(pi.shape[:-1] + (1,), generator=generator, device=pi.device)
+    a = (pi.cumsum(-1) < u * pi.sum(-1, keepdim=True)).sum(-1)
+    return a.clamp(max=pi.shape[-1] - 1), pi
+
+
+def greedy(pi: Tensor) -> tuple[Tensor, Tensor]:
+    """``a = argmax pi``; ``mu`` is one-hot on it."""
+    a = pi.argmax(-1)
+    return a, torch.nn.functional.one_hot(a, pi.shape[-1]).to(pi.dtype)
+
+
+def epsilon_greedy(
+    pi: Tensor, epsilon: float, generator: torch.Generator | None = None
+) -> tuple[Tensor, Tensor]:
+    """Uniform action with probability ``epsilon``, else ``argmax pi``.
+
+    ``mu = epsilon / A + (1 - epsilon) onehot(argmax pi)``.
+    """
+    num_actions = pi.shape[-1]
+    best, onehot = greedy(pi)
+    explore = torch.rand(best.shape, generator=generator, device=pi.device) < epsilon
+    uniform = torch.randint(num_actions, best.shape, generator=generator, device=pi.device)
+    a = torch.where(explore, uniform, best)
+    return a, epsilon / num_actions + (1.0 - epsilon) * onehot
+
+
+def sample_gaussian(mean: Tensor, std: Tensor, generator: torch.Generator | None = None) -> Tensor:
+    """Draw continuous actions ``a ~ N(mean, std^2)``, independently per dimension."""
+    noise = torch.randn(mean.shape, generator=generator, device=mean.device)
+    return mean + std * noise
+
+
+def gaussian_log_prob(a: Tensor, mean: Tensor, std: Tensor) -> Tensor:
+    """``log N(a; mean, std^2)`` summed over the last (action) dimension."""
+    z = (a - mean) / std
+    return (-0.5 * z.square() - std.log() - 0.5 * math.log(2 * math.pi)).sum(-1)
+
+
+class Sampler(Configurable):
+    """The actor's sampler, chosen by ``--sampler``; seeded for reproducible runs."""
+
+    args = (
+        Arg("sampler", "multinomial", "how actions are drawn from pi", choices=SAMPLERS),
+        Arg("epsilon", 0.05, "exploration rate of epsilon_greedy"),
+    )
+
+    def __init__(
+        self,
+        sampler: str = "multinomial",
+        epsilon: float = 0.05,
+        seed: int | None = None,
+    ) -> None:
+        if sampler not in SAMPLERS:
+            raise ValueError(f"unknown sampler {sampler!r}; choose from {SAMPLERS}")
+        self.kind = sampler
+        self.epsilon = epsilon
+        self.generator = torch.Generator()
+        if seed is not None:
+            self.generator.manual_seed(seed)
+
+    def __call__(self, pi: Tensor) -> tuple[Tensor, Tensor]:
+        """Actions ``[B]`` (int64) and the behaviour distribution ``[B, A]``."""
+        if pi.device.type != "cpu":  # the seeded generator lives on the CPU
+            a, mu = self(pi.cpu())
+            return a.to(pi.device), mu.to(pi.device)
+        if self.kind == "greedy":
+            return greedy(pi)
+        if self.kind == "epsilon_greedy":
+            return epsilon_greedy(pi, self.epsilon, self.generator)
+        return sample_multinomial(pi, self.generator)

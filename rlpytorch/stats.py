@@ -1,0 +1,173 @@
+"""Statistics of a run: finished episodes, averaged update stats, and their logs.
+
+``StatsLogger`` writes each record three ways: one readable line on stdout, a
+row of ``progress.csv``, and TensorBoard scalars (``torch.utils.tensorboard``)
+in the run's log folder.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from .args_provider import Arg, Configurable
+
+__all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "format_record"]
+
+
+class EpisodeStats:
+    """The last ``window`` finished episodes: returns, lengths and wins."""
+
+    def __init__(self, window: int = 100) -> None:
+        self.returns: deque[float] = deque(maxlen=window)
+        self.lengths: deque[int] = deque(maxlen=window)
+        self.wins: deque[bool] = deque(maxlen=window)
+        self.total = 0
+
+    def add(
+        self,
+        returns: Iterable[float],
+        lengths: Iterable[int],
+        wins: Iterable[bool] | None = None,
+    ) -> None:
+        """Record finished episodes (``wins`` only for games that have a winner)."""
+        returns, lengths = list(returns), list(lengths)
+        self.returns.extend(returns)
+        self.lengths.extend(lengths)
+        if wins is not None:
+            self.wins.extend(wins)
+        self.total += len(returns)
+
+    @property
+    def mean_return(self) -> float:
+        """Mean return of the window (NaN before the first episode ends)."""
+        return float(np.mean(self.returns)) if self.returns else math.nan
+
+    def summary(self) -> dict[str, float]:
+        """Mean/std/min/max return, mean length, win rate (NaN when unknown)."""
+        r = np.asarray(self.returns, dtype=np.float64)
+        empty = r.size == 0
+        return {
+            "episodes": float(self.total),
+            "return_mean": math.nan if empty else float(r.mean()),
+            "return_std": math.nan if empty else float(r.std()),
+            "return_min": math.nan if empty else float(r.min()),
+            "return_max": math.nan if empty else float(r.max()),
+            "length_mean": math.nan if empty else float(np.mean(self.lengths)),
+            "win_rate": float(np.mean(self.wins)) if self.wins else math.nan,
+        }
+
+
+class RunningMean:
+    """Averages named floats between two ``pop`` calls (e.g. losses per interval)."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, float] = defaultdict(float)
+        self.count = 0
+
+    def add(self, values: Mapping[str, float]) -> None:
+        """Accumulate one set of values."""
+        for key, value in values.items():
+            self.sums[key] += value
+        self.count += 1
+
+    def pop(self) -> dict[str, float]:
+        """The means since the last ``pop``, then reset."""
+        means = {k: v / self.count for k, v in self.sums.items()} if self.count else {}
+        self.sums.clear()
+        self.count = 0
+        return means
+
+
+_SHORT = {
+    "frames": "F",
+    "updates": "U",
+    "fps": "FPS",
+    "time": "t",
+    "return_mean": "R",
+    "length_mean": "len",
+    "win_rate": "win",
+    "loss": "loss",
+    "policy_loss": "pL",
+    "value_loss": "vL",
+    "entropy": "H",
+    "grad_norm": "|g|",
+    "ratio": "rho",
+}
+
+
+def format_record(record: Mapping[str, float]) -> str:
+    """One readable line: the known keys, short-named, in a fixed order."""
+    parts = []
+    for key, short in _SHORT.items():
+        value = record.get(key)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        if key == "return_mean" and "return_std" in record:
+            parts.append(f"{short} {value:.1f}±{record['return_std']:.1f}")
+        elif key in ("frames", "updates", "fps"):
+            parts.append(f"{short} {value:,.0f}")
+        else:
+            parts.append(f"{short} {value:.3g}")
+    return " | ".join(parts)
+
+
+class StatsLogger(Configurable):
+    """Writes records to stdout, ``<log_dir>/progress.csv`` and TensorBoard."""
+
+    args = (
+        Arg(
+            "log_dir",
+            "",
+            "folder for progress.csv and TensorBoard events (empty: none)",
+        ),
+        Arg("tensorboard", True, "write TensorBoard events into --log_dir"),
+    )
+
+    def __init__(self, log_dir: str = "", tensorboard: bool = True, echo: bool = True) -> None:
+        self.echo = echo
+        self.log_dir = Path(log_dir) if log_dir else None
+        self.columns: list[str] = []
+        self._rows: list[dict[str, float]] = []
+        self._tb = None
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            if tensorboard:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self._tb = SummaryWriter(str(self.log_dir))
+
+    def log(self, record: Mapping[str, float]) -> None:
+        """Write one record; ``record["frames"]`` is the x axis of TensorBoard."""
+        if self.echo:
+            print(format_record(record), flush=True)
+        if self.log_dir is not None:
+            self._write_csv(record)
+        if self._tb is not None:
+            step = int(record.get("frames", 0))
+            for key, value in record.items():
+                self._tb.add_scalar(key, value, step)
+            self._tb.flush()
+
+    def _write_csv(self, record: Mapping[str, float]) -> None:
+        self._rows.append(dict(record))
+        new = [key for key in record if key not in self.columns]
+        if new:  # a new column (e.g. losses after the first update): rewrite the file
+            self.columns += new
+            with open(self.log_dir / "progress.csv", "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=self.columns, restval="")
+                writer.writeheader()
+                writer.writerows(self._rows)
+            return
+        with open(self.log_dir / "progress.csv", "a", newline="") as f:
+            csv.DictWriter(f, fieldnames=self.columns, restval="").writerow(record)
+
+    def close(self) -> None:
+        """Close the TensorBoard writer (the CSV file is closed after each row)."""
+        if self._tb is not None:
+            self._tb.close()

@@ -1,0 +1,210 @@
+"""The callbacks that the engine calls with its batches.
+
+``Trainer.actor`` answers the ``actor`` tag: batched inference with the
+lagging actor model under ``torch.inference_mode``, replying ``a``, ``pi`` (the
+behaviour distribution) and ``V``. ``Trainer.train`` answers the ``train``
+tag: one ``[T, B]`` window, one optimizer step, and the actor copy refreshed
+every ``actor_sync_every`` updates. ``Evaluator.actor`` plays without learning
+and collects finished episodes.
+
+A batch is any mapping of key to array (numpy views from the engine are valid
+only during the callback): ``to_tensors`` moves it to the device with one copy
+(none on CPU), and nothing here keeps a reference after returning.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .args_provider import Arg, Configurable
+from .model_base import Model
+from .model_interface import ModelInterface
+from .sampler import Sampler
+from .stats import EpisodeStats, RunningMean
+
+__all__ = ["EvalResult", "Evaluator", "Trainer", "episodes_in", "to_tensors"]
+
+TRAIN_KEYS = ("s", "a", "pi", "r", "terminal", "truncated")
+
+
+class Method(Protocol):
+    """What the trainer needs of a method (``ActorCritic`` is one)."""
+
+    def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]: ...
+
+
+def to_tensors(batch: Mapping[str, Any], keys: Iterable[str], device: torch.device) -> dict[str, Tensor]:
+    """The ``keys`` present in ``batch`` as tensors on ``device`` (zero-copy on CPU)."""
+    present = set(batch.keys())
+    return {
+        key: torch.as_tensor(np.asarray(batch[key])).to(device, non_blocking=True)
+        for key in keys
+        if key in present
+    }
+
+
+def episodes_in(batch: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of ``batch`` where an episode just ended: ``(rows, returns, lengths)``.
+
+    Needs ``terminal``, ``episode_return`` and ``episode_length`` among its keys
+    (empty arrays otherwise).
+    """
+    keys = set(batch.keys())
+    if not {"terminal", "episode_return", "episode_length"} <= keys:
+        empty = np.zeros(0)
+        return empty.astype(np.int64), empty, empty
+    rows = np.flatnonzero(np.asarray(batch["terminal"]))
+    returns = np.asarray(batch["episode_return"])[rows].astype(np.float64)
+    return rows, returns, np.asarray(batch["episode_length"])[rows].astype(np.int64)
+
+
+class Trainer(Configurable):
+    """Actor and train callbacks over a ``ModelInterface`` with ``model`` and ``actor``."""
+
+    args = (
+        Arg("device", "cpu", "torch device of models and batches: cpu, cuda, cuda:1, ..."),
+        Arg("actor_sync_every", 1, "copy the learner into the actor every N updates"),
+    )
+
+    def __init__(
+        self,
+        mi: ModelInterface,
+        method: Method,
+        sampler: Sampler,
+        device: str = "cpu",
+        actor_sync_every: int = 1,
+    ) -> None:
+        self.device = torch.device(device)
+        self.mi = mi.to(self.device)
+        self.method = method
+        self.sampler = sampler
+        self.actor_sync_every = actor_sync_every
+        self.frames = 0
+        self.updates = 0
+        self.episodes = EpisodeStats()
+        self.update_stats = RunningMean()
+
+    def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """Reply ``a``, ``pi`` and ``V`` for every row; record finished episodes."""
+        self.frames += len(batch)
+        _, returns, lengths = episodes_in(batch)
+        if len(returns):
+            self.episodes.add(returns, lengths)
+        return act(self.mi["actor"], self.sampler, batch, self.device)
+
+    def train(self, batch: Mapping[str, Any]) -> None:
+        """One update on a time-major ``[T, B]`` window."""
+        tensors = to_tensors(batch, TRAIN_KEYS, self.device)
+        self.update_stats.add(self.method.update(self.mi, tensors))
+        self.updates += 1
+        if self.updates % self.actor_sync_every == 0:
+            self.mi.update_model("actor", "model")
+
+
+def act(
+    model: Model, sampler: Sampler, batch: Mapping[str, Any], device: torch.device
+) -> dict[str, np.ndarray]:
+    """Batched inference on ``batch["s"]``: actions, behaviour policy and value."""
+    s = torch.as_tensor(np.asarray(batch["s"])).to(device, non_blocking=True)
+    with torch.inference_mode():
+        out = model(s)
+        a, mu = sampler(out["pi"])
+    return {"a": a.cpu().numpy(), "pi": mu.cpu().numpy(), "V": out["V"].cpu().numpy()}
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """Returns of the evaluated episodes and their summary."""
+
+    returns: np.ndarray
+    lengths: np.ndarray
+    wins: np.ndarray | None
+
+    @property
+    def mean(self) -> float:
+        return float(self.returns.mean())
+
+    @property
+    def std(self) -> float:
+        return float(self.returns.std())
+
+    @property
+    def win_rate(self) -> float:
+        """Fraction of games won (NaN for games without a winner)."""
+        return float(self.wins.mean()) if self.wins is not None else math.nan
+
+    def __str__(self) -> str:
+        text = f"{len(self.returns)} episodes: return {self.mean:.2f} ± {self.std:.2f}"
+        text += f", length {self.lengths.mean():.1f}"
+        return text + ("" if self.wins is None else f", win rate {self.win_rate:.3f}")
+
+
+class Evaluator(Configurable):
+    """Plays ``eval_episodes`` episodes with a fixed model and reports their returns.
+
+    Counting the first episodes to finish would favour short ones, so the set
+    of counted episodes is fixed in advance: the first ``k`` episodes of games
+    ``0..M-1`` (``k = ceil(N / num_games)``, ``M = ceil(N / k)``). A game that
+    reports a ``won`` key on terminal rows gets a win rate.
+    """
+
+    args = (
+        Arg("eval_episodes", 100, "episodes per evaluation"),
+        Arg("eval_sampler", "greedy", "how the evaluated policy acts", choices=("greedy", "multinomial")),
+    )
+
+    def __init__(
+        self,
+        model: Model,
+        num_games: int,
+        eval_episodes: int = 100,
+        eval_sampler: str = "greedy",
+        device: str = "cpu",
+        seed: int | None = None,
+    ) -> None:
+        self.device = torch.device(device)
+        self.model = model.to(self.device)
+        self.sampler = Sampler(eval_sampler, seed=seed)
+        self.num_episodes = eval_episodes
+        self.per_game = math.ceil(eval_episodes / num_games)
+        self.games = math.ceil(eval_episodes / self.per_game)
+        self.finished: dict[int, list[tuple[float, int, bool]]] = {g: [] for g in range(self.games)}
+        self.frames = 0
+
+    def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """Reply like ``Trainer.actor`` and record the counted episodes."""
+        self.frames += len(batch)
+        rows, returns, lengths = episodes_in(batch)
+        game_ids = np.asarray(batch.game_ids)[rows]
+        has_won = "won" in set(batch.keys())
+        won = np.asarray(batch["won"])[rows] if has_won else None
+        for i, game in enumerate(game_ids.tolist()):
+            episodes = self.finished.get(game)
+            if episodes is not None and len(episodes) < self.per_game:
+                episodes.append((returns[i], lengths[i], bool(won[i]) if won is not None else None))
+        return act(self.model, self.sampler, batch, self.device)
+
+    @property
+    def episodes_done(self) -> int:
+        """Counted episodes finished so far."""
+        return sum(len(e) for e in self.finished.values())
+
+    @property
+    def done(self) -> bool:
+        return self.episodes_done >= self.per_game * self.games
+
+    def result(self) -> EvalResult:
+        """The first ``eval_episodes`` counted episodes, in game order."""
+        rows = [e for g in range(self.games) for e in self.finished[g]][: self.num_episodes]
+        if not rows:
+            raise RuntimeError("no episode finished yet")
+        returns, lengths, wins = zip(*rows, strict=True)
+        has_wins = all(w is not None for w in wins)
+        return EvalResult(np.asarray(returns), np.asarray(lengths), np.asarray(wins) if has_wins else None)
