@@ -1,0 +1,162 @@
+// elfpy._elf: the engine's Python binding. No logic of its own: it converts
+// arguments, exposes batch buffers as numpy views (their base is the Context,
+// which keeps the memory alive), and releases the GIL while waiting.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "elf/context.h"
+#include "elf/registry.h"
+
+namespace py = pybind11;
+
+namespace {
+
+elf::DType ParseDType(const std::string& name) {
+  for (auto dtype : {elf::DType::kFloat32, elf::DType::kFloat64, elf::DType::kInt32, elf::DType::kInt64,
+                     elf::DType::kUint8, elf::DType::kBool}) {
+    if (elf::Name(dtype) == name) return dtype;
+  }
+  throw std::invalid_argument("unsupported dtype '" + name +
+                              "'; use float32, float64, int32, int64, uint8 or bool");
+}
+
+std::string RoleName(elf::KeyRole role) {
+  switch (role) {
+    case elf::KeyRole::kObservation: return "observation";
+    case elf::KeyRole::kAction: return "action";
+    case elf::KeyRole::kEngine: return "engine";
+    case elf::KeyRole::kExtra: return "extra";
+  }
+  return "unknown";
+}
+
+py::dict KeyDict(const elf::KeySpec& key) {
+  py::dict d;
+  d["name"] = key.name;
+  d["dtype"] = elf::Name(key.dtype);
+  d["shape"] = py::tuple(py::cast(key.shape));
+  d["meaning"] = key.meaning;
+  d["role"] = RoleName(key.role);
+  d["bounds"] = key.bounds ? py::object(py::make_tuple(key.bounds->first, key.bounds->second)) : py::none();
+  return d;
+}
+
+// A numpy view of `bytes` owned by the context `self`.
+py::array View(py::object self, elf::DType dtype, std::vector<py::ssize_t> shape, void* data) {
+  return py::array(py::dtype(elf::Name(dtype)), shape, data, self);
+}
+
+elf::Context& Ctx(py::object& self) { return self.cast<elf::Context&>(); }
+
+}  // namespace
+
+PYBIND11_MODULE(_elf, m) {
+  m.doc() = "The ELF engine: games stepped by a pool of C++ threads, batched by tag.";
+  py::register_exception<elf::GameError>(m, "GameError", PyExc_RuntimeError);
+
+  m.def("games", [] { return elf::Registry::Global().Names(); }, "Names of the registered games.");
+  m.def(
+      "game_options",
+      [](const std::string& game) {
+        py::list options;
+        for (const auto& option : elf::Registry::Global().Spec(game, elf::Options()).options) {
+          options.append(py::make_tuple(option.name, option.fallback, option.help));
+        }
+        return options;
+      },
+      "(name, default, help) of each option of a game.");
+
+  py::class_<elf::Context>(m, "Context")
+      .def(py::init([](const std::string& game, int num_games, int num_threads, uint64_t seed, bool deterministic,
+                       const std::map<std::string, std::string>& options) {
+             return std::make_unique<elf::Context>(game, num_games, num_threads, seed, deterministic,
+                                                   elf::Options(options));
+           }),
+           py::arg("game"), py::arg("num_games"), py::arg("num_threads"), py::arg("seed"),
+           py::arg("deterministic"), py::arg("options"))
+      .def("keys",
+           [](elf::Context& ctx) {
+             py::list keys;
+             for (const auto& key : ctx.keys()) keys.append(KeyDict(key));
+             return keys;
+           })
+      .def("num_seats", &elf::Context::num_seats)
+      .def("add_key",
+           [](elf::Context& ctx, const std::string& name, const std::string& dtype, std::vector<int64_t> shape,
+              const std::string& meaning) {
+             ctx.AddKey({name, ParseDType(dtype), std::move(shape), meaning, elf::KeyRole::kExtra, std::nullopt});
+           })
+      .def("add_tag",
+           [](elf::Context& ctx, const std::string& name, int batch_size, std::vector<std::string> inputs,
+              std::vector<std::string> replies, int T, int timeout_ms, int min_batch, std::vector<int> seats) {
+             return ctx.AddTag({name, batch_size, std::move(inputs), std::move(replies), T, timeout_ms, min_batch,
+                                std::move(seats)});
+           })
+      .def("tag_index", &elf::Context::TagIndex)
+      .def("tag_info",
+           [](elf::Context& ctx, int index) {
+             elf::Tag& tag = ctx.tag(index);
+             py::dict d;
+             d["name"] = tag.name();
+             d["T"] = tag.T();
+             d["batch_size"] = tag.config().batch_size;
+             d["capacity"] = tag.capacity();
+             d["num_buffers"] = tag.num_buffers();
+             d["inputs"] = tag.config().inputs;
+             d["replies"] = tag.config().replies;
+             return d;
+           })
+      .def("start", &elf::Context::Start)
+      .def(
+          "wait",
+          [](elf::Context& ctx, int timeout_ms) -> py::object {
+            std::optional<elf::BatchRef> ref;
+            {
+              py::gil_scoped_release release;
+              ref = ctx.Wait(timeout_ms);
+            }
+            if (!ref) return py::none();
+            return py::make_tuple(ref->tag, ref->batch, ref->buffer, ref->size);
+          },
+          "Next batch as (tag, batch, buffer, size), or None after timeout_ms.")
+      .def("input_array",
+           [](py::object self, int tag_index, int buffer, int input) {
+             elf::Tag& tag = Ctx(self).tag(tag_index);
+             const elf::KeySpec& key = Ctx(self).keys()[tag.input_keys().at(input)];
+             std::vector<py::ssize_t> shape;
+             if (tag.T() > 1) shape.push_back(tag.T());
+             shape.push_back(tag.capacity());
+             shape.insert(shape.end(), key.shape.begin(), key.shape.end());
+             return View(self, key.dtype, shape, tag.buffer(buffer).inputs.at(input).data());
+           })
+      .def("reply_array",
+           [](py::object self, int tag_index, int buffer, int reply) {
+             elf::Tag& tag = Ctx(self).tag(tag_index);
+             const elf::KeySpec& key = Ctx(self).keys()[tag.reply_keys().at(reply)];
+             std::vector<py::ssize_t> shape{tag.capacity()};
+             shape.insert(shape.end(), key.shape.begin(), key.shape.end());
+             return View(self, key.dtype, shape, tag.buffer(buffer).replies.at(reply).data());
+           })
+      .def("row_arrays",
+           [](py::object self, int tag_index, int buffer) {
+             elf::Tag& tag = Ctx(self).tag(tag_index);
+             elf::BatchBuffer& b = tag.buffer(buffer);
+             const std::vector<py::ssize_t> shape{tag.capacity()};
+             return py::make_tuple(View(self, elf::DType::kInt32, shape, b.game_ids.data()),
+                                   View(self, elf::DType::kInt32, shape, b.seats.data()));
+           },
+           "(game_ids, seats) views of a buffer's rows.")
+      .def("submit_replies",
+           [](elf::Context& ctx, int tag, int64_t batch, int buffer, int size) {
+             py::gil_scoped_release release;
+             ctx.SubmitReplies({tag, batch, buffer, size});
+           })
+      .def("release",
+           [](elf::Context& ctx, int tag, int64_t batch, int buffer, int size) {
+             py::gil_scoped_release release;
+             ctx.Release({tag, batch, buffer, size});
+           })
+      .def("fail", &elf::Context::Fail)
+      .def("stop", &elf::Context::Stop, py::call_guard<py::gil_scoped_release>());
+}

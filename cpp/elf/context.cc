@@ -1,0 +1,538 @@
+#include "elf/context.h"
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+
+#include "elf/registry.h"
+
+namespace elf {
+
+struct Context::Channel {
+  Channel(int game_id, int seat_index, const RecordLayout* layout, int history_length, int num_tags)
+      : game(game_id), seat(seat_index), history(layout, history_length),
+        position(num_tags, -1), sent(num_tags, 0) {}
+  int game;
+  int seat;
+  History history;
+  std::vector<int> position;  // per tag: index among the tag's channels, -1 if not routed
+  std::vector<int64_t> sent;  // per tag: messages sent so far
+  float episode_return = 0.0f;
+  int32_t episode_length = 0;
+};
+
+struct Context::GameSlot {
+  std::unique_ptr<Game> game;
+  Rng rng;
+  std::vector<int> channels;  // per seat
+  std::vector<Row> rows;      // per seat, re-pointed at the current step
+  int64_t step = 0;
+  Stage stage = Stage::kStart;
+  std::size_t cursor = 0;     // sends done in the current stage
+  std::atomic<int> pending{0};
+};
+
+namespace {
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined.empty() ? "(none)" : joined;
+}
+
+KeySpec EngineKey(const char* name, DType dtype, const char* meaning) {
+  return {name, dtype, {}, meaning, KeyRole::kEngine, std::nullopt};
+}
+
+}  // namespace
+
+Context::Context(const std::string& game, int num_games, int num_threads, uint64_t seed,
+                 bool deterministic, const Options& options)
+    : game_name_(game), num_games_(num_games), num_threads_(num_threads), seed_(seed),
+      deterministic_(deterministic), options_(options) {
+  if (num_games < 1) throw std::invalid_argument("num_games must be >= 1, got " + std::to_string(num_games));
+  if (num_threads < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(num_threads));
+  game_spec_ = Registry::Global().Spec(game, options);
+  BuildKeys(options);
+}
+
+Context::~Context() { Stop(); }
+
+void Context::BuildKeys(const Options&) {
+  keys_ = game_spec_.keys;
+  num_game_keys_ = static_cast<int>(keys_.size());
+  auto add = [this](KeySpec key) {
+    keys_.push_back(std::move(key));
+    return static_cast<int>(keys_.size()) - 1;
+  };
+  reward_key_ = add(EngineKey(keys::kReward, DType::kFloat32, "reward for the previous action"));
+  terminal_key_ = add(EngineKey(keys::kTerminal, DType::kBool,
+                                "the previous action ended the episode; s is the next episode's first state"));
+  truncated_key_ = add(EngineKey(keys::kTruncated, DType::kBool,
+                                 "the episode that just ended was cut short by a time limit"));
+  return_key_ = add(EngineKey(keys::kEpisodeReturn, DType::kFloat32,
+                              "return of the current episode so far; on a terminal row, of the one that ended"));
+  length_key_ = add(EngineKey(keys::kEpisodeLength, DType::kInt32,
+                              "steps of the current episode so far; on a terminal row, of the one that ended"));
+  // The behaviour policy and value an actor replies, for games with one
+  // discrete action: the learner reads them back from the history.
+  std::vector<const KeySpec*> discrete;
+  for (const auto& key : game_spec_.keys) {
+    if (key.role == KeyRole::kAction && IsInteger(key.dtype)) discrete.push_back(&key);
+  }
+  if (discrete.size() == 1) {
+    const auto num_actions = static_cast<int64_t>(discrete[0]->bounds->second) + 1;
+    add({"pi", DType::kFloat32, {num_actions}, "behaviour policy the actor sampled from", KeyRole::kExtra,
+         std::nullopt});
+  }
+  add({"V", DType::kFloat32, {}, "the actor's value estimate of s", KeyRole::kExtra, std::nullopt});
+}
+
+void Context::AddKey(KeySpec key) {
+  if (started_) throw std::logic_error("add_key after start()");
+  if (!tags_.empty()) throw std::logic_error("add_key must come before add_tag");
+  for (const auto& existing : keys_) {
+    if (existing.name == key.name) throw std::invalid_argument("key '" + key.name + "' already exists");
+  }
+  key.role = KeyRole::kExtra;
+  keys_.push_back(std::move(key));
+}
+
+int Context::KeyIndex(const std::string& name) const {
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    if (keys_[i].name == name) return static_cast<int>(i);
+  }
+  std::vector<std::string> names;
+  for (const auto& key : keys_) names.push_back(key.name);
+  throw std::invalid_argument("unknown key '" + name + "' for game '" + game_name_ +
+                              "'; valid keys: " + JoinNames(names));
+}
+
+int Context::TagIndex(const std::string& name) const {
+  for (const auto& tag : tags_) {
+    if (tag->name() == name) return tag->index();
+  }
+  std::vector<std::string> names;
+  for (const auto& tag : tags_) names.push_back(tag->name());
+  throw std::invalid_argument("unknown tag '" + name + "'; valid tags: " + JoinNames(names));
+}
+
+int Context::AddTag(TagConfig config) {
+  if (started_) throw std::logic_error("add_tag after start()");
+  const std::string where = "tag '" + config.name + "': ";
+  for (const auto& tag : tags_) {
+    if (tag->name() == config.name) throw std::invalid_argument(where + "added twice");
+  }
+  if (config.batch_size < 1) throw std::invalid_argument(where + "batch_size must be >= 1");
+  if (config.T < 1) throw std::invalid_argument(where + "T must be >= 1");
+  if (config.min_batch < 1 || config.min_batch > config.batch_size) {
+    throw std::invalid_argument(where + "min_batch must be in [1, batch_size]");
+  }
+  if (config.inputs.empty()) throw std::invalid_argument(where + "needs at least one input key");
+  if (!config.replies.empty() && config.T > 1) {
+    throw std::invalid_argument(where + "a tag with replies must have T = 1 (its games wait on every step)");
+  }
+  for (int seat : config.seats) {
+    if (seat < 0 || seat >= num_seats()) {
+      throw std::invalid_argument(where + "seat " + std::to_string(seat) + " out of range; game '" +
+                                  game_name_ + "' has " + std::to_string(num_seats()) + " seat(s)");
+    }
+  }
+  std::vector<int> inputs, replies;
+  for (const auto& name : config.inputs) {
+    const int key = KeyIndex(name);
+    if (!config.replies.empty() && keys_[key].IsReply()) {
+      throw std::invalid_argument(where + "input '" + name +
+                                  "' is a reply key: a tag with replies only sees what exists before it replies");
+    }
+    inputs.push_back(key);
+  }
+  for (const auto& name : config.replies) {
+    const int key = KeyIndex(name);
+    if (!keys_[key].IsReply()) {
+      throw std::invalid_argument(where + "key '" + name + "' is written by the game or engine, not a reply");
+    }
+    replies.push_back(key);
+  }
+  const int index = static_cast<int>(tags_.size());
+  tags_.push_back(std::make_unique<Tag>(std::move(config), index));
+  tags_.back()->SetKeys(std::move(inputs), std::move(replies));
+  return index;
+}
+
+void Context::ValidateRouting() const {
+  if (tags_.empty()) throw std::invalid_argument("add at least one tag before start()");
+  for (int seat = 0; seat < num_seats(); ++seat) {
+    for (int key = 0; key < num_game_keys_; ++key) {
+      if (keys_[key].role != KeyRole::kAction) continue;
+      int repliers = 0;
+      for (const auto& tag : tags_) {
+        const auto& seats = tag->config().seats;
+        const bool routed = seats.empty() || std::count(seats.begin(), seats.end(), seat) > 0;
+        const auto& replies = tag->reply_keys();
+        if (routed && std::count(replies.begin(), replies.end(), key) > 0) ++repliers;
+      }
+      if (repliers != 1) {
+        throw std::invalid_argument("seat " + std::to_string(seat) + " of game '" + game_name_ +
+                                    "' needs action '" + keys_[key].name + "' from exactly one tag, but " +
+                                    std::to_string(repliers) + " tag(s) reply it");
+      }
+    }
+  }
+}
+
+void Context::Wire() {
+  layout_ = RecordLayout(keys_);
+  for (const auto& tag : tags_) {
+    for (int seat = 0; seat < num_seats(); ++seat) {
+      const auto& seats = tag->config().seats;
+      if (!seats.empty() && std::count(seats.begin(), seats.end(), seat) == 0) continue;
+      auto& sends = tag->has_replies() ? observation_sends_ : after_reply_sends_;
+      sends.push_back({seat, tag->index()});
+    }
+  }
+  std::vector<int> history_length(num_seats(), 1);
+  for (const auto& send : after_reply_sends_) {
+    history_length[send.seat] = std::max(history_length[send.seat], tags_[send.tag]->T());
+  }
+  for (int g = 0; g < num_games_; ++g) {
+    auto slot = std::make_unique<GameSlot>();
+    slot->rng.Seed(seed_, static_cast<uint64_t>(g));
+    slot->game = Registry::Global().Find(game_name_).make(options_);
+    for (int seat = 0; seat < num_seats(); ++seat) {
+      slot->channels.push_back(static_cast<int>(channels_.size()));
+      channels_.push_back(std::make_unique<Channel>(g, seat, &layout_, history_length[seat], num_tags()));
+      slot->rows.emplace_back(&game_spec_.keys, std::vector<void*>(num_game_keys_, nullptr));
+    }
+    games_.push_back(std::move(slot));
+  }
+  for (auto& tag : tags_) {
+    const auto& seats = tag->config().seats;
+    for (int id = 0; id < static_cast<int>(channels_.size()); ++id) {
+      Channel& channel = *channels_[id];
+      if (!seats.empty() && std::count(seats.begin(), seats.end(), channel.seat) == 0) continue;
+      channel.position[tag->index()] = static_cast<int>(tag->channels().size());
+      tag->AddChannel(id);
+    }
+    const int routed = static_cast<int>(tag->channels().size());
+    if (tag->has_replies() && !deterministic_ && tag->config().batch_size > routed &&
+        tag->config().timeout_ms < 0) {
+      throw std::invalid_argument("tag '" + tag->name() + "': batch_size " +
+                                  std::to_string(tag->config().batch_size) + " exceeds the " +
+                                  std::to_string(routed) +
+                                  " game seats routed to it, so a batch could never fill; lower it or set timeout_ms");
+    }
+    const bool fixed_groups = deterministic_ || tag->has_replies();
+    const int capacity = fixed_groups ? std::min(tag->config().batch_size, routed) : tag->config().batch_size;
+    tag->Allocate(keys_, capacity, deterministic_);
+  }
+}
+
+void Context::Start() {
+  if (started_) throw std::logic_error("start() called twice");
+  if (stopped_) throw std::logic_error("start() after stop(): create a new GameContext");
+  ValidateRouting();
+  Wire();
+  started_ = true;
+  pool_ = std::make_unique<WorkerPool>(num_threads_);
+  constexpr int kGamesPerTask = 64;
+  for (int begin = 0; begin < num_games_; begin += kGamesPerTask) {
+    const int end = std::min(num_games_, begin + kGamesPerTask);
+    pool_->Submit([this, begin, end] {
+      for (int g = begin; g < end; ++g) Advance(g);
+    });
+  }
+}
+
+// Runs a game as far as it can go without waiting; any exception from the
+// game (or a bug) stops the context with the game named.
+void Context::Advance(int game) {
+  try {
+    AdvanceUnsafe(game);
+  } catch (const std::exception& e) {
+    Fail("game " + std::to_string(game) + " ('" + game_name_ + "'): " + e.what());
+  }
+}
+
+void Context::AdvanceUnsafe(int game) {
+  GameSlot& slot = *games_[game];
+  while (!halted_.load(std::memory_order_acquire)) {
+    switch (slot.stage) {
+      case Stage::kStart:
+        slot.game->Reset(slot.rng);
+        for (int seat = 0; seat < num_seats(); ++seat) WriteStepHeader(slot, seat, 0.0f, Outcome{});
+        Observe(slot);
+        slot.stage = Stage::kSendObservation;
+        slot.pending.store(static_cast<int>(observation_sends_.size()) + 1);
+        break;
+      case Stage::kSendObservation:
+        if (!SendAll(game, observation_sends_)) return;  // parked
+        slot.stage = Stage::kAwaitReplies;
+        // The +1 guard: whoever brings `pending` to zero, this thread or the
+        // last reply, carries the game on.
+        if (slot.pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        break;
+      case Stage::kAwaitReplies:
+        slot.stage = Stage::kSendAfterReplies;
+        break;
+      case Stage::kSendAfterReplies:
+        if (!SendAll(game, after_reply_sends_)) return;  // parked
+        slot.stage = Stage::kStep;
+        break;
+      case Stage::kStep:
+        StepGame(slot);
+        slot.stage = Stage::kSendObservation;
+        slot.pending.store(static_cast<int>(observation_sends_.size()) + 1);
+        break;
+    }
+  }
+}
+
+bool Context::SendAll(int game, const std::vector<Send>& sends) {
+  GameSlot& slot = *games_[game];
+  while (slot.cursor < sends.size()) {
+    const Send& send = sends[slot.cursor];
+    if (const auto busy = SendRow(slot, send)) {
+      if (tags_[send.tag]->Park(game, *busy)) return false;
+      continue;  // the buffer came free meanwhile: try again
+    }
+    ++slot.cursor;
+  }
+  slot.cursor = 0;
+  return true;
+}
+
+// Sends one seat's row (T = 1) or window (T > 1) to a tag. Returns the batch
+// whose buffer is still busy, sending nothing, or nullopt once sent.
+std::optional<int64_t> Context::SendRow(GameSlot& slot, const Send& send) {
+  Tag& tag = *tags_[send.tag];
+  const int T = tag.T();
+  if (T > 1 && (slot.step + 1 < T || (slot.step + 1 - T) % (T - 1) != 0)) return std::nullopt;  // no window due
+  const int channel_id = slot.channels[send.seat];
+  Channel& channel = *channels_[channel_id];
+  const Claim claim = deterministic_ ? tag.ClaimFixed(channel.position[tag.index()], channel.sent[tag.index()])
+                                     : tag.ClaimNext();
+  if (!claim.ok) return claim.batch;
+  const auto& inputs = tag.input_keys();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::size_t bytes = keys_[inputs[i]].Bytes();
+    for (int t = 0; t < T; ++t) {
+      std::memcpy(claim.buffer->Input(static_cast<int>(i), t, claim.row, bytes, tag.capacity()),
+                  channel.history.Key(slot.step - (T - 1) + t, inputs[i]), bytes);
+    }
+  }
+  ++channel.sent[tag.index()];
+  if (tag.Commit(claim, channel.game, channel.seat, channel_id)) NotifyReady(tag.index(), claim.batch);
+  return std::nullopt;
+}
+
+void Context::WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome) {
+  Channel& channel = *channels_[slot.channels[seat]];
+  History& history = channel.history;
+  channel.episode_return += reward;
+  const bool over = outcome.Over();
+  if (slot.step > 0) ++channel.episode_length;
+  *static_cast<float*>(history.Key(slot.step, reward_key_)) = reward;
+  *static_cast<bool*>(history.Key(slot.step, terminal_key_)) = over;
+  *static_cast<bool*>(history.Key(slot.step, truncated_key_)) = over && !outcome.terminated;
+  *static_cast<float*>(history.Key(slot.step, return_key_)) = channel.episode_return;
+  *static_cast<int32_t*>(history.Key(slot.step, length_key_)) = channel.episode_length;
+  if (over) {
+    channel.episode_return = 0.0f;
+    channel.episode_length = 0;
+  }
+}
+
+void Context::Observe(GameSlot& slot) {
+  for (int seat = 0; seat < num_seats(); ++seat) {
+    History& history = channels_[slot.channels[seat]]->history;
+    Row& row = slot.rows[seat];
+    for (int key = 0; key < num_game_keys_; ++key) row.Point(key, history.Key(slot.step, key));
+    slot.game->Observe(seat, row);
+  }
+}
+
+void Context::StepGame(GameSlot& slot) {
+  const Outcome outcome = slot.game->Step(slot.rows, slot.rng);
+  ++slot.step;
+  for (int seat = 0; seat < num_seats(); ++seat) {
+    WriteStepHeader(slot, seat, slot.game->Reward(seat), outcome);
+  }
+  if (outcome.Over()) slot.game->Reset(slot.rng);
+  Observe(slot);
+}
+
+void Context::NotifyReady(int tag, int64_t batch) {
+  {
+    std::lock_guard<std::mutex> lock(ready_mutex_);
+    if (!deterministic_) {
+      BatchBuffer& buffer = tags_[tag]->buffer(static_cast<int>(batch % tags_[tag]->num_buffers()));
+      ready_.push_back({tag, batch, static_cast<int>(batch % tags_[tag]->num_buffers()), buffer.size});
+    }
+  }
+  ready_cv_.notify_all();
+}
+
+// Deterministic mode delivers batches in a fixed order: by the game step they
+// were sent at, tags with replies before tags without (those are sent after
+// the replies), then tag, then group. Needs the lock.
+std::optional<BatchRef> Context::TakeReady() {
+  if (!deterministic_) {
+    if (ready_.empty()) return std::nullopt;
+    BatchRef ref = ready_.front();
+    ready_.pop_front();
+    return ref;
+  }
+  Tag* next = nullptr;
+  std::tuple<int64_t, int, int, int> best{};
+  for (auto& tag : tags_) {
+    const int64_t batch = tag->next_delivery();
+    const int64_t round = batch / tag->groups();
+    const int64_t step = tag->T() == 1 ? round : (round + 1) * (tag->T() - 1);
+    const std::tuple<int64_t, int, int, int> order{step, tag->has_replies() ? 0 : 1, tag->index(),
+                                                    static_cast<int>(batch % tag->groups())};
+    if (next == nullptr || order < best) {
+      next = tag.get();
+      best = order;
+    }
+  }
+  const int64_t batch = next->next_delivery();
+  const int index = static_cast<int>(batch % next->num_buffers());
+  BatchBuffer& buffer = next->buffer(index);
+  if (buffer.owner.load(std::memory_order_acquire) != batch || !buffer.ready.load(std::memory_order_acquire)) {
+    return std::nullopt;
+  }
+  next->AdvanceDelivery();
+  return BatchRef{next->index(), batch, index, buffer.size};
+}
+
+std::optional<BatchRef> Context::Wait(int timeout_ms) {
+  if (!started_) throw std::logic_error("run() before start()");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  std::unique_lock<std::mutex> lock(ready_mutex_);
+  for (;;) {
+    if (failed_) throw GameError(failure_);
+    if (stopped_) throw std::logic_error("the context is stopped");
+    if (auto ref = TakeReady()) return ref;
+    // Partial batches of tags with a timeout (first-come mode only).
+    int64_t wake_ns = INT64_MAX;
+    const int64_t now_ns = Tag::NowNs();
+    for (auto& tag : tags_) {
+      if (const auto batch = tag->CloseIfTimedOut(now_ns)) {
+        const int index = static_cast<int>(*batch % tag->num_buffers());
+        ready_.push_back({tag->index(), *batch, index, tag->buffer(index).size});
+      }
+      wake_ns = std::min(wake_ns, tag->TimeoutDeadlineNs(now_ns));
+    }
+    if (!ready_.empty()) continue;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    auto wake = deadline;
+    if (wake_ns != INT64_MAX) {
+      wake = std::min(wake, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(wake_ns)));
+    }
+    ready_cv_.wait_until(lock, wake);
+  }
+}
+
+void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
+  BatchBuffer& buffer = tag.buffer(ref.buffer);
+  const auto& replies = tag.reply_keys();
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    const KeySpec& key = keys_[replies[i]];
+    if (key.role != KeyRole::kAction || !IsInteger(key.dtype) || !key.bounds) continue;
+    const auto [low, high] = *key.bounds;
+    const int64_t n = key.NumElements();
+    for (int row = 0; row < ref.size; ++row) {
+      for (int64_t e = 0; e < n; ++e) {
+        int64_t value = 0;
+        const void* data = static_cast<const uint8_t*>(buffer.Reply(static_cast<int>(i), row, key.Bytes())) +
+                           e * SizeOf(key.dtype);
+        if (key.dtype == DType::kInt64) value = *static_cast<const int64_t*>(data);
+        if (key.dtype == DType::kInt32) value = *static_cast<const int32_t*>(data);
+        if (key.dtype == DType::kUint8) value = *static_cast<const uint8_t*>(data);
+        if (value < low || value > high) {
+          throw std::invalid_argument("tag '" + tag.name() + "', key '" + key.name + "': row " +
+                                      std::to_string(row) + " (game " + std::to_string(buffer.game_ids[row]) +
+                                      ") replied " + std::to_string(value) + ", valid range [" +
+                                      std::to_string(static_cast<int64_t>(low)) + ", " +
+                                      std::to_string(static_cast<int64_t>(high)) + "]");
+        }
+      }
+    }
+  }
+}
+
+void Context::SubmitReplies(const BatchRef& ref) {
+  Tag& tag = *tags_[ref.tag];
+  CheckBounds(tag, ref);
+  BatchBuffer& buffer = tag.buffer(ref.buffer);
+  buffer.unconsumed_replies.store(ref.size);
+  const int chunk = std::max(16, (ref.size + 2 * num_threads_ - 1) / (2 * num_threads_));
+  for (int begin = 0; begin < ref.size; begin += chunk) {
+    const int end = std::min(ref.size, begin + chunk);
+    pool_->Submit([this, tag_index = ref.tag, batch = ref.batch, begin, end] {
+      ConsumeReplies(tag_index, batch, begin, end);
+    });
+  }
+}
+
+// Copies rows [begin, end) of a replied batch into their games' histories and
+// carries on each game whose replies are now all in.
+void Context::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
+  Tag& tag = *tags_[tag_index];
+  BatchBuffer& buffer = tag.buffer(static_cast<int>(batch % tag.num_buffers()));
+  const auto& replies = tag.reply_keys();
+  std::vector<int> ready_games;
+  for (int row = begin; row < end; ++row) {
+    Channel& channel = *channels_[buffer.channels[row]];
+    const int64_t step = games_[channel.game]->step;
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+      const std::size_t bytes = keys_[replies[i]].Bytes();
+      std::memcpy(channel.history.Key(step, replies[i]), buffer.Reply(static_cast<int>(i), row, bytes), bytes);
+    }
+    if (games_[channel.game]->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      ready_games.push_back(channel.game);
+    }
+  }
+  // The rows are copied out: the buffer may go to the next batch before the
+  // games run on (they may want to write into it).
+  if (buffer.unconsumed_replies.fetch_sub(end - begin) == end - begin) ReleaseBuffer(tag, batch);
+  for (int game : ready_games) Advance(game);
+}
+
+void Context::Release(const BatchRef& ref) {
+  Tag& tag = *tags_[ref.tag];
+  if (tag.has_replies()) throw std::logic_error("tag '" + tag.name() + "' expects replies");
+  ReleaseBuffer(tag, ref.batch);
+}
+
+void Context::ReleaseBuffer(Tag& tag, int64_t batch) { Resume(tag.Release(batch)); }
+
+void Context::Resume(const std::vector<int>& games) {
+  for (int game : games) pool_->Submit([this, game] { Advance(game); });
+}
+
+void Context::Fail(const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(ready_mutex_);
+    if (!failed_) {
+      failed_ = true;
+      failure_ = message;
+    }
+  }
+  halted_.store(true);
+  ready_cv_.notify_all();
+}
+
+void Context::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(ready_mutex_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  halted_.store(true);
+  ready_cv_.notify_all();
+  if (pool_) pool_->Stop();
+}
+
+}  // namespace elf

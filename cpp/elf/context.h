@@ -1,0 +1,148 @@
+// The game context: N games, a pool of worker threads that advances them,
+// and the tags that batch their states for the Python thread.
+//
+// Threads. One "caller" thread (Python's) configures the context, then calls
+// Wait / SubmitReplies / Release / Stop. Worker threads advance games. Any
+// thread may call Fail. After Start, configuration calls throw.
+//
+// A game's life, step s, for each seat (a "channel" is one seat of one game):
+//   1. write r, terminal, ... and the game's observation into history step s;
+//   2. send a row to every tag with replies, wait for all of them;
+//   3. send a row to every tag without replies, and a [T]-step window to every
+//      T > 1 tag whose window ends at s (windows overlap by one step);
+//   4. Step the game with the replies; reset it if the episode ended.
+// A game that finds a tag's buffer busy parks and is resumed on its release.
+//
+// Failures (a game throws, Fail is called): every waiter wakes, workers stop
+// advancing games, and Wait throws GameError with the message until Stop.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "elf/game.h"
+#include "elf/history.h"
+#include "elf/options.h"
+#include "elf/rng.h"
+#include "elf/spec.h"
+#include "elf/tag.h"
+#include "elf/worker_pool.h"
+
+namespace elf {
+
+// An error raised inside a game or by a failed callback; names the game or tag.
+class GameError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A batch handed to the caller: tag `tag`, batch number `batch`, stored in
+// buffer `buffer`, with `size` rows.
+struct BatchRef {
+  int tag = -1;
+  int64_t batch = 0;
+  int buffer = 0;
+  int size = 0;
+};
+
+class Context {
+ public:
+  Context(const std::string& game, int num_games, int num_threads, uint64_t seed, bool deterministic,
+          const Options& options);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Configuration (before Start).
+  void AddKey(KeySpec key);  // an extra reply key, e.g. a recurrent state
+  int AddTag(TagConfig config);
+
+  // Queries.
+  const std::string& game_name() const { return game_name_; }
+  int num_games() const { return num_games_; }
+  int num_threads() const { return num_threads_; }
+  int num_seats() const { return game_spec_.num_seats; }
+  const std::vector<KeySpec>& keys() const { return keys_; }
+  const GameSpec& game_spec() const { return game_spec_; }
+  int KeyIndex(const std::string& name) const;  // throws, listing the keys
+  int TagIndex(const std::string& name) const;  // throws, listing the tags
+  int num_tags() const { return static_cast<int>(tags_.size()); }
+  Tag& tag(int index) { return *tags_[index]; }
+  bool started() const { return started_; }
+
+  void Start();
+  // The next batch, or nothing if none came within timeout_ms (so the caller
+  // can check for signals and call again). Throws GameError after a failure.
+  std::optional<BatchRef> Wait(int timeout_ms);
+  // After the caller wrote the reply arrays of `ref`: checks the bounds of
+  // integer actions (std::invalid_argument naming tag, key, row and game; no
+  // game resumes then) and lets the games go on.
+  void SubmitReplies(const BatchRef& ref);
+  // Returns the buffer of a batch from a tag without replies.
+  void Release(const BatchRef& ref);
+  void Fail(const std::string& message);
+  void Stop();
+
+ private:
+  struct Channel;
+  struct GameSlot;
+  enum class Stage { kStart, kSendObservation, kAwaitReplies, kSendAfterReplies, kStep };
+  struct Send {
+    int seat;
+    int tag;
+  };
+
+  void BuildKeys(const Options& options);
+  void ValidateRouting() const;
+  void Wire();
+  void Advance(int game);
+  void AdvanceUnsafe(int game);
+  bool SendAll(int game, const std::vector<Send>& sends);
+  std::optional<int64_t> SendRow(GameSlot& slot, const Send& send);
+  void WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome);
+  void Observe(GameSlot& slot);
+  void StepGame(GameSlot& slot);
+  void ConsumeReplies(int tag, int64_t batch, int begin, int end);
+  void ReleaseBuffer(Tag& tag, int64_t batch);
+  void Resume(const std::vector<int>& games);
+  void NotifyReady(int tag, int64_t batch);
+  std::optional<BatchRef> TakeReady();
+  void CheckBounds(Tag& tag, const BatchRef& ref) const;
+
+  std::string game_name_;
+  int num_games_;
+  int num_threads_;
+  uint64_t seed_;
+  bool deterministic_;
+  Options options_;
+  GameSpec game_spec_;
+  std::vector<KeySpec> keys_;  // game keys first, in the game's order
+  int num_game_keys_ = 0;
+  int reward_key_ = -1, terminal_key_ = -1, truncated_key_ = -1, return_key_ = -1, length_key_ = -1;
+  RecordLayout layout_;
+  std::vector<std::unique_ptr<Tag>> tags_;
+  std::vector<Send> observation_sends_;    // to tags with replies, in (tag, seat) order
+  std::vector<Send> after_reply_sends_;    // to tags without replies
+  std::vector<std::unique_ptr<Channel>> channels_;
+  std::vector<std::unique_ptr<GameSlot>> games_;
+  std::unique_ptr<WorkerPool> pool_;
+
+  bool started_ = false;
+  std::atomic<bool> halted_{false};  // stop requested or failed: workers stop advancing
+  std::mutex ready_mutex_;
+  std::condition_variable ready_cv_;
+  std::deque<BatchRef> ready_;  // first-come mode: batches in completion order
+  bool failed_ = false;
+  bool stopped_ = false;
+  std::string failure_;
+};
+
+}  // namespace elf

@@ -1,0 +1,74 @@
+// The game API. A game is a passive state machine the engine drives; it never
+// sees a thread, a queue or a buffer. The engine calls, for one game, from one
+// worker thread at a time (never concurrently):
+//   Reset(rng)                 start an episode
+//   Observe(seat, row)         write the seat's observation keys into `row`
+//   Step(replies, rng)         apply replies[seat] (the action keys), advance
+//   Reward(seat)               the seat's reward for that Step
+// Episodes reset automatically when Step reports them over. An exception
+// thrown by any of these stops the context and reaches Python with the game id.
+#pragma once
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elf/rng.h"
+#include "elf/spec.h"
+
+namespace elf {
+
+// One step of one seat: a pointer per game key into storage the engine owns.
+class Row {
+ public:
+  Row(const std::vector<KeySpec>* keys, std::vector<void*> data)
+      : keys_(keys), data_(std::move(data)) {}
+
+  // The key's storage as an array of T (NumElements() of them).
+  template <typename T>
+  T* Get(std::string_view name) const {
+    const int index = Find(name);
+    const KeySpec& key = (*keys_)[index];
+    if (key.dtype != DTypeOf<T>::value) {
+      throw std::logic_error("key '" + key.name + "' is " + elf::Name(key.dtype) + ", read as " +
+                             elf::Name(DTypeOf<T>::value));
+    }
+    return static_cast<T*>(data_[index]);
+  }
+  // For the engine: point key number `index` at new storage.
+  void Point(int index, void* data) { data_[index] = data; }
+
+  // First element of a scalar key, for actions: `replies[0].Scalar<int64_t>("a")`.
+  template <typename T>
+  T Scalar(std::string_view name) const { return *Get<T>(name); }
+
+ private:
+  int Find(std::string_view name) const {
+    for (std::size_t i = 0; i < keys_->size(); ++i) {
+      if ((*keys_)[i].name == name) return static_cast<int>(i);
+    }
+    throw std::out_of_range("game has no key '" + std::string(name) + "'");
+  }
+
+  const std::vector<KeySpec>* keys_;
+  std::vector<void*> data_;
+};
+
+struct Outcome {
+  bool terminated = false;  // the episode reached a terminal state
+  bool truncated = false;   // the episode was cut short (time limit)
+  bool Over() const { return terminated || truncated; }
+};
+
+class Game {
+ public:
+  virtual ~Game() = default;
+  virtual void Reset(Rng& rng) = 0;
+  virtual void Observe(int seat, const Row& row) = 0;
+  virtual Outcome Step(const std::vector<Row>& replies, Rng& rng) = 0;
+  virtual float Reward(int seat) const = 0;
+};
+
+}  // namespace elf

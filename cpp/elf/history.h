@@ -1,0 +1,56 @@
+// The last H steps of one seat of one game: a ring of records, each record
+// holding every key of the context (observations, actions, engine keys and
+// extra reply keys) at a fixed offset. Step s lives in slot s % H, so writing
+// step s + H overwrites step s. Owned by one game; touched only by the worker
+// currently advancing that game (and by reply copies for that seat, which the
+// engine orders before the game's next step).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "elf/spec.h"
+
+namespace elf {
+
+// Where each key sits inside a record.
+class RecordLayout {
+ public:
+  RecordLayout() = default;
+  explicit RecordLayout(const std::vector<KeySpec>& keys) {
+    for (const auto& key : keys) {
+      offsets_.push_back(bytes_);
+      sizes_.push_back(key.Bytes());
+      bytes_ += (key.Bytes() + 7) / 8 * 8;  // keep every key 8-byte aligned
+    }
+  }
+  std::size_t offset(int key) const { return offsets_[key]; }
+  std::size_t size(int key) const { return sizes_[key]; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::vector<std::size_t> offsets_;
+  std::vector<std::size_t> sizes_;
+  std::size_t bytes_ = 0;
+};
+
+class History {
+ public:
+  History(const RecordLayout* layout, int length)
+      : layout_(layout), length_(length),
+        data_(layout->bytes() * static_cast<std::size_t>(length) / 8 + 1) {}
+
+  int length() const { return length_; }
+  uint8_t* Record(int64_t step) {
+    return reinterpret_cast<uint8_t*>(data_.data()) + (step % length_) * layout_->bytes();
+  }
+  void* Key(int64_t step, int key) { return Record(step) + layout_->offset(key); }
+
+ private:
+  const RecordLayout* layout_;
+  int length_;
+  std::vector<uint64_t> data_;  // uint64_t storage keeps records 8-byte aligned
+};
+
+}  // namespace elf

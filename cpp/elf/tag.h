@@ -1,0 +1,276 @@
+// A tag: a named stream of batches ("actor", "train") with its batch size,
+// input keys, reply keys and history length T, and the ring of buffers its
+// batches are written into.
+//
+// Protocol. Batches of a tag are numbered j = 0, 1, 2, ...; batch j lives in
+// buffer j % num_buffers and may only be written once the buffer's `owner`
+// is j (the previous user, batch j - num_buffers, has been released).
+// Worker threads claim a row (Claim*), write it, then Commit. The commit that
+// completes a batch marks it ready and returns true; the caller then tells
+// the waiting Python thread. The Python thread delivers batches, and releases
+// each one (Release) once its callback and replies are done, which hands the
+// buffer to batch j + num_buffers and returns the games that were parked
+// waiting for it. Claims use atomics only; parking takes `park_mutex`.
+//
+// Two ways to assign rows:
+//   first-come (default): batch `fill` takes rows in arrival order; a partial
+//     batch may be closed early by a timeout (Close).
+//   deterministic: a game's k-th message goes to batch k * groups + g at row
+//     p, where (g, p) is fixed by the game's position among the tag's
+//     channels, so batch contents do not depend on thread timing.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "elf/spec.h"
+
+namespace elf {
+
+struct TagConfig {
+  std::string name;
+  int batch_size = 1;
+  std::vector<std::string> inputs;
+  std::vector<std::string> replies;
+  int T = 1;
+  int timeout_ms = -1;  // < 0: no timeout; deliver only full batches
+  int min_batch = 1;
+  std::vector<int> seats;  // empty: every seat
+};
+
+// Storage for one batch, struct-of-arrays: per input key [T, capacity, ...]
+// bytes, per reply key [capacity, ...] bytes, and per row who wrote it.
+struct BatchBuffer {
+  static constexpr uint32_t kClosed = 1u << 31;
+
+  std::vector<std::vector<uint64_t>> inputs;   // uint64_t storage: 8-byte aligned
+  std::vector<std::vector<uint64_t>> replies;
+  std::vector<int32_t> game_ids;
+  std::vector<int32_t> seats;
+  std::vector<int32_t> channels;
+
+  std::atomic<int64_t> owner{0};
+  std::atomic<uint32_t> claims{0};  // rows claimed, | kClosed once no more may join
+  std::atomic<int> committed{0};
+  std::atomic<bool> ready{false};
+  std::atomic<int64_t> first_claim_ns{0};
+  std::atomic<int> unconsumed_replies{0};
+  int size = 0;  // rows in the batch; set when it becomes ready
+
+  void* Input(int key_index, int t, int row, std::size_t key_bytes, int capacity) {
+    return reinterpret_cast<uint8_t*>(inputs[key_index].data()) +
+           (static_cast<std::size_t>(t) * capacity + row) * key_bytes;
+  }
+  void* Reply(int key_index, int row, std::size_t key_bytes) {
+    return reinterpret_cast<uint8_t*>(replies[key_index].data()) + row * key_bytes;
+  }
+};
+
+struct Claim {
+  bool ok = false;         // false: the buffer is busy; the game must park
+  int64_t batch = 0;
+  BatchBuffer* buffer = nullptr;
+  int row = 0;
+};
+
+class Tag {
+ public:
+  Tag(TagConfig config, int index) : config_(std::move(config)), index_(index) {}
+
+  const TagConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+  int index() const { return index_; }
+  int T() const { return config_.T; }
+  bool has_replies() const { return !reply_keys_.empty(); }
+  int capacity() const { return capacity_; }
+  int groups() const { return groups_; }
+  int num_buffers() const { return static_cast<int>(buffers_.size()); }
+  BatchBuffer& buffer(int i) { return *buffers_[i]; }
+  const std::vector<int>& input_keys() const { return input_keys_; }
+  const std::vector<int>& reply_keys() const { return reply_keys_; }
+  const std::vector<int>& channels() const { return channels_; }
+
+  // Wiring, before start: the global key ids and the channels routed here.
+  void SetKeys(std::vector<int> inputs, std::vector<int> replies) {
+    input_keys_ = std::move(inputs);
+    reply_keys_ = std::move(replies);
+  }
+  void AddChannel(int channel) { channels_.push_back(channel); }
+
+  // Allocates the buffers, `capacity` rows each. Enough of them that a tag
+  // whose games wait for replies never makes a game park: each channel holds
+  // at most one row. Deterministic batches are fixed groups of channels.
+  void Allocate(const std::vector<KeySpec>& keys, int capacity, bool deterministic) {
+    const int routed = static_cast<int>(channels_.size());
+    deterministic_ = deterministic;
+    capacity_ = capacity;
+    groups_ = std::max(1, (routed + capacity_ - 1) / capacity_);
+    const int num_buffers = std::max(2, groups_ + 1);
+    for (int i = 0; i < num_buffers; ++i) {
+      auto buffer = std::make_unique<BatchBuffer>();
+      for (int key : input_keys_) buffer->inputs.emplace_back(Words(keys[key].Bytes() * T() * capacity_));
+      for (int key : reply_keys_) buffer->replies.emplace_back(Words(keys[key].Bytes() * capacity_));
+      buffer->game_ids.assign(capacity_, -1);
+      buffer->seats.assign(capacity_, -1);
+      buffer->channels.assign(capacity_, -1);
+      buffer->owner = i;
+      buffers_.push_back(std::move(buffer));
+    }
+  }
+
+  // Rows of deterministic batch j (the last group may be smaller).
+  int GroupSize(int64_t batch) const {
+    const int group = static_cast<int>(batch % groups_);
+    const int routed = static_cast<int>(channels_.size());
+    return std::min(capacity_, routed - group * capacity_);
+  }
+
+  // First-come claim of a row in the batch being filled.
+  Claim ClaimNext() {
+    for (;;) {
+      const int64_t batch = fill_.load(std::memory_order_acquire);
+      BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
+      if (buffer.owner.load(std::memory_order_acquire) != batch) return {false, batch, &buffer, 0};
+      uint32_t claims = buffer.claims.load(std::memory_order_acquire);
+      if ((claims & BatchBuffer::kClosed) || static_cast<int>(claims) >= capacity_) {
+        int64_t expected = batch;
+        fill_.compare_exchange_strong(expected, batch + 1);
+        continue;
+      }
+      if (!buffer.claims.compare_exchange_weak(claims, claims + 1)) continue;
+      const int row = static_cast<int>(claims);
+      if (row == 0 && config_.timeout_ms >= 0) buffer.first_claim_ns = NowNs();
+      if (row + 1 == capacity_) {
+        int64_t expected = batch;
+        fill_.compare_exchange_strong(expected, batch + 1);
+      }
+      return {true, batch, &buffer, row};
+    }
+  }
+
+  // Deterministic claim: the channel at `position` among this tag's channels
+  // sends its `count`-th message.
+  Claim ClaimFixed(int position, int64_t count) {
+    const int64_t batch = count * groups_ + position / capacity_;
+    BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
+    const bool ok = buffer.owner.load(std::memory_order_acquire) == batch;
+    return {ok, batch, &buffer, position % capacity_};
+  }
+
+  // Records who wrote `claim`'s row; returns true when this commit completes
+  // the batch (it is then ready to deliver).
+  bool Commit(const Claim& claim, int game_id, int seat, int channel) {
+    BatchBuffer& buffer = *claim.buffer;
+    buffer.game_ids[claim.row] = game_id;
+    buffer.seats[claim.row] = seat;
+    buffer.channels[claim.row] = channel;
+    buffer.committed.fetch_add(1, std::memory_order_acq_rel);
+    return MarkReadyIfComplete(claim.batch, buffer);
+  }
+
+  // Closes the batch being filled if it has waited `timeout_ms` and holds at
+  // least `min_batch` rows. Returns the batch if that made it ready (else a
+  // pending commit will). First-come mode only.
+  std::optional<int64_t> CloseIfTimedOut(int64_t now_ns) {
+    if (deterministic_ || config_.timeout_ms < 0) return std::nullopt;
+    const int64_t batch = fill_.load(std::memory_order_acquire);
+    BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
+    if (buffer.owner.load(std::memory_order_acquire) != batch) return std::nullopt;
+    uint32_t claims = buffer.claims.load(std::memory_order_acquire);
+    const int rows = static_cast<int>(claims & ~BatchBuffer::kClosed);
+    if ((claims & BatchBuffer::kClosed) || rows < config_.min_batch) return std::nullopt;
+    if (now_ns - buffer.first_claim_ns.load() < TimeoutNs()) return std::nullopt;
+    if (!buffer.claims.compare_exchange_strong(claims, claims | BatchBuffer::kClosed)) return std::nullopt;
+    int64_t expected = batch;
+    fill_.compare_exchange_strong(expected, batch + 1);
+    if (!MarkReadyIfComplete(batch, buffer)) return std::nullopt;
+    return batch;
+  }
+
+  // When the batch being filled will time out (INT64_MAX: never).
+  int64_t TimeoutDeadlineNs(int64_t now_ns) const {
+    if (deterministic_ || config_.timeout_ms < 0) return INT64_MAX;
+    const int64_t batch = fill_.load(std::memory_order_acquire);
+    const BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
+    const bool claimed = (buffer.claims.load() & ~BatchBuffer::kClosed) > 0;
+    if (buffer.owner.load() != batch || !claimed) return now_ns + TimeoutNs();
+    return buffer.first_claim_ns.load() + TimeoutNs();
+  }
+
+  // Hands a delivered batch's buffer to batch j + num_buffers. Returns the
+  // games parked waiting for a buffer of this tag; the caller resumes them.
+  std::vector<int> Release(int64_t batch) {
+    BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
+    buffer.claims.store(0);
+    buffer.committed.store(0);
+    buffer.ready.store(false);
+    buffer.size = 0;
+    std::lock_guard<std::mutex> lock(park_mutex_);
+    buffer.owner.store(batch + num_buffers(), std::memory_order_release);
+    std::vector<int> parked;
+    parked.swap(parked_);
+    return parked;
+  }
+
+  // Parks a game that found batch `batch`'s buffer busy. Returns false (and
+  // does not park) if the buffer was released meanwhile: retry the claim.
+  bool Park(int game, int64_t batch) {
+    std::lock_guard<std::mutex> lock(park_mutex_);
+    if (buffers_[batch % buffers_.size()]->owner.load(std::memory_order_acquire) == batch) return false;
+    parked_.push_back(game);
+    return true;
+  }
+
+  // The next batch to deliver in deterministic mode, and its advance.
+  int64_t next_delivery() const { return next_delivery_; }
+  void AdvanceDelivery() { ++next_delivery_; }
+
+  static int64_t NowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+ private:
+  static std::size_t Words(std::size_t bytes) { return (bytes + 7) / 8; }
+  int64_t TimeoutNs() const { return int64_t{config_.timeout_ms} * 1000000; }
+
+  bool MarkReadyIfComplete(int64_t batch, BatchBuffer& buffer) {
+    const uint32_t claims = buffer.claims.load(std::memory_order_acquire);
+    int rows;
+    if (deterministic_) {
+      rows = GroupSize(batch);
+    } else {
+      rows = static_cast<int>(claims & ~BatchBuffer::kClosed);
+      const bool closed = (claims & BatchBuffer::kClosed) || rows == capacity_;
+      if (!closed) return false;
+    }
+    if (buffer.committed.load(std::memory_order_acquire) != rows) return false;
+    if (buffer.ready.exchange(true)) return false;
+    buffer.size = rows;
+    return true;
+  }
+
+  TagConfig config_;
+  int index_;
+  bool deterministic_ = false;
+  int capacity_ = 0;
+  int groups_ = 1;
+  std::vector<int> input_keys_;
+  std::vector<int> reply_keys_;
+  std::vector<int> channels_;
+  std::vector<std::unique_ptr<BatchBuffer>> buffers_;
+  std::atomic<int64_t> fill_{0};
+  int64_t next_delivery_ = 0;
+  std::mutex park_mutex_;
+  std::vector<int> parked_;
+};
+
+}  // namespace elf

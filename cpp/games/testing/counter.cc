@@ -1,0 +1,74 @@
+// Counter: a game for testing the engine, not for learning. Its observation
+// is (game id seed tag, step in episode); the reward of the k-th step of an
+// episode is k * (action + 1), and episodes last `episode_length` steps plus
+// the game's id modulo 3, so every episode's true return is known in closed
+// form. Option `fail_at_step` makes the game throw on that step, to test
+// how failures reach Python.
+#include <stdexcept>
+#include <string>
+
+#include "elf/game.h"
+#include "elf/registry.h"
+
+namespace elf::games {
+
+class Counter : public Game {
+ public:
+  struct Config {
+    int episode_length = 5;
+    int fail_at_step = -1;
+    int num_actions = 3;
+  };
+
+  static Config DefineSpec(SpecBuilder& spec) {
+    Config config;
+    config.episode_length = spec.Option("episode_length", 5, "base episode length (plus game id % 3)");
+    config.fail_at_step = spec.Option("fail_at_step", -1, "throw on this total step count (-1: never)");
+    config.num_actions = spec.Option("num_actions", 3, "number of discrete actions");
+    spec.Observation("s", DType::kFloat32, {2}, "(draw from the game's rng at reset, step within the episode)");
+    spec.Observation("count", DType::kInt64, {}, "total steps taken by this game");
+    spec.DiscreteAction("a", config.num_actions, "any action; reward scales with it");
+    return config;
+  }
+
+  explicit Counter(const Config& config) : config_(config) {}
+
+  void Reset(Rng& rng) override {
+    episode_step_ = 0;
+    draw_ = static_cast<float>(rng.Uniform());
+    if (length_ == 0) length_ = config_.episode_length + static_cast<int>(rng.Below(3));
+  }
+
+  void Observe(int, const Row& row) override {
+    float* s = row.Get<float>("s");
+    s[0] = draw_;
+    s[1] = static_cast<float>(episode_step_);
+    *row.Get<int64_t>("count") = total_steps_;
+  }
+
+  Outcome Step(const std::vector<Row>& replies, Rng&) override {
+    ++total_steps_;
+    if (total_steps_ == config_.fail_at_step) {
+      throw std::runtime_error("counter failed on purpose at step " + std::to_string(total_steps_));
+    }
+    ++episode_step_;
+    reward_ = static_cast<float>(episode_step_ * (replies[0].Scalar<int64_t>("a") + 1));
+    Outcome outcome;
+    outcome.terminated = episode_step_ >= length_;
+    return outcome;
+  }
+
+  float Reward(int) const override { return reward_; }
+
+ private:
+  Config config_;
+  int length_ = 0;
+  int episode_step_ = 0;
+  int64_t total_steps_ = 0;
+  float draw_ = 0.0f;
+  float reward_ = 0.0f;
+};
+
+ELF_REGISTER_GAME("counter", Counter);
+
+}  // namespace elf::games

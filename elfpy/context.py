@@ -1,0 +1,335 @@
+"""GameContext: many games stepped in C++, their states batched by tag.
+
+A tag is a stream of batches with its own batch size, input keys, reply keys
+and history length T. Tags with replies ("actor") hold each game until Python
+replies; tags without ("train") never hold a game back, except that a game
+waits for a free buffer when Python falls behind.
+
+Step semantics (every game, every seat). Row t of a game holds:
+  s_t               the observation at step t (the game's own keys);
+  r_t               the reward for the previous action a_{t-1} (0 at the start);
+  terminal_t        a_{t-1} ended the episode. Episodes reset automatically,
+                    so s_t is then already the first state of the NEXT episode
+                    and the actor's reply a_t acts in that new episode;
+  truncated_t       the episode that ended was cut by a time limit;
+  episode_return_t, episode_length_t
+                    the current episode's return and length so far; on a
+                    terminal row, the final ones of the episode that ended;
+  a_t, pi_t, V_t    what the actor replied at step t (pi: the distribution it
+                    sampled from, V: its value estimate), kept in the history.
+So an episode's return is the sum of r over the rows after its first row up
+to and including its terminal row, and the return of a_t in a [T, B] window
+is R_t = r_{t+1} + gamma * (1 - terminal_{t+1}) * R_{t+1}. Consecutive windows
+of a game overlap by one step, so the last row of a window can be bootstrapped
+and reappears as the first row of the next.
+
+Batch arrays are numpy views of the engine's buffers (no copy; torch.from_numpy
+on them copies nothing). They are valid only until the callback returns (or,
+when iterating, until the next batch): copy what you keep.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from elfpy import _elf
+
+_WAIT_SLICE_MS = 100  # how often a waiting run() returns to Python to see Ctrl-C
+
+
+def games() -> list[str]:
+    """Names of the registered native games."""
+    return list(_elf.games())
+
+
+class KeySpec(NamedTuple):
+    """What one key of a batch holds. `shape` is per row (no T or batch axis)."""
+
+    name: str
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    meaning: str
+    role: str  # "observation", "action", "engine" or "extra"
+    bounds: tuple[float, float] | None
+
+
+class Batch(Mapping):
+    """One batch of one tag: `batch[key]` is a numpy view, `[B, ...]` for T = 1
+    and time-major `[T, B, ...]` for T > 1."""
+
+    def __init__(self, owner: GameContext, tag: str, ref: tuple, arrays: dict[str, np.ndarray],
+                 game_ids: np.ndarray, seats: np.ndarray) -> None:
+        self.tag = tag
+        self.game_ids = game_ids
+        self.seats = seats
+        self._owner = owner
+        self._ref = ref
+        self._arrays = arrays
+        self._done = False
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        try:
+            return self._arrays[key]
+        except KeyError:
+            raise KeyError(f"tag '{self.tag}' has no input '{key}'; its inputs: {sorted(self._arrays)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._arrays)
+
+    def __len__(self) -> int:
+        return int(self.game_ids.shape[0])
+
+    def reply(self, replies: Mapping[str, Any] | None) -> None:
+        """Sends this batch's replies (iteration mode; callbacks return them instead)."""
+        self._owner._finish(self, replies)
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(f"{k}: {tuple(v.shape)}" for k, v in self._arrays.items())
+        return f"Batch(tag='{self.tag}', size={len(self)}, {shapes})"
+
+
+class _TagState:
+    """What Python keeps per tag: its config and a view of every buffer."""
+
+    def __init__(self, ctx: Any, index: int) -> None:
+        info = ctx.tag_info(index)
+        self.index = index
+        self.name: str = info["name"]
+        self.T: int = info["T"]
+        self.capacity: int = info["capacity"]
+        self.inputs: list[str] = info["inputs"]
+        self.replies: list[str] = info["replies"]
+        self.inputs_views = []
+        self.reply_views = []
+        self.row_views = []
+        for buffer in range(info["num_buffers"]):
+            self.inputs_views.append({k: ctx.input_array(index, buffer, i) for i, k in enumerate(self.inputs)})
+            self.reply_views.append({k: ctx.reply_array(index, buffer, i) for i, k in enumerate(self.replies)})
+            self.row_views.append(ctx.row_arrays(index, buffer))
+
+    def arrays(self, buffer: int, size: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        views = self.inputs_views[buffer]
+        game_ids, seats = self.row_views[buffer]
+        if size == self.capacity:
+            return views, game_ids, seats
+        if self.T == 1:
+            return {k: v[:size] for k, v in views.items()}, game_ids[:size], seats[:size]
+        return {k: v[:, :size] for k, v in views.items()}, game_ids[:size], seats[:size]
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _as_numpy(value: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "detach"):  # a torch tensor, on any device
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
+
+
+class GameContext:
+    """Runs `num_games` copies of a game on `num_threads` C++ threads.
+
+    >>> gc = GameContext("cartpole", num_games=256, num_threads=2, seed=0)
+    >>> gc.add_tag("actor", batch_size=64, inputs=["s", "r", "terminal"], replies=["a"])
+    >>> gc.reg_callback("actor", lambda b: {"a": np.random.randint(0, 2, len(b))})
+    >>> gc.start(); gc.run(); gc.stop()
+
+    With `deterministic=True` batch contents and their order depend only on
+    the seed (and the replies), not on thread timing; timeouts are then
+    ignored. Extra keyword arguments are the game's options (`game_options`).
+    """
+
+    def __init__(self, game: str, num_games: int, num_threads: int | None = None, seed: int = 0,
+                 deterministic: bool = False, **game_options: Any) -> None:
+        threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
+        options = {name: _option_text(value) for name, value in game_options.items()}
+        self.game = game
+        self._ctx = _elf.Context(game, num_games, threads, seed, deterministic, options)
+        self._keys = {k["name"]: KeySpec(k["name"], np.dtype(k["dtype"]), tuple(k["shape"]), k["meaning"],
+                                         k["role"], k["bounds"]) for k in self._ctx.keys()}
+        self._tags: dict[str, int] = {}
+        self._tag_states: list[_TagState] = []
+        self._callbacks: dict[str, Callable[[Batch], Any]] = {}
+        self._started = False
+        self._stopped = False
+        self._pending: Batch | None = None  # iteration mode: the batch handed out last
+
+    # --- configuration ---------------------------------------------------
+
+    @staticmethod
+    def games() -> list[str]:
+        return games()
+
+    @staticmethod
+    def game_options(game: str) -> list[tuple[str, str, str]]:
+        """(name, default, help) of every option of a native game."""
+        return list(_elf.game_options(game))
+
+    @property
+    def num_seats(self) -> int:
+        return self._ctx.num_seats()
+
+    def add_key(self, name: str, dtype: str, shape: Sequence[int] = (), meaning: str = "") -> None:
+        """Declares an extra reply key (e.g. a recurrent state `h`) that an
+        actor replies and the history keeps for training tags."""
+        self._ctx.add_key(name, np.dtype(dtype).name, list(shape), meaning)
+        self._keys[name] = KeySpec(name, np.dtype(dtype), tuple(shape), meaning, "extra", None)
+
+    def add_tag(self, name: str, batch_size: int, inputs: Sequence[str], replies: Sequence[str] = (),
+                T: int = 1, timeout_ms: int | None = None, min_batch: int = 1,
+                seats: Sequence[int] | None = None) -> None:
+        """Adds a tag. `seats` routes only those seats of each game here (all by
+        default). With `timeout_ms`, a batch holding at least `min_batch` rows
+        is delivered partial once its first row has waited that long."""
+        if isinstance(inputs, str) or isinstance(replies, str):
+            raise TypeError("inputs and replies are lists of key names, e.g. inputs=['s']")
+        self._ctx.add_tag(name, batch_size, list(inputs), list(replies), T,
+                          -1 if timeout_ms is None else int(timeout_ms), min_batch, list(seats or []))
+        self._tags[name] = len(self._tags)
+
+    def spec(self, tag: str | None = None) -> dict[str, KeySpec]:
+        """Every key (or the inputs and replies of `tag`): dtype, per-row shape, meaning."""
+        if tag is None:
+            return dict(self._keys)
+        index = self._tag_index(tag)
+        info = self._ctx.tag_info(index)
+        return {k: self._keys[k] for k in [*info["inputs"], *info["replies"]]}
+
+    def reg_callback(self, tag: str, fn: Callable[[Batch], Any]) -> None:
+        """`fn(batch)` handles every batch of `tag`; for a tag with replies it
+        returns a dict of arrays (numpy or torch) with one row per batch row."""
+        self._tag_index(tag)
+        self._callbacks[tag] = fn
+
+    def _tag_index(self, tag: str) -> int:
+        if tag not in self._tags:
+            raise ValueError(f"unknown tag '{tag}'; valid tags: {sorted(self._tags) or '(none)'}")
+        return self._tags[tag]
+
+    # --- running -----------------------------------------------------------
+
+    def start(self) -> None:
+        if self._stopped:
+            raise RuntimeError("start() after stop(): create a new GameContext")
+        if self._started:
+            raise RuntimeError("start() called twice")
+        self._ctx.start()
+        self._started = True
+        self._tag_states = [_TagState(self._ctx, i) for i in range(len(self._tags))]
+
+    def run(self) -> str:
+        """Waits for the next batch of any tag, calls its callback, sends the
+        replies and lets its games go on. Returns the batch's tag."""
+        batch = self._next_batch()
+        fn = self._callbacks.get(batch.tag)
+        if fn is None:
+            message = f"no callback registered for tag '{batch.tag}'"
+            self._ctx.fail(message)
+            raise ValueError(message)
+        try:
+            replies = fn(batch)
+        except BaseException as error:
+            self._ctx.fail(f"callback for tag '{batch.tag}' raised {type(error).__name__}: {error}")
+            raise
+        self._finish(batch, replies)
+        return batch.tag
+
+    def __iter__(self) -> Iterator[Batch]:
+        """Yields batches without callbacks; reply with `batch.reply({...})`
+        before asking for the next one. A batch without replies is released
+        when the next one is asked for."""
+        while True:
+            if self._pending is not None and not self._pending._done:
+                pending = self._pending
+                if self._tag_states[self._tags[pending.tag]].replies:
+                    message = f"batch of tag '{pending.tag}' was not replied; call batch.reply({{...}}) first"
+                    self._ctx.fail(message)
+                    raise RuntimeError(message)
+                self._finish(pending, None)
+            self._pending = self._next_batch()
+            yield self._pending
+
+    def stop(self) -> None:
+        """Stops every worker and returns; safe to call twice."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self._ctx.stop()
+
+    def __enter__(self) -> GameContext:
+        if not self._started:
+            self.start()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.stop()
+
+    def __del__(self) -> None:
+        if getattr(self, "_ctx", None) is not None and not getattr(self, "_stopped", True):
+            self._ctx.stop()
+
+    # --- internals ---------------------------------------------------------
+
+    def _next_batch(self) -> Batch:
+        if self._stopped:
+            raise RuntimeError("GameContext is stopped")
+        if not self._started:
+            raise RuntimeError("run() before start()")
+        try:
+            ref = None
+            while ref is None:
+                ref = self._ctx.wait(_WAIT_SLICE_MS)
+        except KeyboardInterrupt:
+            self.stop()
+            raise
+        tag_index, _, buffer, size = ref
+        state = self._tag_states[tag_index]
+        arrays, game_ids, seats = state.arrays(buffer, size)
+        return Batch(self, state.name, ref, arrays, game_ids, seats)
+
+    def _finish(self, batch: Batch, replies: Mapping[str, Any] | None) -> None:
+        if batch._done:
+            raise RuntimeError(f"batch of tag '{batch.tag}' was already finished")
+        batch._done = True
+        state = self._tag_states[self._tags[batch.tag]]
+        if not state.replies:
+            self._ctx.release(*batch._ref)
+            return
+        try:
+            self._write_replies(state, batch, replies)
+            self._ctx.submit_replies(*batch._ref)
+        except Exception as error:
+            self._ctx.fail(str(error))
+            raise
+
+    def _write_replies(self, state: _TagState, batch: Batch, replies: Mapping[str, Any] | None) -> None:
+        where = f"tag '{state.name}'"
+        if not isinstance(replies, Mapping):
+            raise ValueError(f"{where}: the callback must return a dict with keys {state.replies}, "
+                             f"got {type(replies).__name__}")
+        missing = [k for k in state.replies if k not in replies]
+        extra = [k for k in replies if k not in state.replies]
+        if missing or extra:
+            raise ValueError(f"{where}: reply keys must be {state.replies}; missing {missing}, unexpected {extra}")
+        size = len(batch)
+        views = state.reply_views[batch._ref[2]]
+        for key in state.replies:
+            value = _as_numpy(replies[key])
+            spec = self._keys[key]
+            expected = (size, *spec.shape)
+            if value.shape != expected:
+                raise ValueError(f"{where}, key '{key}': reply has shape {value.shape}, expected {expected}")
+            if not np.can_cast(value.dtype, spec.dtype, casting="same_kind"):
+                raise ValueError(f"{where}, key '{key}': reply has dtype {value.dtype}, expected {spec.dtype}")
+            np.copyto(views[key][:size], value, casting="same_kind")
