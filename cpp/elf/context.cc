@@ -9,11 +9,8 @@
 namespace elf {
 
 struct Context::Channel {
-  Channel(int game_id, int seat_index, const RecordLayout* layout, int history_length, int num_tags)
-      : game(game_id), seat(seat_index), history(layout, history_length),
-        position(num_tags, -1), sent(num_tags, 0) {}
-  int game;
-  int seat;
+  int game = 0;
+  int seat = 0;
   History history;
   std::vector<int> position;  // per tag: index among the tag's channels, -1 if not routed
   std::vector<int64_t> sent;  // per tag: messages sent so far
@@ -25,7 +22,7 @@ struct Context::GameSlot {
   std::unique_ptr<Game> game;
   Rng rng;
   std::vector<int> channels;  // per seat
-  std::vector<Row> rows;      // per seat, re-pointed at the current step
+  std::vector<Row> rows;      // per seat, pointed at the current step's record
   int64_t step = 0;
   Stage stage = Stage::kStart;
   std::size_t cursor = 0;     // sends done in the current stage
@@ -191,25 +188,33 @@ void Context::Wire() {
       sends.push_back({seat, tag->index()});
     }
   }
-  std::vector<int> history_length(num_seats(), 1);
-  for (const auto& send : after_reply_sends_) {
-    history_length[send.seat] = std::max(history_length[send.seat], tags_[send.tag]->T());
-  }
+  int history_length = 1;
+  for (const auto& send : after_reply_sends_) history_length = std::max(history_length, tags_[send.tag]->T());
+  const std::size_t words = History::Words(layout_, history_length);
+  history_arena_.assign(words * num_games_ * num_seats(), 0);
+  num_channels_ = num_games_ * num_seats();
+  games_ = std::make_unique<GameSlot[]>(num_games_);
+  channels_ = std::make_unique<Channel[]>(num_channels_);
   for (int g = 0; g < num_games_; ++g) {
-    auto slot = std::make_unique<GameSlot>();
-    slot->rng.Seed(seed_, static_cast<uint64_t>(g));
-    slot->game = Registry::Global().Find(game_name_).make(options_);
+    GameSlot& slot = games_[g];
+    slot.rng.Seed(seed_, static_cast<uint64_t>(g));
+    slot.game = Registry::Global().Find(game_name_).make(options_);
     for (int seat = 0; seat < num_seats(); ++seat) {
-      slot->channels.push_back(static_cast<int>(channels_.size()));
-      channels_.push_back(std::make_unique<Channel>(g, seat, &layout_, history_length[seat], num_tags()));
-      slot->rows.emplace_back(&game_spec_.keys, std::vector<void*>(num_game_keys_, nullptr));
+      const int id = g * num_seats() + seat;
+      Channel& channel = channels_[id];
+      channel.game = g;
+      channel.seat = seat;
+      channel.history = History(&layout_, history_length, history_arena_.data() + words * id);
+      channel.position.assign(num_tags(), -1);
+      channel.sent.assign(num_tags(), 0);
+      slot.channels.push_back(id);
+      slot.rows.emplace_back(&game_spec_.keys, &layout_);
     }
-    games_.push_back(std::move(slot));
   }
   for (auto& tag : tags_) {
     const auto& seats = tag->config().seats;
-    for (int id = 0; id < static_cast<int>(channels_.size()); ++id) {
-      Channel& channel = *channels_[id];
+    for (int id = 0; id < num_channels_; ++id) {
+      Channel& channel = channels_[id];
       if (!seats.empty() && std::count(seats.begin(), seats.end(), channel.seat) == 0) continue;
       channel.position[tag->index()] = static_cast<int>(tag->channels().size());
       tag->AddChannel(id);
@@ -235,27 +240,45 @@ void Context::Start() {
   Wire();
   started_ = true;
   pool_ = std::make_unique<WorkerPool>(num_threads_);
-  constexpr int kGamesPerTask = 64;
-  for (int begin = 0; begin < num_games_; begin += kGamesPerTask) {
-    const int end = std::min(num_games_, begin + kGamesPerTask);
-    pool_->Submit([this, begin, end] {
-      for (int g = begin; g < end; ++g) Advance(g);
-    });
+  std::vector<int> all(num_games_);
+  for (int g = 0; g < num_games_; ++g) all[g] = g;
+  SubmitAdvance(all);
+}
+
+// Splits games into a few tasks per worker.
+void Context::SubmitAdvance(const std::vector<int>& games) {
+  const std::size_t chunk = std::max<std::size_t>(16, (games.size() + 2 * num_threads_ - 1) / (2 * num_threads_));
+  for (std::size_t begin = 0; begin < games.size(); begin += chunk) {
+    std::vector<int> part(games.begin() + begin, games.begin() + std::min(games.size(), begin + chunk));
+    pool_->Submit([this, part = std::move(part)]() mutable { AdvanceMany(std::move(part)); });
   }
 }
 
-// Runs a game as far as it can go without waiting; any exception from the
-// game (or a bug) stops the context with the game named.
-void Context::Advance(int game) {
+// Runs each game as far as it can go without waiting. The rows they then send
+// to tags with replies are claimed and committed in blocks: one atomic
+// operation per block rather than per row, and each thread writes its own
+// run of rows. Any exception from a game stops the context with the game named.
+void Context::AdvanceMany(std::vector<int> games) {
+  int current = -1;
   try {
-    AdvanceUnsafe(game);
+    while (!games.empty() && !halted_.load(std::memory_order_acquire)) {
+      std::vector<int> at_sends;
+      for (int game : games) {
+        current = game;
+        if (RunToObservationSends(games_[game], game)) at_sends.push_back(game);
+      }
+      current = -1;
+      games = SendObservations(std::move(at_sends));
+    }
   } catch (const std::exception& e) {
-    Fail("game " + std::to_string(game) + " ('" + game_name_ + "'): " + e.what());
+    Fail(current < 0 ? std::string("engine: ") + e.what()
+                     : "game " + std::to_string(current) + " ('" + game_name_ + "'): " + e.what());
   }
 }
 
-void Context::AdvanceUnsafe(int game) {
-  GameSlot& slot = *games_[game];
+// Returns true when the game has stepped and observed, and waits to send its
+// first row to a tag with replies; false when it waits for replies or parked.
+bool Context::RunToObservationSends(GameSlot& slot, int game) {
   while (!halted_.load(std::memory_order_acquire)) {
     switch (slot.stage) {
       case Stage::kStart:
@@ -266,17 +289,15 @@ void Context::AdvanceUnsafe(int game) {
         slot.pending.store(static_cast<int>(observation_sends_.size()) + 1);
         break;
       case Stage::kSendObservation:
-        if (!SendAll(game, observation_sends_)) return;  // parked
-        slot.stage = Stage::kAwaitReplies;
-        // The +1 guard: whoever brings `pending` to zero, this thread or the
-        // last reply, carries the game on.
-        if (slot.pending.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+        if (slot.cursor == 0) return true;
+        if (!SendAll(game, observation_sends_)) return false;  // a resumed game, parked again
+        if (!AwaitReplies(slot)) return false;
         break;
-      case Stage::kAwaitReplies:
+      case Stage::kAwaitReplies:  // the last reply came in
         slot.stage = Stage::kSendAfterReplies;
         break;
       case Stage::kSendAfterReplies:
-        if (!SendAll(game, after_reply_sends_)) return;  // parked
+        if (!SendAll(game, after_reply_sends_)) return false;  // parked
         slot.stage = Stage::kStep;
         break;
       case Stage::kStep:
@@ -286,15 +307,95 @@ void Context::AdvanceUnsafe(int game) {
         break;
     }
   }
+  return false;
 }
 
+// Drops the +1 guard on `pending` after the sends: whoever brings it to zero,
+// this thread or the thread copying the last reply, carries the game on.
+bool Context::AwaitReplies(GameSlot& slot) {
+  slot.stage = Stage::kAwaitReplies;
+  return slot.pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
+// Sends the observation rows of games that are all at the first send; returns
+// those whose replies are already all in (they go on at once).
+std::vector<int> Context::SendObservations(std::vector<int> games) {
+  for (std::size_t route = 0; route < observation_sends_.size() && !games.empty(); ++route) {
+    games = SendBlock(games, observation_sends_[route]);
+    for (int game : games) games_[game].cursor = route + 1;
+  }
+  std::vector<int> replied;
+  for (int game : games) {
+    games_[game].cursor = 0;
+    if (AwaitReplies(games_[game])) replied.push_back(game);
+  }
+  return replied;
+}
+
+// One row per game to one (seat, tag) route; returns the games that sent, in
+// order. The others parked on a busy buffer and resume later.
+std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& send) {
+  Tag& tag = *tags_[send.tag];
+  std::vector<int> sent;
+  std::size_t next = 0;
+  while (next < games.size()) {
+    const int want = deterministic_ ? 1 : static_cast<int>(games.size() - next);
+    const Claim claim = ClaimFor(games_[games[next]], send, want);
+    if (!claim.ok) {
+      if (tag.Park(games[next], claim.batch)) ++next;  // else the buffer came free: retry
+      continue;
+    }
+    for (int i = 0; i < claim.rows; ++i, ++next) {
+      WriteRow(games_[games[next]], send, claim, claim.row + i);
+      sent.push_back(games[next]);
+    }
+    if (tag.Commit(claim, claim.rows)) NotifyReady(tag.index(), claim.batch);
+  }
+  return sent;
+}
+
+Claim Context::ClaimFor(GameSlot& slot, const Send& send, int want) {
+  Tag& tag = *tags_[send.tag];
+  if (!deterministic_) return tag.ClaimNext(want);
+  const Channel& channel = channels_[slot.channels[send.seat]];
+  return tag.ClaimFixed(channel.position[tag.index()], channel.sent[tag.index()]);
+}
+
+// Copies a seat's keys (a T-step window for T > 1) from its history into `row`.
+void Context::WriteRow(GameSlot& slot, const Send& send, const Claim& claim, int row) {
+  Tag& tag = *tags_[send.tag];
+  const int T = tag.T();
+  const int channel_id = slot.channels[send.seat];
+  Channel& channel = channels_[channel_id];
+  const auto& inputs = tag.input_keys();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::size_t bytes = keys_[inputs[i]].Bytes();
+    for (int t = 0; t < T; ++t) {
+      std::memcpy(claim.buffer->Input(static_cast<int>(i), t, row, bytes, tag.capacity()),
+                  channel.history.Key(slot.step - (T - 1) + t, inputs[i]), bytes);
+    }
+  }
+  ++channel.sent[tag.index()];
+  Tag::Label(claim, row, channel.game, channel.seat, channel_id);
+}
+
+// One game through its sends from its cursor on (the path for resumed games
+// and for tags without replies). Returns false if it parked.
 bool Context::SendAll(int game, const std::vector<Send>& sends) {
-  GameSlot& slot = *games_[game];
+  GameSlot& slot = games_[game];
   while (slot.cursor < sends.size()) {
     const Send& send = sends[slot.cursor];
-    if (const auto busy = SendRow(slot, send)) {
-      if (tags_[send.tag]->Park(game, *busy)) return false;
-      continue;  // the buffer came free meanwhile: try again
+    Tag& tag = *tags_[send.tag];
+    const int T = tag.T();
+    const bool due = T == 1 || (slot.step + 1 >= T && (slot.step + 1 - T) % (T - 1) == 0);
+    if (due) {
+      const Claim claim = ClaimFor(slot, send, 1);
+      if (!claim.ok) {
+        if (tag.Park(game, claim.batch)) return false;
+        continue;  // the buffer came free meanwhile: try again
+      }
+      WriteRow(slot, send, claim, claim.row);
+      if (tag.Commit(claim, 1)) NotifyReady(tag.index(), claim.batch);
     }
     ++slot.cursor;
   }
@@ -302,32 +403,8 @@ bool Context::SendAll(int game, const std::vector<Send>& sends) {
   return true;
 }
 
-// Sends one seat's row (T = 1) or window (T > 1) to a tag. Returns the batch
-// whose buffer is still busy, sending nothing, or nullopt once sent.
-std::optional<int64_t> Context::SendRow(GameSlot& slot, const Send& send) {
-  Tag& tag = *tags_[send.tag];
-  const int T = tag.T();
-  if (T > 1 && (slot.step + 1 < T || (slot.step + 1 - T) % (T - 1) != 0)) return std::nullopt;  // no window due
-  const int channel_id = slot.channels[send.seat];
-  Channel& channel = *channels_[channel_id];
-  const Claim claim = deterministic_ ? tag.ClaimFixed(channel.position[tag.index()], channel.sent[tag.index()])
-                                     : tag.ClaimNext();
-  if (!claim.ok) return claim.batch;
-  const auto& inputs = tag.input_keys();
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::size_t bytes = keys_[inputs[i]].Bytes();
-    for (int t = 0; t < T; ++t) {
-      std::memcpy(claim.buffer->Input(static_cast<int>(i), t, claim.row, bytes, tag.capacity()),
-                  channel.history.Key(slot.step - (T - 1) + t, inputs[i]), bytes);
-    }
-  }
-  ++channel.sent[tag.index()];
-  if (tag.Commit(claim, channel.game, channel.seat, channel_id)) NotifyReady(tag.index(), claim.batch);
-  return std::nullopt;
-}
-
 void Context::WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome) {
-  Channel& channel = *channels_[slot.channels[seat]];
+  Channel& channel = channels_[slot.channels[seat]];
   History& history = channel.history;
   channel.episode_return += reward;
   const bool over = outcome.Over();
@@ -345,9 +422,8 @@ void Context::WriteStepHeader(GameSlot& slot, int seat, float reward, const Outc
 
 void Context::Observe(GameSlot& slot) {
   for (int seat = 0; seat < num_seats(); ++seat) {
-    History& history = channels_[slot.channels[seat]]->history;
     Row& row = slot.rows[seat];
-    for (int key = 0; key < num_game_keys_; ++key) row.Point(key, history.Key(slot.step, key));
+    row.Point(channels_[slot.channels[seat]].history.Record(slot.step));
     slot.game->Observe(seat, row);
   }
 }
@@ -484,20 +560,20 @@ void Context::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
   const auto& replies = tag.reply_keys();
   std::vector<int> ready_games;
   for (int row = begin; row < end; ++row) {
-    Channel& channel = *channels_[buffer.channels[row]];
-    const int64_t step = games_[channel.game]->step;
+    Channel& channel = channels_[buffer.channels[row]];
+    const int64_t step = games_[channel.game].step;
     for (std::size_t i = 0; i < replies.size(); ++i) {
       const std::size_t bytes = keys_[replies[i]].Bytes();
       std::memcpy(channel.history.Key(step, replies[i]), buffer.Reply(static_cast<int>(i), row, bytes), bytes);
     }
-    if (games_[channel.game]->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (games_[channel.game].pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       ready_games.push_back(channel.game);
     }
   }
   // The rows are copied out: the buffer may go to the next batch before the
   // games run on (they may want to write into it).
   if (buffer.unconsumed_replies.fetch_sub(end - begin) == end - begin) ReleaseBuffer(tag, batch);
-  for (int game : ready_games) Advance(game);
+  AdvanceMany(std::move(ready_games));
 }
 
 void Context::Release(const BatchRef& ref) {
@@ -509,7 +585,7 @@ void Context::Release(const BatchRef& ref) {
 void Context::ReleaseBuffer(Tag& tag, int64_t batch) { Resume(tag.Release(batch)); }
 
 void Context::Resume(const std::vector<int>& games) {
-  for (int game : games) pool_->Submit([this, game] { Advance(game); });
+  if (!games.empty()) SubmitAdvance(games);
 }
 
 void Context::Fail(const std::string& message) {

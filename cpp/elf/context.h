@@ -103,10 +103,15 @@ class Context {
   void BuildKeys(const Options& options);
   void ValidateRouting() const;
   void Wire();
-  void Advance(int game);
-  void AdvanceUnsafe(int game);
+  void SubmitAdvance(const std::vector<int>& games);
+  void AdvanceMany(std::vector<int> games);
+  bool RunToObservationSends(GameSlot& slot, int game);
+  bool AwaitReplies(GameSlot& slot);
+  std::vector<int> SendObservations(std::vector<int> games);
+  std::vector<int> SendBlock(const std::vector<int>& games, const Send& send);
+  Claim ClaimFor(GameSlot& slot, const Send& send, int want);
+  void WriteRow(GameSlot& slot, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends);
-  std::optional<int64_t> SendRow(GameSlot& slot, const Send& send);
   void WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome);
   void Observe(GameSlot& slot);
   void StepGame(GameSlot& slot);
@@ -131,8 +136,11 @@ class Context {
   std::vector<std::unique_ptr<Tag>> tags_;
   std::vector<Send> observation_sends_;    // to tags with replies, in (tag, seat) order
   std::vector<Send> after_reply_sends_;    // to tags without replies
-  std::vector<std::unique_ptr<Channel>> channels_;
-  std::vector<std::unique_ptr<GameSlot>> games_;
+  // Contiguous, so a chunk of games walks memory in order.
+  std::unique_ptr<Channel[]> channels_;
+  std::unique_ptr<GameSlot[]> games_;
+  int num_channels_ = 0;
+  std::vector<uint64_t> history_arena_;
   std::unique_ptr<WorkerPool> pool_;
 
   bool started_ = false;

@@ -15,16 +15,17 @@
 #include <string_view>
 #include <vector>
 
+#include "elf/history.h"
 #include "elf/rng.h"
 #include "elf/spec.h"
 
 namespace elf {
 
-// One step of one seat: a pointer per game key into storage the engine owns.
+// One step of one seat: the game's keys inside a history record the engine
+// owns (see history.h). The game reads and writes them by name.
 class Row {
  public:
-  Row(const std::vector<KeySpec>* keys, std::vector<void*> data)
-      : keys_(keys), data_(std::move(data)) {}
+  Row(const std::vector<KeySpec>* keys, const RecordLayout* layout) : keys_(keys), layout_(layout) {}
 
   // The key's storage as an array of T (NumElements() of them).
   template <typename T>
@@ -35,14 +36,14 @@ class Row {
       throw std::logic_error("key '" + key.name + "' is " + elf::Name(key.dtype) + ", read as " +
                              elf::Name(DTypeOf<T>::value));
     }
-    return static_cast<T*>(data_[index]);
+    return reinterpret_cast<T*>(record_ + layout_->offset(index));
   }
-  // For the engine: point key number `index` at new storage.
-  void Point(int index, void* data) { data_[index] = data; }
-
   // First element of a scalar key, for actions: `replies[0].Scalar<int64_t>("a")`.
   template <typename T>
   T Scalar(std::string_view name) const { return *Get<T>(name); }
+
+  // For the engine: point the row at another record.
+  void Point(uint8_t* record) { record_ = record; }
 
  private:
   int Find(std::string_view name) const {
@@ -53,7 +54,8 @@ class Row {
   }
 
   const std::vector<KeySpec>* keys_;
-  std::vector<void*> data_;
+  const RecordLayout* layout_;
+  uint8_t* record_ = nullptr;
 };
 
 struct Outcome {

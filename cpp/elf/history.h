@@ -1,7 +1,8 @@
 // The last H steps of one seat of one game: a ring of records, each record
 // holding every key of the context (observations, actions, engine keys and
-// extra reply keys) at a fixed offset. Step s lives in slot s % H, so writing
-// step s + H overwrites step s. Owned by one game; touched only by the worker
+// extra reply keys) at a fixed offset. H is the requested length rounded up
+// to a power of two; step s lives in slot s % H, so writing step s + H
+// overwrites step s. Owned by one game; touched only by the worker
 // currently advancing that game (and by reply copies for that seat, which the
 // engine orders before the game's next step).
 #pragma once
@@ -35,22 +36,32 @@ class RecordLayout {
   std::size_t bytes_ = 0;
 };
 
+// Storage is lent by the caller (one arena for all histories keeps a game's
+// data close together): Words(layout, min_length) 8-byte words.
 class History {
  public:
-  History(const RecordLayout* layout, int length)
-      : layout_(layout), length_(length),
-        data_(layout->bytes() * static_cast<std::size_t>(length) / 8 + 1) {}
+  History() = default;
+  History(const RecordLayout* layout, int min_length, uint64_t* storage)
+      : layout_(layout), length_(RoundUpToPowerOfTwo(min_length)), data_(reinterpret_cast<uint8_t*>(storage)) {}
+
+  static std::size_t Words(const RecordLayout& layout, int min_length) {
+    return layout.bytes() * static_cast<std::size_t>(RoundUpToPowerOfTwo(min_length)) / 8;
+  }
 
   int length() const { return length_; }
-  uint8_t* Record(int64_t step) {
-    return reinterpret_cast<uint8_t*>(data_.data()) + (step % length_) * layout_->bytes();
-  }
+  uint8_t* Record(int64_t step) { return data_ + (step & (length_ - 1)) * layout_->bytes(); }
   void* Key(int64_t step, int key) { return Record(step) + layout_->offset(key); }
 
  private:
-  const RecordLayout* layout_;
-  int length_;
-  std::vector<uint64_t> data_;  // uint64_t storage keeps records 8-byte aligned
+  static int RoundUpToPowerOfTwo(int n) {
+    int power = 1;
+    while (power < n) power *= 2;
+    return power;
+  }
+
+  const RecordLayout* layout_ = nullptr;
+  int length_ = 1;
+  uint8_t* data_ = nullptr;
 };
 
 }  // namespace elf

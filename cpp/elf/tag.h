@@ -5,7 +5,7 @@
 // Protocol. Batches of a tag are numbered j = 0, 1, 2, ...; batch j lives in
 // buffer j % num_buffers and may only be written once the buffer's `owner`
 // is j (the previous user, batch j - num_buffers, has been released).
-// Worker threads claim a row (Claim*), write it, then Commit. The commit that
+// Worker threads claim rows (Claim*), write and Label them, then Commit. The commit that
 // completes a batch marks it ready and returns true; the caller then tells
 // the waiting Python thread. The Python thread delivers batches, and releases
 // each one (Release) once its callback and replies are done, which hands the
@@ -73,11 +73,14 @@ struct BatchBuffer {
   }
 };
 
+// Rows [row, row + rows) of batch `batch`, or, if !ok, the batch whose
+// buffer is still busy (the game must park).
 struct Claim {
-  bool ok = false;         // false: the buffer is busy; the game must park
+  bool ok = false;
   int64_t batch = 0;
   BatchBuffer* buffer = nullptr;
   int row = 0;
+  int rows = 0;
 };
 
 class Tag {
@@ -132,26 +135,29 @@ class Tag {
     return std::min(capacity_, routed - group * capacity_);
   }
 
-  // First-come claim of a row in the batch being filled.
-  Claim ClaimNext() {
+  // First-come claim of up to `want` consecutive rows (at least one) in the
+  // batch being filled: one atomic operation per block, and each thread
+  // writes its own run of rows.
+  Claim ClaimNext(int want = 1) {
     for (;;) {
       const int64_t batch = fill_.load(std::memory_order_acquire);
       BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
-      if (buffer.owner.load(std::memory_order_acquire) != batch) return {false, batch, &buffer, 0};
+      if (buffer.owner.load(std::memory_order_acquire) != batch) return {false, batch, &buffer, 0, 0};
       uint32_t claims = buffer.claims.load(std::memory_order_acquire);
-      if ((claims & BatchBuffer::kClosed) || static_cast<int>(claims) >= capacity_) {
+      const int claimed = static_cast<int>(claims & ~BatchBuffer::kClosed);
+      if ((claims & BatchBuffer::kClosed) || claimed >= capacity_) {
         int64_t expected = batch;
         fill_.compare_exchange_strong(expected, batch + 1);
         continue;
       }
-      if (!buffer.claims.compare_exchange_weak(claims, claims + 1)) continue;
-      const int row = static_cast<int>(claims);
-      if (row == 0 && config_.timeout_ms >= 0) buffer.first_claim_ns = NowNs();
-      if (row + 1 == capacity_) {
+      const int rows = std::min(want, capacity_ - claimed);
+      if (!buffer.claims.compare_exchange_weak(claims, claims + rows)) continue;
+      if (claimed == 0 && config_.timeout_ms >= 0) buffer.first_claim_ns = NowNs();
+      if (claimed + rows == capacity_) {
         int64_t expected = batch;
         fill_.compare_exchange_strong(expected, batch + 1);
       }
-      return {true, batch, &buffer, row};
+      return {true, batch, &buffer, claimed, rows};
     }
   }
 
@@ -161,18 +167,21 @@ class Tag {
     const int64_t batch = count * groups_ + position / capacity_;
     BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
     const bool ok = buffer.owner.load(std::memory_order_acquire) == batch;
-    return {ok, batch, &buffer, position % capacity_};
+    return {ok, batch, &buffer, position % capacity_, 1};
   }
 
-  // Records who wrote `claim`'s row; returns true when this commit completes
-  // the batch (it is then ready to deliver).
-  bool Commit(const Claim& claim, int game_id, int seat, int channel) {
-    BatchBuffer& buffer = *claim.buffer;
-    buffer.game_ids[claim.row] = game_id;
-    buffer.seats[claim.row] = seat;
-    buffer.channels[claim.row] = channel;
-    buffer.committed.fetch_add(1, std::memory_order_acq_rel);
-    return MarkReadyIfComplete(claim.batch, buffer);
+  // Records who wrote row `row` of a claim (before Commit).
+  static void Label(const Claim& claim, int row, int game_id, int seat, int channel) {
+    claim.buffer->game_ids[row] = game_id;
+    claim.buffer->seats[row] = seat;
+    claim.buffer->channels[row] = channel;
+  }
+
+  // Publishes `rows` written rows of a claim. Returns true when this commit
+  // completes the batch (it is then ready to deliver).
+  bool Commit(const Claim& claim, int rows) {
+    claim.buffer->committed.fetch_add(rows, std::memory_order_acq_rel);
+    return MarkReadyIfComplete(claim.batch, *claim.buffer);
   }
 
   // Closes the batch being filled if it has waited `timeout_ms` and holds at
