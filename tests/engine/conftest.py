@@ -1,0 +1,28 @@
+"""Shared helpers for the engine tests.
+
+The engine under test is `elfpy.GameContext`; the games are the native
+CartPole and the two test games in cpp/games/testing: `counter` (reward of the
+k-th step of an episode is k * (a + 1); its `count` key is the game's total
+step count) and `duel` (two seats; the higher pick wins the round).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+
+def os_threads() -> int:
+    """Number of OS threads in this process right now."""
+    return len(os.listdir("/proc/self/task"))
+
+
+def copy_batch(batch) -> dict:
+    """A batch's tag, rows and arrays, copied out of the engine's buffers."""
+    return {
+        "tag": batch.tag,
+        "game_ids": batch.game_ids.copy(),
+        "seats": batch.seats.copy(),
+        "arrays": {key: np.array(value, copy=True) for key, value in batch.items()},
+    }
