@@ -186,9 +186,9 @@ def measure(lib: str, num_envs: int, batch: int, threads: int, seconds: float,
 # --- reporting ----------------------------------------------------------------
 
 
-def _run(cmd: list[str]) -> str:
+def _run(cmd: list[str], cwd: Path) -> str:
     try:
-        return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=10).stdout.strip()
+        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
 
@@ -208,10 +208,19 @@ def machine_info(threads: int) -> dict[str, object]:
             versions[module] = __import__(module).__version__
         except Exception as error:  # a library missing is reported, not fatal
             versions[module] = f"unavailable ({type(error).__name__})"
-    commit = _run(["git", "rev-parse", "--short", "HEAD"]) or "unknown"
-    dirty = _run(["git", "status", "--porcelain", "--", "cpp", "elfpy", "setup.py", "CMakeLists.txt"])
+    # The commit of the checkout elfpy is imported from (it may be another
+    # worktree than this script's, e.g. via PYTHONPATH).
+    try:
+        import elfpy
+
+        elf_root = Path(elfpy.__file__).resolve().parent.parent
+    except Exception as error:
+        elf_root = REPO
+        versions["elfpy"] = f"unavailable ({type(error).__name__})"
+    commit = _run(["git", "rev-parse", "--short", "HEAD"], elf_root) or "unknown"
+    dirty = _run(["git", "status", "--porcelain", "--", "cpp", "elfpy", "setup.py", "CMakeLists.txt"], elf_root)
     if dirty:
-        commit += " (engine sources modified in the working tree)"
+        commit += " + uncommitted engine changes"
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
@@ -220,6 +229,7 @@ def machine_info(threads: int) -> dict[str, object]:
         "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
         "versions": versions,
         "commit": commit,
+        "elfpy_path": str(elf_root),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": "python " + shlex.join([os.path.relpath(sys.argv[0], REPO) if sys.argv[0].endswith(".py")
                                             else sys.argv[0], *sys.argv[1:]]),
@@ -268,13 +278,15 @@ def median(results: dict, lib: str, size: int, mode: str) -> float | None:
     return statistics.median(rates) if rates else None
 
 
-def spread(results: dict) -> float:
-    """Largest (max - min) / median over all figures."""
-    worst = 0.0
-    for rates in results.values():
-        if len(rates) > 1:
-            worst = max(worst, (max(rates) - min(rates)) / statistics.median(rates))
-    return worst
+def spread(results: dict) -> tuple[float, float, str]:
+    """Median and largest (max - min) / median over all figures, and the figure
+    with the largest."""
+    spreads = {key: (max(rates) - min(rates)) / statistics.median(rates)
+               for key, rates in results.items() if len(rates) > 1}
+    if not spreads:
+        return 0.0, 0.0, "-"
+    lib, size, mode = max(spreads, key=spreads.get)
+    return statistics.median(spreads.values()), max(spreads.values()), f"{LIBRARIES[lib][0]}, {size} envs {mode}"
 
 
 def print_table(header: list[str], rows: list[list[str]], markdown: bool) -> None:
@@ -313,10 +325,10 @@ def goals(results: dict, sizes: list[int]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[64, 256, 1024, 4096],
+    parser.add_argument("--sizes", type=int, nargs="+",
                         help="numbers of environments (default: 64 256 1024 4096)")
-    parser.add_argument("--repeats", type=int, default=5, help="measurements per figure; the median is shown")
-    parser.add_argument("--seconds", type=float, default=1.0, help="target length of one measurement")
+    parser.add_argument("--repeats", type=int, help="measurements per figure; the median is shown (default 5)")
+    parser.add_argument("--seconds", type=float, help="target length of one measurement (default 1.0)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="worker threads for elfpy and envpool (default: cores)")
     parser.add_argument("--libs", nargs="+", default=list(LIBRARIES), choices=list(LIBRARIES),
@@ -324,12 +336,14 @@ def main() -> None:
     parser.add_argument("--async-vector-max", type=int, default=256,
                         help="largest size run with gym AsyncVectorEnv (one process per env); n/a beyond")
     parser.add_argument("--quick", action="store_true",
-                        help="smoke run: sizes 64 256, 2 repeats, 0.2 s per measurement")
+                        help="smoke run: defaults become sizes 64 256, 2 repeats, 0.2 s per measurement")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     parser.add_argument("--json", type=Path, help="also write every measurement to this JSON file")
     args = parser.parse_args()
-    if args.quick:
-        args.sizes, args.repeats, args.seconds = [64, 256], 2, 0.2
+    quick = args.quick
+    args.sizes = args.sizes or ([64, 256] if quick else [64, 256, 1024, 4096])
+    args.repeats = args.repeats or (2 if quick else 5)
+    args.seconds = args.seconds or (0.2 if quick else 1.0)
     if any(size < 2 or size % 2 for size in args.sizes):
         parser.error("sizes must be even numbers >= 2 (async mode uses batch = envs / 2)")
     libs = [lib for lib in LIBRARIES if lib in args.libs]  # fixed column order
@@ -363,7 +377,7 @@ def main() -> None:
 
     print(f"CartPole env steps per second (median of {args.repeats}), ratio to envpool at the same size and mode")
     print(f"machine: {info['cpu']}, {info['cores']} cores; threads: {info['threads']}")
-    print("versions: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()) + f", elfpy commit {info['commit']}")
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()) + f", elfpy commit {info['commit']} ({info['elfpy_path']})")
     print(f"date: {info['date']}; total time {time.perf_counter() - total_start:.0f} s")
     print(f"command: {info['command']}")
     print()
@@ -371,7 +385,9 @@ def main() -> None:
     print()
     if "gym_async" in libs and any(s > args.async_vector_max for s in args.sizes):
         print(f"gym AsyncVectorEnv (one process per env) is n/a above {args.async_vector_max} envs.")
-    print(f"largest spread (max - min) / median over the repeats: {spread(results):.0%}")
+    typical, worst, where = spread(results)
+    print(f"spread over the repeats, (max - min) / median: typical {typical:.0%}, largest {worst:.0%} ({where})")
+    print(f"load average at start {info['loadavg'][0]:.2f}, at end {os.getloadavg()[0]:.2f} (cores: {info['cores']})")
     for line in goals(results, args.sizes):
         print(line)
     if args.json:
