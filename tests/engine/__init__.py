@@ -1,0 +1,1 @@
+"""The engine's pytest suite: elfpy.GameContext driving the native games."""

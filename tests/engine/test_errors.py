@@ -1,0 +1,373 @@
+"""Bad input and faults: each gives a clear error, never a hang.
+
+Every test that could hang runs under a short pytest timeout; none asserts
+how long anything took.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import elfpy
+from .helpers import os_threads
+
+
+def counter_context(num_games: int = 4, batch_size: int = 4, **options) -> elfpy.GameContext:
+    gc = elfpy.GameContext("counter", num_games=num_games, num_threads=2, seed=1, **options)
+    gc.add_tag("actor", batch_size=batch_size, inputs=["s", "count"], replies=["a"])
+    return gc
+
+
+def zeros(batch) -> dict:
+    return {"a": np.zeros(len(batch), dtype=np.int64)}
+
+
+# --- unknown names ---------------------------------------------------------
+
+
+def test_unknown_game_raises_value_error_listing_registered_games():
+    with pytest.raises(ValueError, match="no_such_game") as error:
+        elfpy.GameContext("no_such_game", num_games=1)
+    for game in ("cartpole", "counter", "duel"):
+        assert game in str(error.value)
+
+
+def test_unknown_game_option_raises_value_error_listing_valid_options():
+    with pytest.raises(ValueError, match="max_step") as error:
+        elfpy.GameContext("cartpole", num_games=1, max_step=10)
+    assert "max_steps" in str(error.value)
+    with pytest.raises(ValueError) as error:
+        elfpy.GameContext("counter", num_games=1, fail_at=3)
+    for option in ("episode_length", "fail_at_step", "num_actions"):
+        assert option in str(error.value)
+
+
+def test_unknown_tag_raises_value_error_listing_tags():
+    gc = counter_context()
+    gc.add_tag("train", batch_size=4, T=3, inputs=["s", "r"])
+    with pytest.raises(ValueError, match="'critic'") as error:
+        gc.reg_callback("critic", zeros)
+    assert "actor" in str(error.value) and "train" in str(error.value)
+    with pytest.raises(ValueError, match="'critic'") as error:
+        gc.spec("critic")
+    assert "actor" in str(error.value) and "train" in str(error.value)
+
+
+def test_unknown_input_key_raises_value_error_listing_keys():
+    gc = elfpy.GameContext("cartpole", num_games=2)
+    with pytest.raises(ValueError, match="'obs'") as error:
+        gc.add_tag("actor", batch_size=2, inputs=["obs"], replies=["a"])
+    for key in ("s", "a", "r", "terminal", "truncated", "episode_return", "pi", "V"):
+        assert re.search(rf"\b{key}\b", str(error.value)), key
+
+
+def test_unknown_reply_key_raises_value_error_listing_keys():
+    gc = elfpy.GameContext("cartpole", num_games=2)
+    with pytest.raises(ValueError, match="'action'") as error:
+        gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["action"])
+    assert re.search(r"\ba\b", str(error.value))
+
+
+def test_unknown_key_of_a_batch_raises_key_error_listing_its_inputs():
+    gc = counter_context()
+    with gc:
+        batch = next(iter(gc))
+        with pytest.raises(KeyError, match="'r'") as error:
+            batch["r"]
+        assert "count" in str(error.value) and "'s'" in str(error.value)
+        batch.reply(zeros(batch))
+
+
+# --- configurations that could never run --------------------------------------
+
+
+def test_batch_size_larger_than_games_on_a_reply_tag_raises_at_start():
+    gc = counter_context(num_games=4, batch_size=8)
+    with pytest.raises(ValueError, match="actor") as error:
+        gc.start()
+    assert "8" in str(error.value) and "4" in str(error.value)
+    gc.stop()
+
+
+def test_action_that_no_tag_replies_raises_at_start():
+    gc = elfpy.GameContext("counter", num_games=2)
+    gc.add_tag("train", batch_size=2, T=3, inputs=["s", "r"])
+    with pytest.raises(ValueError, match="'a'"):
+        gc.start()
+    gc.stop()
+
+
+def test_action_replied_by_two_tags_raises_at_start():
+    gc = elfpy.GameContext("counter", num_games=2)
+    gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])
+    gc.add_tag("actor_too", batch_size=2, inputs=["s"], replies=["a"])
+    with pytest.raises(ValueError, match="'a'"):
+        gc.start()
+    gc.stop()
+
+
+def test_tag_with_replies_and_history_is_rejected():
+    gc = elfpy.GameContext("counter", num_games=2)
+    with pytest.raises(ValueError, match="actor"):
+        gc.add_tag("actor", batch_size=2, T=4, inputs=["s"], replies=["a"])
+
+
+def test_inputs_given_as_a_string_raise_type_error():
+    gc = elfpy.GameContext("counter", num_games=2)
+    with pytest.raises(TypeError):
+        gc.add_tag("actor", batch_size=2, inputs="s", replies=["a"])
+
+
+# --- lifecycle ------------------------------------------------------------------
+
+
+def test_run_before_start_raises_runtime_error():
+    gc = counter_context()
+    gc.reg_callback("actor", zeros)
+    with pytest.raises(RuntimeError, match="start"):
+        gc.run()
+
+
+def test_start_twice_raises_runtime_error():
+    gc = counter_context()
+    gc.start()
+    with pytest.raises(RuntimeError, match="twice"):
+        gc.start()
+    gc.stop()
+
+
+@pytest.mark.timeout(10)
+def test_stop_twice_is_a_no_op():
+    gc = counter_context()
+    gc.reg_callback("actor", zeros)
+    gc.start()
+    gc.run()
+    gc.stop()
+    gc.stop()
+
+
+def test_stop_before_start_returns_and_start_after_stop_raises():
+    gc = counter_context()
+    gc.stop()
+    with pytest.raises(RuntimeError):
+        gc.start()
+
+
+@pytest.mark.timeout(10)
+def test_run_after_stop_raises_runtime_error():
+    gc = counter_context()
+    gc.reg_callback("actor", zeros)
+    gc.start()
+    gc.run()
+    gc.stop()
+    with pytest.raises(RuntimeError, match="stopped"):
+        gc.run()
+
+
+@pytest.mark.timeout(10)
+def test_stop_joins_every_worker_thread():
+    before = os_threads()
+    gc = elfpy.GameContext("counter", num_games=64, num_threads=3)
+    gc.add_tag("actor", batch_size=32, inputs=["s"], replies=["a"])
+    gc.reg_callback("actor", zeros)
+    gc.start()
+    assert os_threads() == before + 3
+    for _ in range(10):
+        gc.run()
+    gc.stop()
+    assert os_threads() == before
+
+
+@pytest.mark.timeout(10)
+def test_batch_without_callback_raises_value_error_naming_the_tag():
+    gc = counter_context()
+    gc.start()
+    with pytest.raises(ValueError, match="actor"):
+        gc.run()
+    gc.stop()
+
+
+@pytest.mark.timeout(10)
+def test_asking_for_the_next_batch_before_replying_raises():
+    gc = counter_context()
+    with gc:
+        batches = iter(gc)
+        next(batches)
+        with pytest.raises(RuntimeError, match="actor"):
+            next(batches)
+
+
+# --- faults while running -----------------------------------------------------
+
+
+class CallbackFailed(Exception):
+    pass
+
+
+@pytest.mark.timeout(10)
+def test_callback_exception_comes_out_of_run_and_stop_returns():
+    calls = []
+
+    def callback(batch):
+        calls.append(len(batch))
+        if len(calls) == 3:
+            raise CallbackFailed("bad luck on the third batch")
+        return zeros(batch)
+
+    gc = counter_context(num_games=8, batch_size=4)
+    gc.reg_callback("actor", callback)
+    gc.start()
+    gc.run()
+    gc.run()
+    with pytest.raises(CallbackFailed, match="third batch"):
+        gc.run()
+    with pytest.raises(RuntimeError):
+        gc.run()  # the context is failed: no more batches, and no hang
+    gc.stop()
+    assert len(calls) == 3
+
+
+@pytest.mark.timeout(10)
+def test_exception_in_a_game_raises_game_error_naming_game_id_and_message():
+    gc = counter_context(num_games=4, batch_size=2, fail_at_step=3)
+    gc.reg_callback("actor", zeros)
+    gc.start()
+    with pytest.raises(elfpy.GameError) as error:
+        for _ in range(100):
+            gc.run()
+    message = str(error.value)
+    assert "failed on purpose at step 3" in message
+    game = re.search(r"\bgame (\d+)\b", message)
+    assert game is not None and 0 <= int(game.group(1)) < 4, message
+    assert isinstance(error.value, RuntimeError)
+    with pytest.raises(elfpy.GameError):
+        gc.run()  # stays failed
+    gc.stop()
+
+
+# --- bad replies: ValueError naming tag and key, and no game steps on garbage --------
+
+
+def run_into_bad_reply(bad_reply, match: str):
+    """Steps 8 counter games (2 batches of 4 per step) for a few steps, then
+    replies `bad_reply(batch)` to one batch. Checks the error, that no game
+    then steps (no buffer ever shows a later step) and that the context stays
+    failed and stops."""
+    gc = counter_context(num_games=8, batch_size=4)
+    buffers = []  # one `count` view per distinct buffer of the tag
+    with gc:
+        batches = iter(gc)
+        for _ in range(8):
+            batch = next(batches)
+            if not any(np.shares_memory(batch["count"], seen) for seen in buffers):
+                buffers.append(batch["count"])
+            batch.reply(zeros(batch))
+        batch = next(batches)
+        step = int(batch["count"].max())
+        with pytest.raises(ValueError) as error:
+            batch.reply(bad_reply(batch))
+        message = str(error.value)
+        assert "'actor'" in message and "'a'" in message, message
+        assert re.search(match, message), message
+        time.sleep(0.1)  # time enough for a game that wrongly resumed to write its next step
+        assert max(int(view.max()) for view in buffers) <= step, "a game stepped after a bad reply"
+        with pytest.raises(RuntimeError):
+            next(batches)
+    return message
+
+
+@pytest.mark.timeout(10)
+def test_reply_with_wrong_shape_names_tag_and_key():
+    run_into_bad_reply(lambda b: {"a": np.zeros((len(b), 2), dtype=np.int64)}, r"shape")
+    run_into_bad_reply(lambda b: {"a": np.zeros(len(b) - 1, dtype=np.int64)}, r"shape")
+
+
+@pytest.mark.timeout(10)
+def test_reply_with_float_for_an_integer_action_names_tag_and_key():
+    run_into_bad_reply(lambda b: {"a": np.full(len(b), 1.5)}, r"float64")
+
+
+@pytest.mark.timeout(10)
+def test_reply_missing_a_key_names_tag_and_key():
+    run_into_bad_reply(lambda b: {"b": np.zeros(len(b), dtype=np.int64)}, r"missing")
+
+
+@pytest.mark.timeout(10)
+def test_reply_with_out_of_range_action_names_tag_key_and_value():
+    def bad(batch):
+        a = np.zeros(len(batch), dtype=np.int64)
+        a[-1] = 7  # counter's actions are 0, 1, 2
+        return {"a": a}
+
+    message = run_into_bad_reply(bad, r"\b7\b")
+    assert re.search(r"\[0, 2\]", message), message
+
+
+@pytest.mark.timeout(10)
+def test_reply_with_negative_action_is_rejected():
+    run_into_bad_reply(lambda b: {"a": np.full(len(b), -1, dtype=np.int64)}, r"-1")
+
+
+@pytest.mark.timeout(10)
+def test_callback_returning_no_dict_raises_value_error_naming_the_tag():
+    gc = counter_context()
+    gc.reg_callback("actor", lambda batch: None)
+    with gc:
+        with pytest.raises(ValueError, match="'actor'"):
+            gc.run()
+
+
+# --- Ctrl-C -------------------------------------------------------------------
+
+
+def interrupt_after(seconds: float) -> threading.Timer:
+    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    return timer
+
+
+@pytest.mark.timeout(20)
+def test_ctrl_c_while_run_waits_stops_the_context():
+    before = os_threads()
+    gc = counter_context(num_games=4, batch_size=4)
+    gc.reg_callback("actor", zeros)
+    gc.start()
+    # Take the only batch without replying: every game now waits for it, so
+    # run() can only wait until Ctrl-C.
+    next(iter(gc))
+    timer = interrupt_after(0.3)
+    with pytest.raises(KeyboardInterrupt):
+        gc.run()
+    timer.join()
+    assert os_threads() == before, "worker threads still alive after Ctrl-C"
+    with pytest.raises(RuntimeError, match="stopped"):
+        gc.run()
+    gc.stop()
+
+
+@pytest.mark.timeout(20)
+def test_ctrl_c_while_a_callback_runs_stops_the_context():
+    before = os_threads()
+
+    def slow_callback(batch):
+        time.sleep(10)  # Ctrl-C lands here
+        return zeros(batch)
+
+    gc = counter_context(num_games=4, batch_size=4)
+    gc.reg_callback("actor", slow_callback)
+    gc.start()
+    timer = interrupt_after(0.3)
+    with pytest.raises(KeyboardInterrupt):
+        gc.run()
+    timer.join()
+    assert os_threads() == before, "worker threads still alive after Ctrl-C"
+    with pytest.raises(RuntimeError, match="stopped"):
+        gc.run()
+    gc.stop()
