@@ -71,6 +71,15 @@ void Context::BuildKeys(const Options&) {
                               "return of the current episode so far; on a terminal row, of the one that ended"));
   length_key_ = add(EngineKey(keys::kEpisodeLength, DType::kInt32,
                               "steps of the current episode so far; on a terminal row, of the one that ended"));
+  // The last observation of an episode that ended, for each observation key.
+  final_keys_.assign(num_game_keys_, -1);
+  for (int key = 0; key < num_game_keys_; ++key) {
+    const KeySpec& observed = game_spec_.keys[key];
+    if (observed.role != KeyRole::kObservation) continue;
+    final_keys_[key] = add({"final_" + observed.name, observed.dtype, observed.shape,
+                            "on a terminal row, '" + observed.name + "' of the state the episode ended in",
+                            KeyRole::kEngine, std::nullopt});
+  }
   // The behaviour policy and value an actor replies, for games with one
   // discrete action: the learner reads them back from the history.
   std::vector<const KeySpec*> discrete;
@@ -179,7 +188,7 @@ void Context::ValidateRouting() const {
 }
 
 void Context::Wire() {
-  layout_ = RecordLayout(keys_);
+  layout_ = RecordLayout(keys_, StoredKeys());
   for (const auto& tag : tags_) {
     for (int seat = 0; seat < num_seats(); ++seat) {
       const auto& seats = tag->config().seats;
@@ -231,6 +240,32 @@ void Context::Wire() {
     const int capacity = fixed_groups ? std::min(tag->config().batch_size, routed) : tag->config().batch_size;
     tag->Allocate(keys_, capacity, deterministic_);
   }
+}
+
+// Keys a record must hold: the game's own (it writes them all), the engine's,
+// and any other key a tag reads or replies. `final_` keys are written only if
+// stored.
+std::vector<bool> Context::StoredKeys() {
+  std::vector<bool> is_final(keys_.size(), false);
+  for (int key : final_keys_) {
+    if (key >= 0) is_final[key] = true;
+  }
+  std::vector<bool> stored(keys_.size(), false);
+  for (std::size_t i = 0; i < keys_.size(); ++i) {
+    const bool engine = keys_[i].role == KeyRole::kEngine && !is_final[i];
+    stored[i] = static_cast<int>(i) < num_game_keys_ || engine;
+  }
+  for (const auto& tag : tags_) {
+    for (int key : tag->input_keys()) stored[key] = true;
+    for (int key : tag->reply_keys()) stored[key] = true;
+  }
+  // Keeping one final_ key means observing the ended state: keep them all.
+  keep_final_ = false;
+  for (int key : final_keys_) keep_final_ = keep_final_ || (key >= 0 && stored[key]);
+  for (int key : final_keys_) {
+    if (key >= 0) stored[key] = keep_final_;
+  }
+  return stored;
 }
 
 void Context::Start() {
@@ -434,8 +469,24 @@ void Context::StepGame(GameSlot& slot) {
   for (int seat = 0; seat < num_seats(); ++seat) {
     WriteStepHeader(slot, seat, slot.game->Reward(seat), outcome);
   }
-  if (outcome.Over()) slot.game->Reset(slot.rng);
+  if (outcome.Over()) {
+    if (keep_final_) KeepFinalObservation(slot);
+    slot.game->Reset(slot.rng);
+  }
   Observe(slot);
+}
+
+// Observes the state an episode ended in and copies it into the `final_`
+// keys of the record (the next Observe overwrites the game's own keys).
+void Context::KeepFinalObservation(GameSlot& slot) {
+  Observe(slot);
+  for (int seat = 0; seat < num_seats(); ++seat) {
+    History& history = channels_[slot.channels[seat]].history;
+    for (int key = 0; key < num_game_keys_; ++key) {
+      if (final_keys_[key] < 0) continue;
+      std::memcpy(history.Key(slot.step, final_keys_[key]), history.Key(slot.step, key), keys_[key].Bytes());
+    }
+  }
 }
 
 void Context::NotifyReady(int tag, int64_t batch) {

@@ -115,6 +115,8 @@ class Context {
   void WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome);
   void Observe(GameSlot& slot);
   void StepGame(GameSlot& slot);
+  void KeepFinalObservation(GameSlot& slot);
+  std::vector<bool> StoredKeys();
   void ConsumeReplies(int tag, int64_t batch, int begin, int end);
   void ReleaseBuffer(Tag& tag, int64_t batch);
   void Resume(const std::vector<int>& games);
@@ -131,6 +133,8 @@ class Context {
   GameSpec game_spec_;
   std::vector<KeySpec> keys_;  // game keys first, in the game's order
   int num_game_keys_ = 0;
+  std::vector<int> final_keys_;  // per game key: its final_ key, or -1
+  bool keep_final_ = false;      // some tag reads a final_ key
   int reward_key_ = -1, terminal_key_ = -1, truncated_key_ = -1, return_key_ = -1, length_key_ = -1;
   RecordLayout layout_;
   std::vector<std::unique_ptr<Tag>> tags_;

@@ -15,15 +15,16 @@
 
 namespace elf {
 
-// Where each key sits inside a record.
+// Where each key sits inside a record. Keys nobody reads take no space
+// (`stored[i]` false); their offset is never used.
 class RecordLayout {
  public:
   RecordLayout() = default;
-  explicit RecordLayout(const std::vector<KeySpec>& keys) {
-    for (const auto& key : keys) {
+  RecordLayout(const std::vector<KeySpec>& keys, const std::vector<bool>& stored) {
+    for (std::size_t i = 0; i < keys.size(); ++i) {
       offsets_.push_back(bytes_);
-      sizes_.push_back(key.Bytes());
-      bytes_ += (key.Bytes() + 7) / 8 * 8;  // keep every key 8-byte aligned
+      sizes_.push_back(keys[i].Bytes());
+      if (stored[i]) bytes_ += (keys[i].Bytes() + 7) / 8 * 8;  // keep every key 8-byte aligned
     }
   }
   std::size_t offset(int key) const { return offsets_[key]; }
