@@ -1,0 +1,103 @@
+// SpecBuilder and GameSpec: what a game declares about its keys, seats and
+// options, and the errors a user sees for options the game does not know.
+#include "elf/spec.h"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "check.h"
+
+using Values = std::map<std::string, std::string>;
+#include "elf/registry.h"
+
+using elf::DType;
+using elf::KeyRole;
+using elf::Options;
+using elf::SpecBuilder;
+
+TEST(builder_records_keys_in_declaration_order_with_roles_and_bounds) {
+  const Options options;
+  SpecBuilder spec(options);
+  spec.Observation("s", DType::kFloat32, {4}, "state");
+  spec.DiscreteAction("a", 3, "action");
+  spec.ContinuousAction("force", {2}, -1.0, 1.0, "force");
+  const elf::GameSpec game = spec.Finish();
+  REQUIRE(game.keys.size() == 3);
+  CHECK_EQ(game.keys[0].name, "s");
+  CHECK(game.keys[0].role == KeyRole::kObservation);
+  CHECK_EQ(game.keys[0].Bytes(), std::size_t{16});
+  CHECK_EQ(game.keys[1].name, "a");
+  CHECK(game.keys[1].role == KeyRole::kAction);
+  CHECK(game.keys[1].dtype == DType::kInt64);
+  CHECK(game.keys[1].shape.empty());
+  REQUIRE(game.keys[1].bounds.has_value());
+  CHECK_EQ(game.keys[1].bounds->first, 0.0);
+  CHECK_EQ(game.keys[1].bounds->second, 2.0);
+  CHECK(game.keys[1].IsReply());
+  CHECK(!game.keys[0].IsReply());
+  CHECK_EQ(game.keys[2].NumElements(), int64_t{2});
+  CHECK(game.keys[2].dtype == DType::kFloat32);
+  CHECK_EQ(game.num_seats, 1);
+}
+
+TEST(scalar_key_has_one_element) {
+  const elf::KeySpec key{"r", DType::kFloat64, {}, "reward", KeyRole::kEngine, std::nullopt};
+  CHECK_EQ(key.NumElements(), int64_t{1});
+  CHECK_EQ(key.Bytes(), std::size_t{8});
+  const elf::KeySpec image{"img", DType::kUint8, {3, 4, 5}, "pixels", KeyRole::kObservation, std::nullopt};
+  CHECK_EQ(image.Bytes(), std::size_t{60});
+}
+
+TEST(key_declared_twice_is_rejected) {
+  const Options options;
+  SpecBuilder spec(options);
+  spec.Observation("s", DType::kFloat32, {4}, "state");
+  CHECK_THROWS(spec.Observation("s", DType::kFloat32, {1}, "again"), std::invalid_argument, "'s' declared twice");
+}
+
+TEST(bad_action_and_seat_counts_are_rejected) {
+  const Options options;
+  SpecBuilder spec(options);
+  CHECK_THROWS(spec.DiscreteAction("a", 0, "none"), std::invalid_argument, "num_values");
+  CHECK_THROWS(spec.Seats(0), std::invalid_argument, "seat");
+  spec.Seats(3);
+  CHECK_EQ(spec.Finish().num_seats, 3);
+}
+
+TEST(option_reads_the_given_value_and_records_default_and_help) {
+  const Options options(Values{{"max_steps", "7"}});
+  SpecBuilder spec(options);
+  CHECK_EQ(spec.Option("max_steps", 500, "steps per episode"), 7);
+  CHECK_EQ(spec.Option("gravity", 9.8, "m/s^2"), 9.8);
+  const elf::GameSpec game = spec.Finish();
+  REQUIRE(game.options.size() == 2);
+  CHECK_EQ(game.options[0].name, "max_steps");
+  CHECK_EQ(game.options[0].fallback, "500");
+  CHECK_EQ(game.options[0].help, "steps per episode");
+  CHECK_EQ(game.options[1].fallback, "9.8");
+}
+
+TEST(unknown_option_error_lists_the_valid_ones) {
+  const Options options(Values{{"max_step", "7"}});
+  SpecBuilder spec(options);
+  spec.Option("max_steps", 500, "steps");
+  spec.Option("gravity", 9.8, "m/s^2");
+  CHECK_THROWS(spec.Finish(), std::invalid_argument, "unknown game option 'max_step'");
+  CHECK_THROWS(spec.Finish(), std::invalid_argument, "valid options: max_steps, gravity");
+}
+
+TEST(unknown_option_of_a_game_without_options_says_none) {
+  const Options options(Values{{"x", "1"}});
+  SpecBuilder spec(options);
+  CHECK_THROWS(spec.Finish(), std::invalid_argument, "valid options: (none)");
+}
+
+TEST(registered_game_spec_rejects_unknown_option_by_name) {
+  const Options options(Values{{"max_step", "7"}});
+  CHECK_THROWS(elf::Registry::Global().Spec("cartpole", options), std::invalid_argument, "valid options: max_steps");
+  const Options good(Values{{"max_steps", "7"}});
+  CHECK_EQ(elf::Registry::Global().Spec("cartpole", good).keys.size(), std::size_t{2});
+}
+
+int main(int argc, char** argv) { return elf::testing::RunAll(argc, argv); }

@@ -1,0 +1,158 @@
+// WorkerPool: a fixed set of threads running submitted tasks.
+#include "elf/worker_pool.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <ctime>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "check.h"
+
+namespace {
+
+// Blocks until `count` reaches `target` or `seconds` pass; true if reached.
+bool WaitFor(const std::atomic<int>& count, int target, double seconds = 10.0) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (count.load() < target) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST(every_submitted_task_runs) {
+  elf::WorkerPool pool(2);
+  std::atomic<int> done{0};
+  for (int i = 0; i < 1000; ++i) pool.Submit([&] { ++done; });
+  CHECK(WaitFor(done, 1000));
+  pool.Stop();
+  CHECK_EQ(done.load(), 1000);
+}
+
+TEST(tasks_run_on_the_pool_threads_in_parallel) {
+  elf::WorkerPool pool(3);
+  std::mutex mutex;
+  std::condition_variable all_in;
+  std::set<std::thread::id> ids;
+  int inside = 0;
+  std::atomic<int> done{0};
+  for (int i = 0; i < 3; ++i) {
+    pool.Submit([&] {
+      std::unique_lock<std::mutex> lock(mutex);
+      ids.insert(std::this_thread::get_id());
+      ++inside;
+      all_in.notify_all();
+      // Only returns once all three run at once: needs three threads.
+      all_in.wait_for(lock, std::chrono::seconds(10), [&] { return inside == 3; });
+      ++done;
+    });
+  }
+  CHECK(WaitFor(done, 3));
+  std::lock_guard<std::mutex> lock(mutex);
+  CHECK_EQ(ids.size(), std::size_t{3});
+  CHECK(ids.count(std::this_thread::get_id()) == 0);
+}
+
+TEST(stop_joins_after_running_tasks_finish) {
+  elf::WorkerPool pool(2);
+  std::atomic<int> started{0}, finished{0};
+  for (int i = 0; i < 2; ++i) {
+    pool.Submit([&] {
+      ++started;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      ++finished;
+    });
+  }
+  CHECK(WaitFor(started, 2));
+  pool.Stop();
+  CHECK_EQ(finished.load(), 2);  // Stop waited for the running tasks
+}
+
+TEST(stop_drops_queued_tasks_and_later_submits) {
+  elf::WorkerPool pool(1);
+  std::atomic<int> started{0}, ran{0};
+  std::atomic<bool> release{false};
+  pool.Submit([&] {
+    ++started;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  for (int i = 0; i < 100; ++i) pool.Submit([&] { ++ran; });
+  CHECK(WaitFor(started, 1));
+  std::thread stopper([&] { pool.Stop(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  release = true;
+  stopper.join();
+  pool.Submit([&] { ++ran; });
+  CHECK_EQ(ran.load(), 0);
+}
+
+TEST(stop_is_idempotent_and_runs_in_the_destructor) {
+  std::atomic<int> done{0};
+  {
+    elf::WorkerPool pool(2);
+    pool.Submit([&] { ++done; });
+    CHECK(WaitFor(done, 1));
+    pool.Stop();
+    pool.Stop();
+  }  // destructor stops a third time
+  {
+    elf::WorkerPool never_stopped(2);
+    never_stopped.Submit([&] { ++done; });
+    CHECK(WaitFor(done, 2));
+  }
+  CHECK_EQ(done.load(), 2);
+}
+
+TEST(tasks_may_submit_tasks) {
+  elf::WorkerPool pool(2);
+  std::atomic<int> done{0};
+  // A chain of 1000 tasks, each submitting the next, plus a fan-out.
+  std::function<void(int)> chain = [&](int left) {
+    ++done;
+    if (left > 0) pool.Submit([&chain, left] { chain(left - 1); });
+  };
+  pool.Submit([&] { chain(999); });
+  for (int i = 0; i < 10; ++i) {
+    pool.Submit([&] {
+      for (int j = 0; j < 10; ++j) pool.Submit([&] { ++done; });
+    });
+  }
+  CHECK(WaitFor(done, 1100));
+  pool.Stop();
+  CHECK_EQ(done.load(), 1100);
+}
+
+TEST(submit_from_a_task_while_stopping_is_dropped_not_deadlocked) {
+  std::atomic<int> done{0};
+  std::atomic<bool> stop{false};
+  elf::WorkerPool pool(2);
+  std::function<void()> again = [&] {
+    ++done;
+    if (!stop) pool.Submit(again);
+  };
+  pool.Submit(again);
+  pool.Submit(again);
+  CHECK(WaitFor(done, 100));
+  pool.Stop();  // tasks keep resubmitting themselves until now
+  stop = true;
+  const int after = done.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_EQ(done.load(), after);
+}
+
+TEST(idle_workers_block_instead_of_spinning) {
+  elf::WorkerPool pool(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let them go idle
+  const std::clock_t before = std::clock();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double cpu_seconds = static_cast<double>(std::clock() - before) / CLOCKS_PER_SEC;
+  CHECK(cpu_seconds < 0.05);  // two spinning threads would burn about 0.6 s
+}
+
+int main(int argc, char** argv) { return elf::testing::RunAll(argc, argv); }
