@@ -8,5 +8,6 @@ every key.
 
 from elfpy._elf import GameError
 from elfpy.context import Batch, GameContext, KeySpec, games
+from elfpy.vector import NativeVectorEnv, make_vector
 
-__all__ = ["Batch", "GameContext", "GameError", "KeySpec", "games"]
+__all__ = ["Batch", "GameContext", "GameError", "KeySpec", "NativeVectorEnv", "games", "make_vector"]
