@@ -1,0 +1,49 @@
+// MiniRTS built-in AIs, playing through the same command layer as a Python
+// agent (plus per-unit micro for hit_and_run). They see the whole map (no
+// fog), like the rule-based AIs of the original platform.
+//   simple       workers to 4, one barracks, mostly melee; attacks once it
+//                has 5 troops, defends the base until then.
+//   hit_and_run  ranged troops only; from 3 on they harass the nearest enemy
+//                and step back out of reach of melee units while reloading.
+// PlayMatch runs AI against AI entirely in C++.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "elf/rng.h"
+#include "games/minirts/world.h"
+
+namespace elf::minirts {
+
+enum class AIKind { kSimple, kHitAndRun };
+
+// The valid names, in the order error messages list them.
+const std::vector<std::string>& AINames();
+// Throws std::invalid_argument naming `option` and listing the valid names.
+AIKind ParseAI(const std::string& name, const std::string& option);
+
+class BuiltinAI {
+ public:
+  explicit BuiltinAI(AIKind kind = AIKind::kSimple) : kind_(kind) {}
+  void Reset() { attacking_ = false; }
+  // A strategic decision; called every frame_skip ticks.
+  void Decide(World& world, int player);
+  // Per-unit control; called every tick (acts on one tick in four).
+  void Micro(World& world, int player);
+
+ private:
+  AIKind kind_;
+  bool attacking_ = false;
+};
+
+struct MatchResult {
+  int winner = -1;  // 0, 1, 2 (draw) or -1 (max_tick reached)
+  int ticks = 0;
+};
+
+// One game of `ai0` (player 0) against `ai1` on a new map drawn from `rng`,
+// deciding every `decide_every` ticks, up to `max_tick` ticks.
+MatchResult PlayMatch(World& world, BuiltinAI& ai0, BuiltinAI& ai1, Rng& rng, int max_tick, int decide_every);
+
+}  // namespace elf::minirts

@@ -1,0 +1,136 @@
+// MiniRTS, the game the engine sees: one or two seats of Python agents
+// choosing strategic commands (commands.h) every `frame_skip` ticks against a
+// built-in AI (ai.h) or each other.
+//   seats=1  Python plays player 0 (seat 0) against `opponent` as player 1.
+//   seats=2  self-play: seat k is player k, both Python.
+//   seats=0  spectator: `ai0` against `opponent`; the one seat observes
+//            player 0 and its action is ignored (AI-vs-AI games, benchmarks).
+// Reward: on the row that ends an episode r is exactly +1 (win) or -1 (loss;
+// also for every Python seat when `max_tick` is reached: `timeout_reward`),
+// 0 for a draw; so the win rate is the fraction of terminal rows with r > 0.
+// With shaped_reward, other rows carry (damage dealt - damage taken) / 500.
+// Reaching max_tick is a loss by the rules, so it is reported as terminated,
+// not truncated.
+#include <stdexcept>
+#include <string>
+
+#include "elf/game.h"
+#include "elf/registry.h"
+#include "games/minirts/ai.h"
+#include "games/minirts/commands.h"
+#include "games/minirts/features.h"
+#include "games/minirts/fog.h"
+#include "games/minirts/world.h"
+
+namespace elf::games {
+
+using namespace elf::minirts;  // NOLINT: this .cc file is the game's own
+
+class MiniRTS : public Game {
+ public:
+  struct Config {
+    int map_size = 20;
+    int max_tick = 6000;
+    int frame_skip = 25;
+    AIKind opponent = AIKind::kSimple;
+    AIKind ai0 = AIKind::kSimple;
+    int seats = 1;
+    bool shaped_reward = false;
+    float timeout_reward = -1.0f;
+  };
+
+  static Config DefineSpec(SpecBuilder& spec) {
+    Config config;
+    config.map_size = spec.Option("map_size", 20, "width and height of the square map, in tiles (10..64)");
+    config.max_tick = spec.Option("max_tick", 6000, "ticks before the game ends as a loss for Python seats");
+    config.frame_skip = spec.Option("frame_skip", 25, "ticks between two commands (one step)");
+    config.opponent = ParseAI(spec.Option<std::string>("opponent", "simple",
+                                                       "built-in AI of player 1: simple or hit_and_run"),
+                              "opponent");
+    config.ai0 = ParseAI(spec.Option<std::string>("ai0", "simple", "built-in AI of player 0 when seats=0"), "ai0");
+    config.seats = spec.Option("seats", 1, "1: Python vs the opponent AI; 2: self-play; 0: AI vs AI, observed");
+    config.shaped_reward = spec.Option("shaped_reward", false, "add (damage dealt - taken) / 500 each step");
+    config.timeout_reward = spec.Option("timeout_reward", -1.0f, "reward of a Python seat when max_tick is reached");
+    if (config.map_size < kMinMapSize || config.map_size > kMaxMapSize) {
+      throw std::invalid_argument("option 'map_size' must be in " + std::to_string(kMinMapSize) + ".." +
+                                  std::to_string(kMaxMapSize) + ", got " + std::to_string(config.map_size));
+    }
+    if (config.seats < 0 || config.seats > 2) {
+      throw std::invalid_argument("option 'seats' must be one of 0, 1, 2; got " + std::to_string(config.seats));
+    }
+    if (config.max_tick < 1) throw std::invalid_argument("option 'max_tick' must be >= 1");
+    if (config.frame_skip < 1) throw std::invalid_argument("option 'frame_skip' must be >= 1");
+    const int n = config.map_size;
+    spec.Seats(config.seats == 2 ? 2 : 1);
+    spec.Observation("s", DType::kFloat32, {kNumPlanes, n, n}, kPlanesHelp);
+    spec.Observation("v", DType::kFloat32, {kNumScalars}, kScalarsHelp);
+    spec.DiscreteAction("a", kNumCommands, kCommandHelp);
+    return config;
+  }
+
+  explicit MiniRTS(const Config& config)
+      : config_(config), world_(config.map_size), fog_(config.map_size), ai0_(config.ai0), ai1_(config.opponent) {}
+
+  void Reset(Rng& rng) override {
+    world_.Reset(rng);
+    fog_.Reset();
+    fog_.Update(world_);
+    ai0_.Reset();
+    ai1_.Reset();
+    rewards_[0] = rewards_[1] = 0.0f;
+  }
+
+  void Observe(int seat, const Row& row) override {
+    WriteFeatures(world_, fog_, seat, config_.max_tick, row.Get<float>("s"), row.Get<float>("v"));
+  }
+
+  Outcome Step(const std::vector<Row>& replies, Rng&) override {
+    const bool ai_plays_0 = config_.seats == 0, ai_plays_1 = config_.seats < 2;
+    if (ai_plays_0) {
+      ai0_.Decide(world_, 0);
+    } else {
+      for (int seat = 0; seat < config_.seats; ++seat) {
+        ApplyCommand(world_, seat, static_cast<int>(replies[seat].Scalar<int64_t>("a")));
+      }
+    }
+    if (ai_plays_1) ai1_.Decide(world_, 1);
+    const int dealt0 = world_.damage_dealt(0), dealt1 = world_.damage_dealt(1);
+    for (int k = 0; k < config_.frame_skip && world_.winner() < 0 && world_.tick() < config_.max_tick; ++k) {
+      if (ai_plays_0) ai0_.Micro(world_, 0);
+      if (ai_plays_1) ai1_.Micro(world_, 1);
+      world_.Tick();
+    }
+    fog_.Update(world_);
+    const int winner = world_.winner();
+    const bool timeout = winner < 0 && world_.tick() >= config_.max_tick;
+    for (int player = 0; player < 2; ++player) {
+      if (winner >= 0) {
+        rewards_[player] = winner == 2 ? 0.0f : (winner == player ? 1.0f : -1.0f);
+      } else if (timeout) {
+        rewards_[player] = config_.timeout_reward;
+      } else if (config_.shaped_reward) {
+        const int dealt = world_.damage_dealt(player) - (player == 0 ? dealt0 : dealt1);
+        const int taken = world_.damage_dealt(1 - player) - (player == 0 ? dealt1 : dealt0);
+        rewards_[player] = static_cast<float>(dealt - taken) / 500.0f;
+      } else {
+        rewards_[player] = 0.0f;
+      }
+    }
+    Outcome outcome;
+    outcome.terminated = winner >= 0 || timeout;
+    return outcome;
+  }
+
+  float Reward(int seat) const override { return rewards_[seat]; }
+
+ private:
+  Config config_;
+  World world_;
+  Fog fog_;
+  BuiltinAI ai0_, ai1_;
+  float rewards_[2] = {0.0f, 0.0f};
+};
+
+ELF_REGISTER_GAME("minirts", MiniRTS);
+
+}  // namespace elf::games

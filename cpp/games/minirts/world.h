@@ -1,0 +1,109 @@
+// MiniRTS world: the state of one game (map, units, players' resources) and
+// the deterministic tick loop that moves units, gathers, constructs,
+// produces, fights and removes the dead. Orders are given through the
+// Order* methods (by the command layer and the built-in AIs); Tick() carries
+// them out. Units live in a fixed array of slots sized at construction, so a
+// tick never allocates. Not thread-safe: one world per game.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "elf/rng.h"
+#include "games/minirts/map.h"
+#include "games/minirts/units.h"
+
+namespace elf::minirts {
+
+inline constexpr int kMaxUnits = 160;  // both players together
+
+class World {
+ public:
+  explicit World(int map_size);
+
+  // A new episode on a new map: each player gets a base, kStartWorkers
+  // workers that start gathering, and kStartResources.
+  void Reset(Rng& rng);
+  // One tick. Does nothing once the game has a winner.
+  void Tick();
+
+  // The winner: -1 while the game goes on, 0 or 1, or 2 for a draw (both
+  // bases fell on the same tick).
+  int winner() const { return winner_; }
+  int tick() const { return tick_; }
+  int resources(int player) const { return resources_[player]; }
+  void set_resources(int player, int amount) { resources_[player] = amount; }
+  // Alive units of a type, per player (buildings under construction excluded).
+  int count(int player, int type) const { return counts_[player][type]; }
+  int base_slot(int player) const { return base_slot_[player]; }
+  // Cumulative damage a player's units dealt (for the shaped reward).
+  int damage_dealt(int player) const { return damage_dealt_[player]; }
+  // Slots [0, end()) may hold units; test Unit::Alive().
+  int end() const { return end_; }
+  const Unit& unit(int slot) const { return units_[slot]; }
+  Unit& unit(int slot) { return units_[slot]; }
+  const Map& map() const { return map_; }
+  Map& map() { return map_; }
+  int occupant(int x, int y) const { return occupancy_[map_.Index(x, y)]; }
+  bool Free(int x, int y) const { return map_.Passable(x, y) && occupancy_[map_.Index(x, y)] < 0; }
+
+  // Places a unit (for setup and tests); returns its slot or -1 when the
+  // tile is taken or no slot is free.
+  int Spawn(int player, UnitType type, int x, int y);
+
+  // Orders. Each replaces the unit's current order.
+  void OrderIdle(int slot);
+  void OrderMove(int slot, int x, int y, bool attack_move);
+  void OrderAttack(int slot, int target_slot, bool attack_move);
+  // Gather from the nearest mine with resources left; idle if none.
+  void OrderGather(int slot);
+  // A worker constructs `type` at (x, y); pays now. False if unaffordable.
+  bool OrderBuild(int slot, UnitType type, int x, int y);
+  // A building produces `type`; pays now. False if unaffordable or busy.
+  bool OrderProduce(int slot, UnitType type);
+
+  // The nearest alive enemy of `slot` within squared distance `radius_sq`,
+  // or -1. Units before buildings when `units_first`.
+  int NearestEnemy(int slot, int radius_sq, bool units_first = true) const;
+  int DistSq(const Unit& a, const Unit& b) const {
+    const int dx = a.x - b.x, dy = a.y - b.y;
+    return dx * dx + dy * dy;
+  }
+
+ private:
+  void Act(int slot);
+  void ActGather(Unit& u);
+  void ActBuild(Unit& u);
+  void ActProduce(Unit& u);
+  void ActAttack(Unit& u);
+  void Hit(Unit& u, Unit& target);
+  // Moves one tile toward (gx, gy) when the unit may move; true if it moved.
+  bool Step(Unit& u, int gx, int gy);
+  void MoveTo(Unit& u, int x, int y);
+  // A free ground tile around (x, y), nearest rings first, or false.
+  bool FreeTileNear(int x, int y, int max_ring, int* fx, int* fy) const;
+  int NearestMine(int x, int y) const;
+  void Remove(int slot);
+
+  Map map_;
+  PathCache paths_;
+  std::vector<Unit> units_;
+  std::vector<int16_t> occupancy_;  // slot per tile, -1 when free
+  int end_ = 0;
+  int32_t next_uid_ = 1;
+  int tick_ = 0;
+  int winner_ = -1;
+  int resources_[2] = {0, 0};
+  int counts_[2][kNumUnitTypes] = {};
+  int base_slot_[2] = {-1, -1};
+  int damage_dealt_[2] = {0, 0};
+};
+
+// Chebyshev distance: 1 means adjacent (diagonals included).
+inline int Chebyshev(int ax, int ay, int bx, int by) {
+  const int dx = ax > bx ? ax - bx : bx - ax;
+  const int dy = ay > by ? ay - by : by - ay;
+  return dx > dy ? dx : dy;
+}
+
+}  // namespace elf::minirts

@@ -1,0 +1,137 @@
+"""MiniRTS through elfpy.GameContext: specs, options, seats and final rewards.
+
+The rules themselves are pinned down by the C++ suite (cpp/tests/test_minirts.cc);
+these tests check what a Python user sees. Win rates come from the reward on
+terminal rows: with auto-reset, the row that ends an episode already shows the
+next episode's first state, and its `r` is the final +1 (win) or -1 (loss).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import elfpy
+
+NUM_PLANES, NUM_SCALARS, NUM_COMMANDS = 15, 14, 9
+
+
+def random_actions(rng: np.random.Generator):
+    return lambda batch: {"a": rng.integers(0, NUM_COMMANDS, len(batch))}
+
+
+def test_spec_states_planes_scalars_and_commands():
+    gc = elfpy.GameContext("minirts", num_games=2, num_threads=1, map_size=16)
+    spec = gc.spec()
+    assert spec["s"].shape == (NUM_PLANES, 16, 16) and spec["s"].dtype == np.float32
+    assert spec["v"].shape == (NUM_SCALARS,) and spec["v"].dtype == np.float32
+    assert spec["a"].role == "action" and spec["a"].bounds == (0, NUM_COMMANDS - 1)
+    assert gc.num_seats == 1
+    assert {name for name, _, _ in elfpy.GameContext.game_options("minirts")} >= {
+        "map_size", "max_tick", "frame_skip", "opponent", "seats", "shaped_reward"}
+
+
+def test_random_actions_run_on_an_actor_tag():
+    rng = np.random.default_rng(0)
+    gc = elfpy.GameContext("minirts", num_games=8, num_threads=1, seed=1)
+    gc.add_tag("actor", batch_size=4, inputs=["s", "v", "r", "terminal"], replies=["a"])
+    gc.reg_callback("actor", random_actions(rng))
+    seen = []
+
+    def check(batch):
+        assert batch["s"].shape == (len(batch), NUM_PLANES, 20, 20)
+        assert batch["v"].shape == (len(batch), NUM_SCALARS)
+        # Own base in the top-left corner, on every row.
+        assert np.all(batch["s"][:, 3, 2, 2] == 1.0)
+        seen.append(len(batch))
+        return random_actions(rng)(batch)
+
+    gc.reg_callback("actor", check)
+    with gc:
+        for _ in range(50):
+            gc.run()
+    assert sum(seen) == 200
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"map_size": 5}, "10..64"),
+     ({"opponent": "nobody"}, "valid choices: simple, hit_and_run"),
+     ({"seats": 3}, "0, 1, 2")],
+)
+def test_invalid_options_raise_value_error_with_valid_choices(options, message):
+    with pytest.raises(ValueError, match=message):
+        elfpy.GameContext("minirts", num_games=1, num_threads=1, **options)
+
+
+def test_self_play_seats_have_their_own_tags():
+    gc = elfpy.GameContext("minirts", num_games=4, num_threads=1, seats=2, frame_skip=50)
+    assert gc.num_seats == 2
+    rng = np.random.default_rng(1)
+    counts = {"actor0": 0, "actor1": 0}
+    finals = []
+
+    def actor(name):
+        def fn(batch):
+            counts[name] += len(batch)
+            assert np.all(batch.seats == int(name[-1]))
+            assert np.all(batch["s"][:, 3, 2, 2] == 1.0)  # each seat sees its own base top-left
+            finals.extend(batch["r"][batch["terminal"]].tolist())
+            return random_actions(rng)(batch)
+        return fn
+
+    for seat in (0, 1):
+        gc.add_tag(f"actor{seat}", batch_size=2, inputs=["s", "r", "terminal"], replies=["a"], seats=[seat])
+        gc.reg_callback(f"actor{seat}", actor(f"actor{seat}"))
+    with gc:
+        for _ in range(100):
+            gc.run()
+    assert counts["actor0"] > 0 and counts["actor1"] > 0
+    assert all(r in (-1.0, 0.0, 1.0) for r in finals)
+
+
+def test_games_against_the_simple_ai_end_with_plus_or_minus_one():
+    rng = np.random.default_rng(2)
+    gc = elfpy.GameContext("minirts", num_games=8, num_threads=1, seed=3, frame_skip=50, max_tick=3000)
+    gc.add_tag("actor", batch_size=8, inputs=["r", "terminal", "episode_length"], replies=["a"])
+    finals = []
+    with gc:
+        for batch in gc:
+            finals.extend(batch["r"][batch["terminal"]].tolist())
+            batch.reply(random_actions(rng)(batch))
+            if len(finals) >= 8:
+                break
+    assert len(finals) >= 8
+    assert set(finals) <= {-1.0, 1.0}
+    assert -1.0 in finals  # random commands lose to the simple AI (almost always)
+
+
+def test_ai_against_ai_spectator_mode_finishes_games():
+    gc = elfpy.GameContext("minirts", num_games=2, num_threads=1, seats=0, frame_skip=500,
+                           ai0="hit_and_run", opponent="simple")
+    gc.add_tag("actor", batch_size=2, inputs=["r", "terminal"], replies=["a"])
+    finals = []
+    with gc:
+        for batch in gc:
+            finals.extend(batch["r"][batch["terminal"]].tolist())
+            batch.reply({"a": np.zeros(len(batch), dtype=np.int64)})
+            if len(finals) >= 4:
+                break
+    assert set(finals) <= {-1.0, 0.0, 1.0} and len(finals) >= 4
+
+
+def test_same_seed_same_observations():
+    def first_rows(seed: int) -> np.ndarray:
+        gc = elfpy.GameContext("minirts", num_games=2, num_threads=1, seed=seed, deterministic=True)
+        gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])
+        rows = []
+        with gc:
+            for i, batch in enumerate(gc):
+                rows.append(np.array(batch["s"], copy=True))
+                batch.reply({"a": np.full(len(batch), i % NUM_COMMANDS, dtype=np.int64)})
+                if i == 20:
+                    break
+        return np.stack(rows)
+
+    assert np.array_equal(first_rows(5), first_rows(5))
+    assert not np.array_equal(first_rows(5), first_rows(6))
