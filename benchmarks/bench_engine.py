@@ -193,6 +193,14 @@ def _run(cmd: list[str], cwd: Path) -> str:
         return ""
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (os.cpu_count() unless restricted by
+    affinity, e.g. taskset)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def machine_info(threads: int) -> dict[str, object]:
     cpu = platform.processor() or "unknown"
     try:
@@ -224,6 +232,7 @@ def machine_info(threads: int) -> dict[str, object]:
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
+        "usable_cores": usable_cores(),
         "threads": threads,
         "platform": platform.platform(),
         "loadavg": os.getloadavg() if hasattr(os, "getloadavg") else None,
@@ -297,9 +306,9 @@ def print_table(header: list[str], rows: list[list[str]], markdown: bool) -> Non
             print("| " + " | ".join(row) + " |")
         return
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+    print("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
     for row in rows:
-        print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+        print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
 
 
 def goals(results: dict, sizes: list[int]) -> list[str]:
@@ -329,8 +338,8 @@ def main() -> None:
                         help="numbers of environments (default: 64 256 1024 4096)")
     parser.add_argument("--repeats", type=int, help="measurements per figure; the median is shown (default 5)")
     parser.add_argument("--seconds", type=float, help="target length of one measurement (default 1.0)")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                        help="worker threads for elfpy and envpool (default: cores)")
+    parser.add_argument("--threads", type=int, default=usable_cores(),
+                        help="worker threads for elfpy and envpool (default: the cores this process may use)")
     parser.add_argument("--libs", nargs="+", default=list(LIBRARIES), choices=list(LIBRARIES),
                         help="libraries to measure (default: all)")
     parser.add_argument("--async-vector-max", type=int, default=256,
@@ -372,12 +381,14 @@ def main() -> None:
                     key = (lib, size, mode)
                     rate, batches[key] = measure(lib, size, batch, args.threads, args.seconds, batches.get(key))
                     results.setdefault(key, []).append(rate)
-                    print(f"[{repeat + 1}/{args.repeats}] {size:5d} envs {mode:5s} {lib:10s} {fmt_rate(rate):>7s} steps/s",
-                          file=sys.stderr, flush=True)
+                    progress = f"[{repeat + 1}/{args.repeats}] {size:5d} envs {mode:5s} {lib:10s}"
+                    print(f"{progress} {fmt_rate(rate):>7s} steps/s", file=sys.stderr, flush=True)
 
     print(f"CartPole env steps per second (median of {args.repeats}), ratio to envpool at the same size and mode")
-    print(f"machine: {info['cpu']}, {info['cores']} cores; threads: {info['threads']}")
-    print("versions: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()) + f", elfpy commit {info['commit']} ({info['elfpy_path']})")
+    usable = "" if info["usable_cores"] == info["cores"] else f" ({info['usable_cores']} usable)"
+    print(f"machine: {info['cpu']}, {info['cores']} cores{usable}; threads: {info['threads']}")
+    versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
+    print(f"versions: {versions}, elfpy commit {info['commit']} ({info['elfpy_path']})")
     print(f"date: {info['date']}; total time {time.perf_counter() - total_start:.0f} s")
     print(f"command: {info['command']}")
     print()
