@@ -76,6 +76,12 @@ class ModelInterface(Configurable):
         """The optimizer of model ``name``."""
         return self.optimizers[name]
 
+    def scale_lr(self, factor: float) -> None:
+        """Set every optimizer's learning rate to ``factor * lr`` (for schedules)."""
+        for optimizer in self.optimizers.values():
+            for group in optimizer.param_groups:
+                group["lr"] = self.lr * factor
+
     def update_model(self, dst: str, src: str) -> None:
         """Copy the weights and step of model ``src`` into model ``dst``."""
         with torch.no_grad():

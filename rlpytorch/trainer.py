@@ -71,6 +71,12 @@ class Trainer(Configurable):
     args = (
         Arg("device", "cpu", "torch device of models and batches: cpu, cuda, cuda:1, ..."),
         Arg("actor_sync_every", 1, "copy the learner into the actor every N updates"),
+        Arg(
+            "lr_schedule",
+            "linear",
+            "learning rate over the run: constant, or linear decay to 0 at the frame budget",
+            choices=("constant", "linear"),
+        ),
     )
 
     def __init__(
@@ -80,12 +86,15 @@ class Trainer(Configurable):
         sampler: Sampler,
         device: str = "cpu",
         actor_sync_every: int = 1,
+        lr_schedule: str = "linear",
     ) -> None:
         self.device = torch.device(device)
         self.mi = mi.to(self.device)
         self.method = method
         self.sampler = sampler
         self.actor_sync_every = actor_sync_every
+        self.lr_schedule = lr_schedule
+        self.total_frames = 0  # the run's frame budget, set by the runner
         self.frames = 0
         self.updates = 0
         self.episodes = EpisodeStats()
@@ -102,6 +111,8 @@ class Trainer(Configurable):
     def train(self, batch: Mapping[str, Any]) -> None:
         """One update on a time-major ``[T, B]`` window."""
         tensors = to_tensors(batch, TRAIN_KEYS, self.device)
+        if self.lr_schedule == "linear" and self.total_frames:
+            self.mi.scale_lr(max(0.0, 1.0 - self.frames / self.total_frames))
         self.update_stats.add(self.method.update(self.mi, tensors))
         self.updates += 1
         if self.updates % self.actor_sync_every == 0:

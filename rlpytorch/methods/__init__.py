@@ -13,6 +13,8 @@ from .policy_gradient import PolicyGradient
 from .value_matcher import ValueMatcher
 from .window import masked_mean, window_cuts
 
+METHODS = {"actor_critic": ActorCritic}
+
 __all__ = [
     "GAE",
     "RETURNS",

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tqdm import tqdm
 
+from ..game_loader import GameLoader
+from ..model_base import Model
 from ..trainer import EvalResult, Evaluator
 
-__all__ = ["EvalIters"]
+__all__ = ["EvalIters", "evaluate"]
 
 
 class EvalIters:
@@ -36,3 +39,18 @@ class EvalIters:
             finally:
                 gc.stop()
         return evaluator.result()
+
+
+def evaluate(
+    model: Model, loader: GameLoader, config: Mapping[str, Any], progress: bool = True
+) -> EvalResult:
+    """Play ``config["eval_episodes"]`` episodes of ``loader``'s game with ``model``.
+
+    One game per episode (up to 256 games), seeded apart from training.
+    """
+    num_games = min(config.get("eval_episodes", 100), 256)
+    seed = loader.seed + 1_000_003
+    evaluator = Evaluator.from_config(
+        config, model=model, num_games=num_games, device=config.get("device", "cpu"), seed=seed
+    )
+    return EvalIters(evaluator, progress).run(loader.eval_context(num_games, seed=seed))

@@ -46,14 +46,14 @@ class SingleProcessRun(Configurable):
     """
 
     args = (
-        Arg("num_frames", 2_000_000, "stop after this many environment frames"),
+        Arg("num_frames", 1_000_000, "stop after this many environment frames"),
         Arg(
             "stop_at_return",
             math.inf,
             "stop once the mean return of the last 100 episodes reaches this",
         ),
         Arg("log_every", 50_000, "frames between two stats lines"),
-        Arg("save_dir", "", "folder for checkpoints (empty: none are written)"),
+        Arg("save_dir", "checkpoints", "folder for checkpoints (empty: none are written)"),
         Arg("save_every", 0, "frames between two checkpoints (0: only the last)"),
         Arg("progress", True, "show a progress bar"),
     )
@@ -62,17 +62,17 @@ class SingleProcessRun(Configurable):
         self,
         trainer: Trainer,
         logger: StatsLogger | None = None,
-        config: Mapping[str, Any] | None = None,
-        num_frames: int = 2_000_000,
+        run_config: Mapping[str, Any] | None = None,
+        num_frames: int = 1_000_000,
         stop_at_return: float = math.inf,
         log_every: int = 50_000,
-        save_dir: str = "",
+        save_dir: str = "checkpoints",
         save_every: int = 0,
         progress: bool = True,
     ) -> None:
         self.trainer = trainer
         self.logger = logger or StatsLogger(echo=False)
-        self.config = dict(config or {})
+        self.run_config = dict(run_config or {})
         self.num_frames = num_frames
         self.stop_at_return = stop_at_return
         self.log_every = log_every
@@ -89,6 +89,7 @@ class SingleProcessRun(Configurable):
     def loop(self, start: Any, step: Any, stop: Any) -> RunSummary:
         """The loop itself, over ``start()``, ``step()`` (one batch) and ``stop()``."""
         trainer = self.trainer
+        trainer.total_frames = self.num_frames
         self._start_time = time.perf_counter()
         self._marks = {"log": 0, "save": 0, "bar": self._start_time, "fps": (0, self._start_time)}
         summary = RunSummary(0, 0, 0.0, math.nan)
@@ -147,5 +148,5 @@ class SingleProcessRun(Configurable):
             return
         model = self.trainer.mi["model"]
         if name is not None:
-            model.save(self.save_dir / name, args=self.config)
-        model.save(self.save_dir / "last.pt", args=self.config)
+            model.save(self.save_dir / name, args=self.run_config)
+        model.save(self.save_dir / "last.pt", args=self.run_config)
