@@ -93,11 +93,14 @@ def test_self_play_seats_have_their_own_tags():
 def test_games_against_the_simple_ai_end_with_plus_or_minus_one():
     rng = np.random.default_rng(2)
     gc = elfpy.GameContext("minirts", num_games=8, num_threads=1, seed=3, frame_skip=50, max_tick=3000)
-    gc.add_tag("actor", batch_size=8, inputs=["r", "terminal", "episode_length"], replies=["a"])
+    gc.add_tag("actor", batch_size=8, inputs=["r", "terminal", "frames"], replies=["a"])
     finals = []
     with gc:
         for batch in gc:
             finals.extend(batch["r"][batch["terminal"]].tolist())
+            # Every step runs frame_skip ticks, except the last of a game.
+            assert np.all(batch["frames"][~batch["terminal"]] % 50 == 0)
+            assert np.all(batch["frames"] <= 50)
             batch.reply(random_actions(rng)(batch))
             if len(finals) >= 8:
                 break
@@ -118,6 +121,7 @@ def test_ai_against_ai_spectator_mode_finishes_games():
             if len(finals) >= 4:
                 break
     assert set(finals) <= {-1.0, 0.0, 1.0} and len(finals) >= 4
+    assert 1.0 in finals or -1.0 in finals  # the AIs fight it out before max_tick
 
 
 def test_same_seed_same_observations():

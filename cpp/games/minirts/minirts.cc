@@ -5,12 +5,15 @@
 //   seats=2  self-play: seat k is player k, both Python.
 //   seats=0  spectator: `ai0` against `opponent`; the one seat observes
 //            player 0 and its action is ignored (AI-vs-AI games, benchmarks).
+// Built-in AIs decide every `ai_frame_skip` ticks, independently of the
+// agents' `frame_skip`, so their strength does not depend on it.
 // Reward: on the row that ends an episode r is exactly +1 (win) or -1 (loss;
 // also for every Python seat when `max_tick` is reached: `timeout_reward`),
 // 0 for a draw; so the win rate is the fraction of terminal rows with r > 0.
 // With shaped_reward, other rows carry (damage dealt - damage taken) / 500.
 // Reaching max_tick is a loss by the rules, so it is reported as terminated,
-// not truncated.
+// not truncated. The observation `frames` counts the ticks each step ran, for
+// frames-per-second figures.
 #include <stdexcept>
 #include <string>
 
@@ -34,6 +37,7 @@ class MiniRTS : public Game {
     int frame_skip = 25;
     AIKind opponent = AIKind::kSimple;
     AIKind ai0 = AIKind::kSimple;
+    int ai_frame_skip = 25;
     int seats = 1;
     bool shaped_reward = false;
     float timeout_reward = -1.0f;
@@ -48,6 +52,7 @@ class MiniRTS : public Game {
                                                        "built-in AI of player 1: simple or hit_and_run"),
                               "opponent");
     config.ai0 = ParseAI(spec.Option<std::string>("ai0", "simple", "built-in AI of player 0 when seats=0"), "ai0");
+    config.ai_frame_skip = spec.Option("ai_frame_skip", 25, "ticks between two decisions of a built-in AI");
     config.seats = spec.Option("seats", 1, "1: Python vs the opponent AI; 2: self-play; 0: AI vs AI, observed");
     config.shaped_reward = spec.Option("shaped_reward", false, "add (damage dealt - taken) / 500 each step");
     config.timeout_reward = spec.Option("timeout_reward", -1.0f, "reward of a Python seat when max_tick is reached");
@@ -60,10 +65,13 @@ class MiniRTS : public Game {
     }
     if (config.max_tick < 1) throw std::invalid_argument("option 'max_tick' must be >= 1");
     if (config.frame_skip < 1) throw std::invalid_argument("option 'frame_skip' must be >= 1");
+    if (config.ai_frame_skip < 1) throw std::invalid_argument("option 'ai_frame_skip' must be >= 1");
     const int n = config.map_size;
     spec.Seats(config.seats == 2 ? 2 : 1);
     spec.Observation("s", DType::kFloat32, {kNumPlanes, n, n}, kPlanesHelp);
     spec.Observation("v", DType::kFloat32, {kNumScalars}, kScalarsHelp);
+    spec.Observation("frames", DType::kInt32, {},
+                     "ticks the previous action ran for (frame_skip, fewer at the end; 0 on a game's first row)");
     spec.DiscreteAction("a", kNumCommands, kCommandHelp);
     return config;
   }
@@ -82,24 +90,30 @@ class MiniRTS : public Game {
 
   void Observe(int seat, const Row& row) override {
     WriteFeatures(world_, fog_, seat, config_.max_tick, row.Get<float>("s"), row.Get<float>("v"));
+    *row.Get<int32_t>("frames") = frames_;
   }
 
   Outcome Step(const std::vector<Row>& replies, Rng&) override {
     const bool ai_plays_0 = config_.seats == 0, ai_plays_1 = config_.seats < 2;
-    if (ai_plays_0) {
-      ai0_.Decide(world_, 0);
-    } else {
-      for (int seat = 0; seat < config_.seats; ++seat) {
-        ApplyCommand(world_, seat, static_cast<int>(replies[seat].Scalar<int64_t>("a")));
-      }
+    for (int seat = 0; seat < config_.seats; ++seat) {
+      ApplyCommand(world_, seat, static_cast<int>(replies[seat].Scalar<int64_t>("a")));
     }
-    if (ai_plays_1) ai1_.Decide(world_, 1);
     const int dealt0 = world_.damage_dealt(0), dealt1 = world_.damage_dealt(1);
+    const int tick_before = world_.tick();
+    // The built-in AIs decide on their own clock, whatever the agents' frame_skip.
     for (int k = 0; k < config_.frame_skip && world_.winner() < 0 && world_.tick() < config_.max_tick; ++k) {
-      if (ai_plays_0) ai0_.Micro(world_, 0);
-      if (ai_plays_1) ai1_.Micro(world_, 1);
+      const bool decide = world_.tick() % config_.ai_frame_skip == 0;
+      if (ai_plays_0) {
+        if (decide) ai0_.Decide(world_, 0);
+        ai0_.Micro(world_, 0);
+      }
+      if (ai_plays_1) {
+        if (decide) ai1_.Decide(world_, 1);
+        ai1_.Micro(world_, 1);
+      }
       world_.Tick();
     }
+    frames_ = world_.tick() - tick_before;  // kept through the Reset that may follow
     fog_.Update(world_);
     const int winner = world_.winner();
     const bool timeout = winner < 0 && world_.tick() >= config_.max_tick;
@@ -129,6 +143,7 @@ class MiniRTS : public Game {
   Fog fog_;
   BuiltinAI ai0_, ai1_;
   float rewards_[2] = {0.0f, 0.0f};
+  int frames_ = 0;
 };
 
 ELF_REGISTER_GAME("minirts", MiniRTS);
