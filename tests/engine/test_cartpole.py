@@ -36,7 +36,12 @@ def drive_both(num_random_episodes: int, num_balanced_episodes: int, seed: int =
         env.unwrapped.state = np.array(first_obs, dtype=np.float64)
 
     gc = elfpy.GameContext("cartpole", num_games=1, num_threads=1, seed=seed)
-    gc.add_tag("actor", batch_size=1, inputs=["s", "r", "terminal", "truncated"], replies=["a"])
+    gc.add_tag(
+        "actor",
+        batch_size=1,
+        inputs=["s", "r", "terminal", "truncated", "episode_return", "episode_length"],
+        replies=["a"],
+    )
     expected = None  # what Gymnasium says this row must hold
     with gc:
         for batch in gc:
@@ -50,6 +55,7 @@ def drive_both(num_random_episodes: int, num_balanced_episodes: int, seed: int =
                 assert bool(batch["terminal"][0]) == (terminated or truncated), (episode, length)
                 assert bool(batch["truncated"][0]) == (truncated and not terminated), (episode, length)
                 if terminated or truncated:
+                    assert batch["episode_length"][0] == length and batch["episode_return"][0] == length
                     ended["terminated" if terminated else "truncated"].append(episode)
                     ended["lengths"].append(length)
                     episode, length = episode + 1, 0
@@ -68,11 +74,18 @@ def drive_both(num_random_episodes: int, num_balanced_episodes: int, seed: int =
 
 
 @pytest.mark.timeout(60)
-def test_cartpole_matches_gymnasium_through_termination_and_truncation():
-    ended = drive_both(num_random_episodes=6, num_balanced_episodes=2)
-    assert ended["terminated"] == [0, 1, 2, 3, 4, 5], ended
-    assert ended["truncated"] == [6, 7], ended
-    assert ended["lengths"][6:] == [500, 500]
+def test_cartpole_matches_gymnasium_through_terminations():
+    ended = drive_both(num_random_episodes=8, num_balanced_episodes=0)
+    assert ended["terminated"] == list(range(8)), ended
+    assert ended["truncated"] == []
+
+
+@pytest.mark.timeout(60)
+def test_cartpole_matches_gymnasium_for_500_steps_until_truncation():
+    ended = drive_both(num_random_episodes=0, num_balanced_episodes=2, seed=1)
+    assert ended["truncated"] == [0, 1], ended
+    assert ended["terminated"] == []
+    assert ended["lengths"] == [500, 500]
 
 
 def test_cartpole_max_steps_option_truncates_episodes():

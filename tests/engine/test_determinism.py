@@ -16,12 +16,12 @@ NUM_BATCHES = 150
 def record(game: str, num_games: int, num_threads: int, seed: int, **options) -> list[dict]:
     """Runs a deterministic context and returns a copy of every batch, with
     actions drawn from a numpy Generator seeded like the context."""
-    gc = elfpy.GameContext(game, num_games=num_games, num_threads=num_threads, seed=seed, deterministic=True,
-                           **options)
+    gc = elfpy.GameContext(game, num_games=num_games, num_threads=num_threads, seed=seed, deterministic=True, **options)
     num_actions = int(gc.spec()["a"].bounds[1]) + 1
     channels = num_games * gc.num_seats
-    gc.add_tag("actor", batch_size=channels // 2, inputs=["s", "r", "terminal", "episode_return"],
-               replies=["a", "pi", "V"])
+    gc.add_tag(
+        "actor", batch_size=channels // 2, inputs=["s", "r", "terminal", "episode_return"], replies=["a", "pi", "V"]
+    )
     gc.add_tag("train", batch_size=channels // 2, T=5, inputs=["s", "a", "pi", "V", "r", "terminal"])
     rng = np.random.default_rng(seed)
     batches = []
@@ -46,7 +46,7 @@ def record(game: str, num_games: int, num_threads: int, seed: int, **options) ->
 
 def assert_same_batches(first: list[dict], second: list[dict], what: str) -> None:
     assert len(first) == len(second)
-    for i, (a, b) in enumerate(zip(first, second)):
+    for i, (a, b) in enumerate(zip(first, second, strict=True)):
         where = f"{what}: batch {i}"
         assert a["tag"] == b["tag"], where
         np.testing.assert_array_equal(a["game_ids"], b["game_ids"], err_msg=where)

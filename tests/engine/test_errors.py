@@ -6,6 +6,7 @@ how long anything took.
 
 from __future__ import annotations
 
+import gc as python_gc
 import os
 import re
 import signal
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 import elfpy
+
 from .helpers import os_threads
 
 
@@ -83,6 +85,52 @@ def test_unknown_key_of_a_batch_raises_key_error_listing_its_inputs():
             batch["r"]
         assert "count" in str(error.value) and "'s'" in str(error.value)
         batch.reply(zeros(batch))
+
+
+def test_malformed_game_option_raises_value_error_naming_it():
+    for bad in ("many", 2.5, 0):
+        with pytest.raises(ValueError, match="max_steps"):
+            elfpy.GameContext("cartpole", num_games=1, max_steps=bad)
+
+
+def test_fewer_than_one_game_or_thread_raises_value_error():
+    with pytest.raises(ValueError, match="num_games"):
+        elfpy.GameContext("cartpole", num_games=0)
+    with pytest.raises(ValueError, match="num_threads"):
+        elfpy.GameContext("cartpole", num_games=2, num_threads=0)
+
+
+@pytest.mark.parametrize(
+    "config, match",
+    [
+        (dict(name="actor", batch_size=4, inputs=["s"]), "twice"),
+        (dict(name="t", batch_size=0, inputs=["s"]), "batch_size"),
+        (dict(name="t", batch_size=4, inputs=[]), "input"),
+        (dict(name="t", batch_size=4, inputs=["s"], min_batch=5), "min_batch"),
+        (dict(name="t", batch_size=4, inputs=["s"], T=0), "T"),
+        (dict(name="critic", batch_size=4, inputs=["s", "a"], replies=["V"]), "'a'"),
+        (dict(name="t", batch_size=4, inputs=["s"], replies=["r"]), "'r'"),
+    ],
+)
+def test_invalid_tag_raises_value_error_naming_the_tag(config, match):
+    gc = counter_context()
+    with pytest.raises(ValueError, match=match) as error:
+        gc.add_tag(**config)
+    assert f"'{config['name']}'" in str(error.value)
+    assert gc.spec("actor")  # the context is still usable
+    if config["name"] != "actor":
+        with pytest.raises(ValueError):
+            gc.spec(config["name"])  # the bad tag was not added
+
+
+def test_configuring_after_start_raises_runtime_error():
+    gc = counter_context()
+    gc.start()
+    with pytest.raises(RuntimeError, match="start"):
+        gc.add_tag("train", batch_size=4, inputs=["s"])
+    with pytest.raises(RuntimeError, match="start"):
+        gc.add_key("h", "float32", (2,))
+    gc.stop()
 
 
 # --- configurations that could never run --------------------------------------
@@ -252,32 +300,101 @@ def test_exception_in_a_game_raises_game_error_naming_game_id_and_message():
     gc.stop()
 
 
+@pytest.mark.timeout(10)
+def test_train_callback_exception_comes_out_of_run():
+    gc = counter_context()
+    gc.add_tag("train", batch_size=4, T=3, inputs=["count"])
+    gc.reg_callback("actor", zeros)
+
+    def train(batch):
+        raise CallbackFailed("train failed")
+
+    gc.reg_callback("train", train)
+    gc.start()
+    with pytest.raises(CallbackFailed, match="train failed"):
+        for _ in range(20):
+            gc.run()
+    with pytest.raises(RuntimeError):
+        gc.run()
+    gc.stop()
+
+
+@pytest.mark.timeout(10)
+def test_exception_in_a_game_reaches_a_loop_over_batches():
+    gc = counter_context(num_games=4, batch_size=4, fail_at_step=5)
+    with gc:
+        with pytest.raises(elfpy.GameError, match="failed on purpose at step 5"):
+            for batch in gc:
+                batch.reply(zeros(batch))
+
+
+@pytest.mark.timeout(10)
+def test_exception_in_a_game_names_the_game():
+    gc = elfpy.GameContext("counter", num_games=1, num_threads=1, fail_at_step=2)
+    gc.add_tag("actor", batch_size=1, inputs=["s"], replies=["a"])
+    gc.reg_callback("actor", zeros)
+    with gc:
+        with pytest.raises(elfpy.GameError) as error:
+            for _ in range(5):
+                gc.run()
+    assert re.search(r"\bgame 0\b", str(error.value)) and "counter" in str(error.value)
+
+
+@pytest.mark.timeout(20)
+def test_stop_while_games_are_busy_returns_and_joins_workers():
+    before = os_threads()
+    gc = elfpy.GameContext("cartpole", num_games=2048, num_threads=2, seed=0)
+    gc.add_tag("actor", batch_size=512, inputs=["s"], replies=["a"])
+    gc.add_tag("train", batch_size=256, T=3, inputs=["s", "a"])
+    gc.reg_callback("actor", lambda b: {"a": np.ones(len(b), np.int64)})
+    gc.reg_callback("train", lambda b: None)
+    gc.start()
+    for _ in range(7):
+        gc.run()  # the last replies are being consumed as stop() comes
+    gc.stop()
+    assert os_threads() == before
+
+
+@pytest.mark.timeout(10)
+def test_dropping_a_started_context_joins_its_workers():
+    before = os_threads()
+    gc = counter_context()
+    gc.start()
+    assert os_threads() == before + 2
+    del gc
+    python_gc.collect()
+    assert os_threads() == before
+
+
 # --- bad replies: ValueError naming tag and key, and no game steps on garbage --------
 
 
 def run_into_bad_reply(bad_reply, match: str):
-    """Steps 8 counter games (2 batches of 4 per step) for a few steps, then
-    replies `bad_reply(batch)` to one batch. Checks the error, that no game
-    then steps (no buffer ever shows a later step) and that the context stays
-    failed and stops."""
+    """Steps 8 counter games (batches of 4) for a few steps, then replies
+    `bad_reply(batch)` to one batch. Checks the error, that no game of that
+    batch then steps (no buffer ever shows it at a later step) and that the
+    context stays failed."""
     gc = counter_context(num_games=8, batch_size=4)
-    buffers = []  # one `count` view per distinct buffer of the tag
+    buffers = []  # (game_ids, count) views of each distinct buffer of the tag
     with gc:
         batches = iter(gc)
         for _ in range(8):
             batch = next(batches)
-            if not any(np.shares_memory(batch["count"], seen) for seen in buffers):
-                buffers.append(batch["count"])
+            if not any(np.shares_memory(batch["count"], seen) for _, seen in buffers):
+                buffers.append((batch.game_ids, batch["count"]))
             batch.reply(zeros(batch))
+        assert len(buffers) >= 2
         batch = next(batches)
-        step = int(batch["count"].max())
+        steps = dict(zip(batch.game_ids.tolist(), batch["count"].tolist(), strict=True))
         with pytest.raises(ValueError) as error:
             batch.reply(bad_reply(batch))
         message = str(error.value)
         assert "'actor'" in message and "'a'" in message, message
         assert re.search(match, message), message
         time.sleep(0.1)  # time enough for a game that wrongly resumed to write its next step
-        assert max(int(view.max()) for view in buffers) <= step, "a game stepped after a bad reply"
+        for game_ids, counts in buffers:
+            for game, count in zip(game_ids.tolist(), counts.tolist(), strict=True):
+                assert count <= steps.get(game, count), f"game {game} stepped after a bad reply"
         with pytest.raises(RuntimeError):
             next(batches)
     return message
@@ -313,6 +430,16 @@ def test_reply_with_out_of_range_action_names_tag_key_and_value():
 @pytest.mark.timeout(10)
 def test_reply_with_negative_action_is_rejected():
     run_into_bad_reply(lambda b: {"a": np.full(len(b), -1, dtype=np.int64)}, r"-1")
+
+
+@pytest.mark.timeout(10)
+def test_reply_with_an_unexpected_key_names_tag_and_key():
+    gc = counter_context()
+    with gc:
+        batch = next(iter(gc))
+        with pytest.raises(ValueError, match="'actor'") as error:
+            batch.reply({"a": np.zeros(4, np.int64), "V": np.zeros(4, np.float32)})
+        assert "'V'" in str(error.value)
 
 
 @pytest.mark.timeout(10)

@@ -31,7 +31,7 @@ class Referee:
 
     def reply(self, batch) -> dict:
         picks = []
-        for b, (game, seat) in enumerate(zip(batch.game_ids.tolist(), batch.seats.tolist())):
+        for b, (game, seat) in enumerate(zip(batch.game_ids.tolist(), batch.seats.tolist(), strict=True)):
             row = self.rows[(game, seat)]
             s, r, terminal = batch["s"][b], float(batch["r"][b]), bool(batch["terminal"][b])
             assert s[0] == seat, (game, seat, row)
@@ -96,7 +96,7 @@ def test_seats_sharing_one_tag_are_told_apart_by_batch_seats():
         for i, batch in enumerate(gc):
             seen_seats |= set(batch.seats.tolist())
             np.testing.assert_array_equal(batch["s"][:, 0], batch.seats)
-            pairs = list(zip(batch.game_ids.tolist(), batch.seats.tolist()))
+            pairs = list(zip(batch.game_ids.tolist(), batch.seats.tolist(), strict=True))
             assert len(set(pairs)) == len(pairs)
             batch.reply(referee.reply(batch))
             if i == 60:

@@ -7,6 +7,7 @@ s[1] is the step within the episode, so every row can be checked exactly.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import defaultdict
 
@@ -48,8 +49,9 @@ def test_train_batch_is_time_major_T_by_batch():
         for batch in gc:
             if batch.tag == "actor":
                 n = len(batch)
-                batch.reply({"a": np.zeros(n, np.int64), "pi": np.full((n, 2), 0.5, np.float32),
-                             "V": np.zeros(n, np.float32)})
+                batch.reply(
+                    {"a": np.zeros(n, np.int64), "pi": np.full((n, 2), 0.5, np.float32), "V": np.zeros(n, np.float32)}
+                )
                 continue
             assert len(batch) == 8
             assert batch["s"].shape == (3, 8, 4)
@@ -66,8 +68,13 @@ def test_spec_before_start_gives_dtype_shape_and_meaning_of_each_key():
     gc.add_tag("actor", batch_size=2, inputs=["s", "r", "terminal"], replies=["a", "V"])
     spec = gc.spec("actor")
     assert sorted(spec) == ["V", "a", "r", "s", "terminal"]
-    expected = {"s": (np.float32, (4,)), "r": (np.float32, ()), "terminal": (np.bool_, ()),
-                "a": (np.int64, ()), "V": (np.float32, ())}
+    expected = {
+        "s": (np.float32, (4,)),
+        "r": (np.float32, ()),
+        "terminal": (np.bool_, ()),
+        "a": (np.int64, ()),
+        "V": (np.float32, ()),
+    }
     for key, (dtype, shape) in expected.items():
         assert spec[key].dtype == np.dtype(dtype), key
         assert spec[key].shape == shape, key
@@ -117,7 +124,7 @@ def test_timeout_delivers_partial_batch_of_at_least_min_batch_rows():
 
     def train(batch):
         sizes.append(len(batch))
-        rows.extend(zip(batch.game_ids.tolist(), batch["count"].tolist()))
+        rows.extend(zip(batch.game_ids.tolist(), batch["count"].tolist(), strict=True))
 
     gc.reg_callback("actor", actor)
     gc.reg_callback("train", train)
@@ -232,8 +239,13 @@ def windows():
 
     def actor(batch):
         replies = actor_reply(batch.game_ids, batch["count"])
-        for g, c, s, a in zip(batch.game_ids.tolist(), batch["count"].tolist(), batch["s"][:, 1].tolist(),
-                              replies["a"].tolist()):
+        for g, c, s, a in zip(
+            batch.game_ids.tolist(),
+            batch["count"].tolist(),
+            batch["s"][:, 1].tolist(),
+            replies["a"].tolist(),
+            strict=True,
+        ):
             actor_rows[(g, c)] = (int(s), a)
         return replies
 
@@ -267,15 +279,14 @@ def test_consecutive_windows_of_a_game_overlap_by_exactly_one_step(windows):
         for k, window in enumerate(game_windows):
             steps = k * (WINDOW_T - 1) + np.arange(WINDOW_T)
             np.testing.assert_array_equal(window["count"], steps, err_msg=f"game {game}, window {k}")
-        for before, after in zip(game_windows, game_windows[1:]):
+        for before, after in itertools.pairwise(game_windows):
             for key in WINDOW_KEYS:
                 np.testing.assert_array_equal(before[key][-1], after[key][0], err_msg=f"game {game}, key {key}")
 
 
 def rows_of(game_windows: list[dict]) -> dict:
     """A game's rows in step order, from its overlapping windows."""
-    return {key: np.concatenate([game_windows[0][key]] + [w[key][1:] for w in game_windows[1:]])
-            for key in WINDOW_KEYS}
+    return {key: np.concatenate([game_windows[0][key]] + [w[key][1:] for w in game_windows[1:]]) for key in WINDOW_KEYS}
 
 
 def true_episodes(actor_rows: dict, game: int, last_count: int) -> list[tuple[int, int, float]]:
@@ -284,7 +295,7 @@ def true_episodes(actor_rows: dict, game: int, last_count: int) -> list[tuple[in
     step of an episode earns k * (a + 1)."""
     starts = [c for c in range(last_count + 1) if actor_rows[(game, c)][0] == 0]
     episodes = []
-    for start, end in zip(starts, starts[1:]):
+    for start, end in itertools.pairwise(starts):
         length = end - start
         episode_return = sum(k * (actor_rows[(game, start + k - 1)][1] + 1) for k in range(1, length + 1))
         episodes.append((start, length, float(episode_return)))
@@ -302,9 +313,11 @@ def test_episode_returns_rebuilt_from_train_windows_equal_the_true_returns(windo
         # row) to its terminal row; its return is the sum of r after its first row.
         ends = np.flatnonzero(rows["terminal"])
         starts = np.concatenate([[0], ends[:-1]])
-        rebuilt = [(int(start), int(end - start), float(rows["r"][start + 1:end + 1].sum()))
-                   for start, end in zip(starts, ends)]
-        assert rebuilt == expected[:len(rebuilt)], game
+        rebuilt = [
+            (int(start), int(end - start), float(rows["r"][start + 1 : end + 1].sum()))
+            for start, end in zip(starts, ends, strict=True)
+        ]
+        assert rebuilt == expected[: len(rebuilt)], game
         assert len(rebuilt) >= len(expected) - 1
         # The engine's own statistics on terminal rows agree.
         np.testing.assert_array_equal(rows["episode_return"][ends], [e[2] for e in rebuilt])
@@ -322,7 +335,7 @@ def test_each_counter_game_keeps_one_episode_length(windows):
 
 def test_rows_follow_the_step_semantics(windows):
     per_game, _ = windows
-    for game, game_windows in per_game.items():
+    for _game, game_windows in per_game.items():
         rows = rows_of(game_windows)
         # The first row: no reward, not terminal, step 0 of the first episode.
         assert rows["r"][0] == 0 and not rows["terminal"][0] and rows["s"][0, 1] == 0
