@@ -139,8 +139,15 @@ class ArgsProvider:
                 _add_argument(group, arg)
         return parser
 
-    def parse(self, argv: Sequence[str] | None = None) -> dict[str, Any]:
-        """Parse ``argv`` (default: ``sys.argv[1:]``) over the config file's values."""
+    def parse(self, argv: Sequence[str] | None = None, defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Parse ``argv`` (default: ``sys.argv[1:]``).
+
+        Precedence, lowest first: declared defaults, ``defaults`` (e.g. the
+        arguments saved in a checkpoint; keys not declared here are ignored),
+        the ``--config`` file, the command line.
+        """
+        if defaults:
+            self.parser.set_defaults(**{k: v for k, v in defaults.items() if k in self.args})
         pre, _ = _config_only_parser().parse_known_args(argv)
         if pre.config is not None:
             self.parser.set_defaults(**self.load_config(pre.config))

@@ -84,9 +84,7 @@ class Model(nn.Module):
         own = self.state_dict()
         problems = _mismatches(own, state_dict)
         if problems:
-            raise CheckpointMismatchError(
-                f"{source} does not fit {type(self).__name__}: " + "; ".join(problems)
-            )
+            raise CheckpointMismatchError(f"{source} does not fit {type(self).__name__}: " + "; ".join(problems))
         self.load_state_dict(state_dict)
 
     def clone(self) -> Self:

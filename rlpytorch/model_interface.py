@@ -85,7 +85,7 @@ class ModelInterface(Configurable):
     def update_model(self, dst: str, src: str) -> None:
         """Copy the weights and step of model ``src`` into model ``dst``."""
         with torch.no_grad():
-            for d, s in zip(self[dst].state_dict().values(), self[src].state_dict().values()):
+            for d, s in zip(self[dst].state_dict().values(), self[src].state_dict().values(), strict=True):
                 d.copy_(s)
         self[dst].step = self[src].step
 

@@ -40,9 +40,7 @@ def greedy(pi: Tensor) -> tuple[Tensor, Tensor]:
     return a, torch.nn.functional.one_hot(a, pi.shape[-1]).to(pi.dtype)
 
 
-def epsilon_greedy(
-    pi: Tensor, epsilon: float, generator: torch.Generator | None = None
-) -> tuple[Tensor, Tensor]:
+def epsilon_greedy(pi: Tensor, epsilon: float, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
     """Uniform action with probability ``epsilon``, else ``argmax pi``.
 
     ``mu = epsilon / A + (1 - epsilon) onehot(argmax pi)``.

@@ -44,9 +44,7 @@ def to_tensors(batch: Mapping[str, Any], keys: Iterable[str], device: torch.devi
     """The ``keys`` present in ``batch`` as tensors on ``device`` (zero-copy on CPU)."""
     present = set(batch.keys())
     return {
-        key: torch.as_tensor(np.asarray(batch[key])).to(device, non_blocking=True)
-        for key in keys
-        if key in present
+        key: torch.as_tensor(np.asarray(batch[key])).to(device, non_blocking=True) for key in keys if key in present
     }
 
 
@@ -119,9 +117,7 @@ class Trainer(Configurable):
             self.mi.update_model("actor", "model")
 
 
-def act(
-    model: Model, sampler: Sampler, batch: Mapping[str, Any], device: torch.device
-) -> dict[str, np.ndarray]:
+def act(model: Model, sampler: Sampler, batch: Mapping[str, Any], device: torch.device) -> dict[str, np.ndarray]:
     """Batched inference on ``batch["s"]``: actions, behaviour policy and value."""
     s = torch.as_tensor(np.asarray(batch["s"])).to(device, non_blocking=True)
     with torch.inference_mode():

@@ -41,9 +41,7 @@ class EvalIters:
         return evaluator.result()
 
 
-def evaluate(
-    model: Model, loader: GameLoader, config: Mapping[str, Any], progress: bool = True
-) -> EvalResult:
+def evaluate(model: Model, loader: GameLoader, config: Mapping[str, Any], progress: bool = True) -> EvalResult:
     """Play ``config["eval_episodes"]`` episodes of ``loader``'s game with ``model``.
 
     One game per episode (up to 256 games), seeded apart from training.

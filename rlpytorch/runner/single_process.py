@@ -54,7 +54,7 @@ class SingleProcessRun(Configurable):
         ),
         Arg("log_every", 50_000, "frames between two stats lines"),
         Arg("save_dir", "checkpoints", "folder for checkpoints (empty: none are written)"),
-        Arg("save_every", 0, "frames between two checkpoints (0: only the last)"),
+        Arg("save_every", 250_000, "frames between two checkpoints (0: only the last)"),
         Arg("progress", True, "show a progress bar"),
     )
 
@@ -67,7 +67,7 @@ class SingleProcessRun(Configurable):
         stop_at_return: float = math.inf,
         log_every: int = 50_000,
         save_dir: str = "checkpoints",
-        save_every: int = 0,
+        save_every: int = 250_000,
         progress: bool = True,
     ) -> None:
         self.trainer = trainer

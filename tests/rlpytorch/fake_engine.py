@@ -67,9 +67,7 @@ class CartPoles:
         temp = (force + 0.05 * th_dot**2 * sin) / 1.1
         th_acc = (9.8 * sin - cos * temp) / (0.5 * (4.0 / 3.0 - 0.1 * cos**2 / 1.1))
         x_acc = temp - 0.05 * th_acc * cos / 1.1
-        self.x = np.stack(
-            [x + 0.02 * x_dot, x_dot + 0.02 * x_acc, th + 0.02 * th_dot, th_dot + 0.02 * th_acc], 1
-        )
+        self.x = np.stack([x + 0.02 * x_dot, x_dot + 0.02 * x_acc, th + 0.02 * th_dot, th_dot + 0.02 * th_acc], 1)
         self.steps += 1
         self.ret += 1.0
         failed = (np.abs(self.x[:, 0]) > 2.4) | (np.abs(self.x[:, 2]) > 0.2095)

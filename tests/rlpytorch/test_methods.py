@@ -98,11 +98,7 @@ def numpy_style_discounted(r, terminal, V, cut, gamma):
         R = float(V[T - 1, b])
         out[T - 1, b] = R
         for t in reversed(range(T - 1)):
-            R = (
-                float(V[t, b])
-                if cut[t, b]
-                else float(r[t + 1, b]) + gamma * (0.0 if terminal[t + 1, b] else R)
-            )
+            R = float(V[t, b]) if cut[t, b] else float(r[t + 1, b]) + gamma * (0.0 if terminal[t + 1, b] else R)
             out[t, b] = R
     return out
 
@@ -182,9 +178,7 @@ def test_value_matcher_half_squared_error_over_mask():
 
 
 def test_value_matcher_huber_is_linear_for_large_errors():
-    loss, _ = ValueMatcher(value_coef=1.0, value_loss="huber")(
-        col(0.0), col(5.0), col(True, dtype=torch.bool)
-    )
+    loss, _ = ValueMatcher(value_coef=1.0, value_loss="huber")(col(0.0), col(5.0), col(True, dtype=torch.bool))
     assert loss.item() == pytest.approx(4.5)
 
 
@@ -234,7 +228,7 @@ def test_actor_critic_update_clips_global_grad_norm_and_counts_the_step():
     mi = ModelInterface.actor_critic(MLPActorCritic((4,), 2), {"optimizer": "sgd", "lr": 1.0})
     before = [p.detach().clone() for p in mi["model"].parameters()]
     stats = ActorCritic.from_config({"grad_clip": 1e-3}).update(mi, cartpole_window())
-    moved = torch.cat([(p.detach() - b).flatten() for p, b in zip(mi["model"].parameters(), before)])
+    moved = torch.cat([(p.detach() - b).flatten() for p, b in zip(mi["model"].parameters(), before, strict=True)])
     assert stats["grad_norm"] > 1e-3  # reported before clipping
     assert moved.norm().item() == pytest.approx(1e-3, rel=1e-3)  # SGD lr=1: step = clipped grad
     assert mi["model"].step == 1

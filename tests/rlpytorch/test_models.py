@@ -1,0 +1,104 @@
+"""Model checkpoints, model interface and loader."""
+
+import pytest
+import torch
+
+from rlpytorch.model_base import CheckpointMismatchError, read_checkpoint
+from rlpytorch.model_interface import ModelInterface
+from rlpytorch.model_loader import ModelLoader, load_model
+from rlpytorch.models import MLPActorCritic
+
+
+def make(hidden=8, layers=1, seed=0):
+    torch.manual_seed(seed)
+    return MLPActorCritic((4,), 2, hidden=hidden, layers=layers)
+
+
+def test_forward_accepts_any_leading_shape():
+    model = make()
+    out = model(torch.zeros(3, 5, 4))
+    assert out["pi"].shape == (3, 5, 2) and out["V"].shape == (3, 5)
+    torch.testing.assert_close(out["pi"].sum(-1), torch.ones(3, 5))
+
+
+def test_save_and_load_restore_weights_step_and_args(tmp_path):
+    model = make()
+    model.increment_step(7)
+    model.save(tmp_path / "m.pt", args={"hidden": 8, "lr": 0.1})
+    other = make(seed=1)
+    args = other.load(tmp_path / "m.pt")
+    assert args == {"hidden": 8, "lr": 0.1}
+    assert other.step == 7
+    for a, b in zip(model.state_dict().values(), other.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b)
+
+
+def test_crash_during_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    path = tmp_path / "m.pt"
+    make().save(path, args={"version": 1})
+
+    def crash(obj, f):
+        f.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", crash)
+    with pytest.raises(OSError, match="disk full"):
+        make(seed=1).save(path, args={"version": 2})
+    assert read_checkpoint(path)["args"] == {"version": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["m.pt"]
+
+
+def test_loading_into_a_different_architecture_names_the_mismatched_keys(tmp_path):
+    make(hidden=8, layers=1).save(tmp_path / "m.pt")
+    with pytest.raises(CheckpointMismatchError) as error:
+        make(hidden=16, layers=2).load(tmp_path / "m.pt")
+    message = str(error.value)
+    assert "missing keys ['policy.0.2.bias'" in message
+    assert "policy.0.0.weight: checkpoint (8, 4) vs model (16, 4)" in message
+
+
+def test_clone_is_independent():
+    model = make()
+    copy = model.clone()
+    with torch.no_grad():
+        next(copy.parameters()).add_(1.0)
+    assert not torch.equal(next(model.parameters()), next(copy.parameters()))
+
+
+def test_model_interface_refreshes_the_lagging_actor_copy():
+    mi = ModelInterface.actor_critic(make(), {"optimizer": "sgd", "lr": 0.5})
+    with torch.no_grad():
+        for p in mi["model"].parameters():
+            p.add_(1.0)
+    mi["model"].increment_step(3)
+    assert not torch.equal(mi["model"].value[-1].bias, mi["actor"].value[-1].bias)
+    mi.update_model("actor", "model")
+    torch.testing.assert_close(mi["model"].value[-1].bias, mi["actor"].value[-1].bias)
+    assert mi["actor"].step == 3
+    assert "actor" not in mi.optimizers and not any(p.requires_grad for p in mi["actor"].parameters())
+
+
+def test_scale_lr_sets_a_fraction_of_the_base_rate():
+    mi = ModelInterface.actor_critic(make(), {"lr": 0.01})
+    mi.scale_lr(0.25)
+    assert mi.optimizer("model").param_groups[0]["lr"] == pytest.approx(0.0025)
+
+
+def test_model_loader_builds_by_name_with_args_and_loads_checkpoint(tmp_path):
+    make(hidden=8, layers=1).save(tmp_path / "m.pt")
+    config = {"model": "mlp", "load": str(tmp_path / "m.pt"), "hidden": 8, "layers": 1}
+    model = ModelLoader.from_config(config).build((4,), 2, config)
+    torch.testing.assert_close(model.value[-1].bias, make().value[-1].bias)
+
+
+def test_unknown_model_name_is_an_error():
+    with pytest.raises(KeyError, match="unknown model 'resnet'"):
+        ModelLoader(model="resnet")
+
+
+def test_load_model_rebuilds_the_architecture_from_the_saved_args(tmp_path):
+    original = make(hidden=16, layers=3)
+    original.save(tmp_path / "m.pt", args={"hidden": 16, "layers": 3, "activation": "tanh"})
+    model = load_model(tmp_path / "m.pt", (4,), 2)
+    x = torch.randn(5, 4)
+    torch.testing.assert_close(model(x)["V"], original(x)["V"])
