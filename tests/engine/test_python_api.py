@@ -182,3 +182,20 @@ def test_a_batch_can_not_be_replied_twice():
         batch.reply({"a": np.zeros(4, np.int64)})
         with pytest.raises(RuntimeError, match="already"):
             batch.reply({"a": np.zeros(4, np.int64)})
+
+
+@pytest.mark.timeout(10)
+def test_batch_arrays_stay_readable_after_the_context_is_dropped():
+    import gc as python_gc
+
+    before = os_threads()
+    context = counter_context()
+    with context:
+        batch = next(iter(context))
+        kept = batch["count"]
+        expected = kept.copy()
+        batch.reply({"a": np.zeros(4, np.int64)})
+    del context, batch
+    python_gc.collect()
+    assert os_threads() == before
+    np.testing.assert_array_equal(kept, expected)  # the memory is still there

@@ -28,6 +28,8 @@ class Referee:
         self.rows = defaultdict(int)  # (game, seat) -> rows seen
         self.picks = {}  # (game, seat, row) -> pick
         self.rewards = {}  # (game, seat, row) -> reward on that row
+        self.returns = defaultdict(float)  # (game, seat) -> return of the episode so far
+        self.finished = defaultdict(list)  # (game, seat) -> returns of finished episodes
 
     def reply(self, batch) -> dict:
         picks = []
@@ -44,6 +46,11 @@ class Referee:
             else:
                 assert r == 0 and s[1] == -1
             self.rewards[(game, seat, row)] = r
+            self.returns[(game, seat)] += r
+            if terminal:
+                assert batch["episode_return"][b] == self.returns[(game, seat)], (game, seat, row)
+                self.finished[(game, seat)].append(self.returns[(game, seat)])
+                self.returns[(game, seat)] = 0.0
             self.picks[(game, seat, row)] = pick(game, seat, row)
             self.rows[(game, seat)] = row + 1
             picks.append(self.picks[(game, seat, row)])
@@ -59,6 +66,11 @@ class Referee:
                 assert r0 + r1 == 0, (game, row, r0, r1)
                 wins += r0 != 0
             assert wins > 0  # the picks do differ, so the check is not vacuous
+            episodes = min(len(self.finished[(game, 0)]), len(self.finished[(game, 1)]))
+            for first, second in zip(
+                self.finished[(game, 0)][:episodes], self.finished[(game, 1)][:episodes], strict=True
+            ):
+                assert first + second == 0, (game, first, second)
 
 
 @pytest.mark.timeout(20)
@@ -66,8 +78,8 @@ def test_each_seat_on_its_own_tag_sees_only_its_seat_and_rewards_follow_picks():
     num_games = 6
     gc = elfpy.GameContext("duel", num_games=num_games, num_threads=2, seed=0, rounds=ROUNDS)
     assert gc.num_seats == 2
-    gc.add_tag("actor0", batch_size=3, inputs=["s", "r", "terminal"], replies=["a"], seats=[0])
-    gc.add_tag("actor1", batch_size=6, inputs=["s", "r", "terminal"], replies=["a"], seats=[1])
+    gc.add_tag("actor0", batch_size=3, inputs=["s", "r", "terminal", "episode_return"], replies=["a"], seats=[0])
+    gc.add_tag("actor1", batch_size=6, inputs=["s", "r", "terminal", "episode_return"], replies=["a"], seats=[1])
     referee = Referee()
     tags = defaultdict(int)
 
@@ -89,7 +101,7 @@ def test_each_seat_on_its_own_tag_sees_only_its_seat_and_rewards_follow_picks():
 def test_seats_sharing_one_tag_are_told_apart_by_batch_seats():
     num_games = 5
     gc = elfpy.GameContext("duel", num_games=num_games, num_threads=2, seed=0, rounds=ROUNDS)
-    gc.add_tag("actor", batch_size=4, inputs=["s", "r", "terminal"], replies=["a"])
+    gc.add_tag("actor", batch_size=4, inputs=["s", "r", "terminal", "episode_return"], replies=["a"])
     referee = Referee()
     seen_seats = set()
     with gc:
@@ -108,7 +120,7 @@ def test_seats_sharing_one_tag_are_told_apart_by_batch_seats():
 @pytest.mark.timeout(20)
 def test_a_seat_train_tag_gets_windows_of_that_seat_only():
     gc = elfpy.GameContext("duel", num_games=4, num_threads=2, seed=0, rounds=ROUNDS)
-    gc.add_tag("actor", batch_size=8, inputs=["s", "r", "terminal"], replies=["a"])
+    gc.add_tag("actor", batch_size=8, inputs=["s", "r", "terminal", "episode_return"], replies=["a"])
     gc.add_tag("train1", batch_size=4, T=3, inputs=["s", "a", "r", "terminal"], seats=[1])
     referee = Referee()
     checked = 0

@@ -110,31 +110,39 @@ def test_extra_reply_key_is_declared_with_its_spec_and_comes_back_in_windows():
 def test_timeout_delivers_partial_batch_of_at_least_min_batch_rows():
     # 64 games send 64 train rows per step; a batch of 4096 rows would need 64
     # steps, but the actor takes 10 ms per step and the train tag times out
-    # after 5 ms, so it delivers what it has once it holds >= 96 rows.
+    # after 5 ms, so it delivers what it has once it holds >= 96 rows. The
+    # same goes for T = 3 windows (one per game every 2 steps).
     num_games, batch_size, min_batch = 64, 4096, 96
     gc = elfpy.GameContext("counter", num_games=num_games, num_threads=2, seed=0)
     gc.add_tag("actor", batch_size=num_games, inputs=["count"], replies=["a"])
     gc.add_tag("train", batch_size=batch_size, inputs=["count"], timeout_ms=5, min_batch=min_batch)
+    gc.add_tag("windows", batch_size=batch_size, T=3, inputs=["count"], timeout_ms=5, min_batch=min_batch)
 
     def actor(batch):
         time.sleep(0.01)
         return {"a": np.zeros(len(batch), np.int64)}
 
-    rows, sizes = [], []
+    rows, sizes, window_sizes = [], [], []
 
     def train(batch):
         sizes.append(len(batch))
         rows.extend(zip(batch.game_ids.tolist(), batch["count"].tolist(), strict=True))
 
+    def windows(batch):
+        window_sizes.append(len(batch))
+        assert batch["count"].shape == (3, len(batch))
+        np.testing.assert_array_equal(np.diff(batch["count"], axis=0), 1)
+
     gc.reg_callback("actor", actor)
     gc.reg_callback("train", train)
+    gc.reg_callback("windows", windows)
     with gc:
-        for _ in range(200):
+        for _ in range(300):
             gc.run()
-            if len(sizes) >= 3:
+            if len(sizes) >= 3 and len(window_sizes) >= 2:
                 break
-    assert len(sizes) >= 3, f"no partial train batches came: {sizes}"
-    assert all(min_batch <= size < batch_size for size in sizes), sizes
+    assert len(sizes) >= 3 and len(window_sizes) >= 2, f"no partial batches came: {sizes}, {window_sizes}"
+    assert all(min_batch <= size < batch_size for size in sizes + window_sizes), (sizes, window_sizes)
     # Partial batches lose nothing: each game's rows come once each, in order.
     per_game = defaultdict(list)
     for game, count in rows:
@@ -207,6 +215,29 @@ def test_games_keep_stepping_while_python_holds_a_batch():
             assert any((view == step + 1).all() for view in actor_buffers), "no game stepped while a batch was held"
             np.testing.assert_array_equal(held, step)  # the held batch is not overwritten
             break
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("T", [2, 3, 8])
+def test_windows_of_a_game_tile_its_steps_for_any_T(T):
+    gc = elfpy.GameContext("counter", num_games=5, num_threads=2, seed=0)
+    gc.add_tag("actor", batch_size=5, inputs=["count"], replies=["a"])
+    gc.add_tag("train", batch_size=3, T=T, inputs=["count"])
+    starts = defaultdict(list)
+    with gc:
+        for batch in gc:
+            if batch.tag == "actor":
+                batch.reply({"a": np.zeros(5, np.int64)})
+                continue
+            assert batch["count"].shape == (T, 3)
+            for b, game in enumerate(batch.game_ids.tolist()):
+                window = batch["count"][:, b]
+                np.testing.assert_array_equal(window, window[0] + np.arange(T))
+                starts[game].append(int(window[0]))
+            if len(starts) == 5 and min(len(v) for v in starts.values()) >= 4:
+                break
+    for game, firsts in starts.items():
+        assert sorted(firsts) == [k * (T - 1) for k in range(len(firsts))], (game, firsts)
 
 
 # --- T > 1 windows -------------------------------------------------------------------
