@@ -217,6 +217,9 @@ def test_games_keep_stepping_while_python_holds_a_batch():
             break
 
 
+# --- T > 1 windows -------------------------------------------------------------------
+
+
 @pytest.mark.timeout(20)
 @pytest.mark.parametrize("T", [2, 3, 8])
 def test_windows_of_a_game_tile_its_steps_for_any_T(T):
@@ -239,8 +242,6 @@ def test_windows_of_a_game_tile_its_steps_for_any_T(T):
     for game, firsts in starts.items():
         assert sorted(firsts) == [k * (T - 1) for k in range(len(firsts))], (game, firsts)
 
-
-# --- T > 1 windows -------------------------------------------------------------------
 
 WINDOW_T = 5
 WINDOW_GAMES = 6
