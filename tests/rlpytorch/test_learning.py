@@ -1,0 +1,41 @@
+"""End to end on the real engine: CartPole learns within a fixed frame budget,
+and ``examples/evaluate.py --load`` reproduces the score ``examples/train.py`` reported.
+
+Seeded, with the deterministic engine, so the run is the same every time.
+"""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("elfpy")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+
+import evaluate  # noqa: E402
+import train  # noqa: E402
+
+FRAMES = 100_000
+RANDOM_POLICY_RETURN = 22.0  # mean CartPole return of uniformly random actions
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    save_dir = tmp_path_factory.mktemp("checkpoints")
+    argv = ["--game", "cartpole", "--method", "actor_critic", "--seed", "0", "--deterministic"]
+    argv += ["--num_threads", "2", "--num_frames", str(FRAMES), "--eval_episodes", "20"]
+    argv += ["--save_dir", str(save_dir), "--no-progress", "--log_every", str(FRAMES)]
+    return train.main(argv), save_dir
+
+
+def test_cartpole_return_rises_well_above_random_within_the_frame_budget(trained):
+    out, _ = trained
+    assert out["summary"].frames == pytest.approx(FRAMES, abs=64)
+    assert out["summary"].mean_return > 4 * RANDOM_POLICY_RETURN
+    assert out["eval"].mean > 4 * RANDOM_POLICY_RETURN
+
+
+def test_evaluate_reproduces_the_score_from_the_saved_checkpoint(trained):
+    out, save_dir = trained
+    result = evaluate.main(["--load", str(save_dir / "last.pt"), "--no-progress"])
+    assert result.returns.tolist() == out["eval"].returns.tolist()

@@ -1,0 +1,50 @@
+"""Episode statistics and the three log outputs."""
+
+import csv
+import math
+
+from rlpytorch.stats import EpisodeStats, RunningMean, StatsLogger, format_record
+
+
+def test_episode_stats_summarize_the_last_window():
+    stats = EpisodeStats(window=3)
+    stats.add([1.0, 2.0], [10, 20])
+    stats.add([3.0, 4.0], [30, 40], wins=[True, False])
+    summary = stats.summary()
+    assert summary["episodes"] == 4
+    assert summary["return_mean"] == 3.0  # 2, 3, 4
+    assert (summary["return_min"], summary["return_max"], summary["length_mean"]) == (2.0, 4.0, 30.0)
+    assert summary["win_rate"] == 0.5
+
+
+def test_episode_stats_are_nan_before_any_episode():
+    assert math.isnan(EpisodeStats().mean_return)
+    assert math.isnan(EpisodeStats().summary()["win_rate"])
+
+
+def test_running_mean_averages_between_pops():
+    mean = RunningMean()
+    mean.add({"loss": 1.0})
+    mean.add({"loss": 3.0})
+    assert mean.pop() == {"loss": 2.0}
+    assert mean.pop() == {}
+
+
+def test_format_record_is_one_readable_line():
+    line = format_record({"frames": 12345.0, "fps": 999.4, "return_mean": 20.0, "return_std": 1.5})
+    assert line == "F 12,345 | FPS 999 | R 20.0±1.5"
+
+
+def test_logger_writes_stdout_csv_and_tensorboard(tmp_path, capsys):
+    logger = StatsLogger(log_dir=str(tmp_path), tensorboard=True)
+    logger.log({"frames": 100.0, "return_mean": 5.0})
+    logger.log({"frames": 200.0, "return_mean": 6.0, "loss": 0.5})  # a new column appears
+    logger.close()
+    assert capsys.readouterr().out.splitlines() == ["F 100 | R 5", "F 200 | R 6 | loss 0.5"]
+    with open(tmp_path / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert rows == [
+        {"frames": "100.0", "return_mean": "5.0", "loss": ""},
+        {"frames": "200.0", "return_mean": "6.0", "loss": "0.5"},
+    ]
+    assert list(tmp_path.glob("events.out.tfevents.*"))

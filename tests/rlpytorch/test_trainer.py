@@ -1,0 +1,107 @@
+"""The actor/train callbacks and the evaluator, on hand-made batches."""
+
+import numpy as np
+import pytest
+import torch
+from fake_engine import FakeBatch
+
+from rlpytorch.models import MLPActorCritic
+from rlpytorch.trainer import Evaluator, to_tensors
+
+
+def actor_batch(terminal=(False, True, False), returns=(0.0, 12.0, 0.0), game_ids=(0, 1, 2)):
+    n = len(terminal)
+    data = {
+        "s": np.zeros((n, 4), np.float32),
+        "terminal": np.array(terminal),
+        "episode_return": np.array(returns, np.float32),
+        "episode_length": np.array(returns, np.int32),
+    }
+    return FakeBatch("actor", data, np.array(game_ids))
+
+
+def train_batch(T=4, B=3):
+    rng = np.random.default_rng(0)
+    data = {
+        "s": rng.normal(size=(T, B, 4)).astype(np.float32),
+        "a": rng.integers(0, 2, (T, B)),
+        "pi": np.full((T, B, 2), 0.5, np.float32),
+        "V": np.zeros((T, B), np.float32),
+        "r": np.ones((T, B), np.float32),
+        "terminal": np.zeros((T, B), bool),
+    }
+    return FakeBatch("train", data, np.arange(B))
+
+
+def test_actor_replies_actions_behaviour_and_values_per_row(trainer):
+    reply = trainer.actor(actor_batch())
+    assert reply["a"].shape == (3,) and reply["a"].dtype == np.int64
+    assert reply["pi"].shape == (3, 2) and np.allclose(reply["pi"].sum(1), 1.0)
+    assert reply["V"].shape == (3,)
+
+
+def test_actor_counts_frames_and_records_finished_episodes(trainer):
+    trainer.actor(actor_batch())
+    trainer.actor(actor_batch(terminal=(True, False, True), returns=(20.0, 3.0, 40.0)))
+    assert trainer.frames == 6
+    assert list(trainer.episodes.returns) == [12.0, 20.0, 40.0]
+
+
+def test_actor_runs_without_autograd(trainer, monkeypatch):
+    seen = []
+    forward = trainer.mi["actor"].forward
+
+    def spy(s):
+        seen.append(torch.is_inference_mode_enabled())
+        return forward(s)
+
+    monkeypatch.setattr(trainer.mi["actor"], "forward", spy)
+    trainer.actor(actor_batch())
+    assert seen == [True]
+
+
+def test_train_updates_the_learner_and_refreshes_the_actor_every_n_updates(trainer):
+    actor_bias = trainer.mi["actor"].value[-1].bias.clone()
+    trainer.train(train_batch())
+    assert trainer.updates == 1 and trainer.mi["model"].step == 1
+    assert not torch.equal(trainer.mi["model"].value[-1].bias, actor_bias)
+    assert torch.equal(trainer.mi["actor"].value[-1].bias, actor_bias)  # N = 2: not yet
+    trainer.train(train_batch())
+    assert torch.equal(trainer.mi["actor"].value[-1].bias, trainer.mi["model"].value[-1].bias)
+    assert set(trainer.update_stats.pop()) >= {"loss", "entropy", "grad_norm", "value_loss"}
+
+
+def test_linear_lr_schedule_decays_with_frames(trainer):
+    trainer.total_frames = 100
+    trainer.frames = 75
+    trainer.train(train_batch())
+    assert trainer.mi.optimizer("model").param_groups[0]["lr"] == pytest.approx(0.25e-3)
+
+
+def test_to_tensors_shares_memory_on_cpu_and_skips_absent_keys():
+    batch = train_batch()
+    tensors = to_tensors(batch, ["s", "truncated"], torch.device("cpu"))
+    assert list(tensors) == ["s"]
+    assert tensors["s"].data_ptr() == batch["s"].__array_interface__["data"][0]
+
+
+def test_evaluator_counts_only_the_first_episode_of_each_chosen_game():
+    evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=4, eval_episodes=2)
+    assert (evaluator.games, evaluator.per_game) == (2, 1)
+    # game 3 finishes first (short episode) but is not among the counted games 0 and 1
+    evaluator.actor(actor_batch((True, False, False), (5.0, 0.0, 0.0), game_ids=(3, 0, 1)))
+    evaluator.actor(actor_batch((True, False, False), (30.0, 0.0, 0.0), game_ids=(0, 1, 2)))
+    assert not evaluator.done
+    evaluator.actor(actor_batch((True, True, False), (7.0, 50.0, 0.0), game_ids=(0, 1, 2)))
+    assert evaluator.done
+    result = evaluator.result()
+    assert result.returns.tolist() == [30.0, 50.0]
+    assert (result.mean, result.std) == (40.0, 10.0)
+
+
+def test_evaluator_takes_several_episodes_per_game_when_games_are_few():
+    evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=2, eval_episodes=3)
+    assert (evaluator.games, evaluator.per_game) == (2, 2)
+    for r in (1.0, 2.0, 3.0):
+        evaluator.actor(actor_batch((True, True, False), (r, 10 * r, 0.0), game_ids=(0, 1, 2)))
+    assert evaluator.result().returns.tolist() == [1.0, 2.0, 10.0]
