@@ -19,6 +19,11 @@ AIKind ParseAI(const std::string& name, const std::string& option) {
   throw std::invalid_argument("option '" + option + "': unknown AI '" + name + "'; valid choices: " + valid);
 }
 
+void BuiltinAI::Reset(Rng& rng) {
+  attacking_ = false;
+  attack_at_ = kind_ == AIKind::kSimple ? 4 + static_cast<int>(rng.Below(3)) : 3 + static_cast<int>(rng.Below(2));
+}
+
 void BuiltinAI::Decide(World& world, int player) {
   if (world.count(player, kWorker) < 4) ApplyCommand(world, player, kCmdBuildWorker);
   ApplyCommand(world, player, kCmdGather);
@@ -26,11 +31,11 @@ void BuiltinAI::Decide(World& world, int player) {
   const int melee = world.count(player, kMelee), ranged = world.count(player, kRanged);
   if (kind_ == AIKind::kSimple) {
     ApplyCommand(world, player, melee < 2 * (ranged + 1) ? kCmdBuildMelee : kCmdBuildRanged);
-    if (melee + ranged >= 5) attacking_ = true;
+    if (melee + ranged >= attack_at_) attacking_ = true;
     if (melee + ranged <= 1) attacking_ = false;
   } else {
     ApplyCommand(world, player, kCmdBuildRanged);
-    if (ranged >= 3) attacking_ = true;
+    if (ranged >= attack_at_) attacking_ = true;
     if (ranged == 0) attacking_ = false;
   }
   if (kind_ == AIKind::kSimple && attacking_) {
@@ -74,8 +79,8 @@ void BuiltinAI::Micro(World& world, int player) {
 
 MatchResult PlayMatch(World& world, BuiltinAI& ai0, BuiltinAI& ai1, Rng& rng, int max_tick, int decide_every) {
   world.Reset(rng);
-  ai0.Reset();
-  ai1.Reset();
+  ai0.Reset(rng);
+  ai1.Reset(rng);
   while (world.winner() < 0 && world.tick() < max_tick) {
     if (world.tick() % decide_every == 0) {
       ai0.Decide(world, 0);

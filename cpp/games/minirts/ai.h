@@ -2,8 +2,8 @@
 // agent (plus per-unit micro for hit_and_run). They see the whole map (no
 // fog), like the rule-based AIs of the original platform.
 //   simple       workers to 4, one barracks, mostly melee; attacks once it
-//                has 5 troops, defends the base until then.
-//   hit_and_run  ranged troops only; from 3 on they harass the nearest enemy
+//                has 4 to 6 troops, defends the base until then.
+//   hit_and_run  ranged troops only; from 3 or 4 on they harass the nearest enemy
 //                and step back out of reach of melee units while reloading.
 // PlayMatch runs AI against AI entirely in C++.
 #pragma once
@@ -26,7 +26,9 @@ AIKind ParseAI(const std::string& name, const std::string& option);
 class BuiltinAI {
  public:
   explicit BuiltinAI(AIKind kind = AIKind::kSimple) : kind_(kind) {}
-  void Reset() { attacking_ = false; }
+  // A new game: the troop count that starts an attack is drawn from `rng`
+  // (simple: 4 to 6, hit_and_run: 3 or 4), so AI-vs-AI games vary.
+  void Reset(Rng& rng);
   // A strategic decision; called every frame_skip ticks.
   void Decide(World& world, int player);
   // Per-unit control; called every tick (acts on one tick in four).
@@ -35,6 +37,7 @@ class BuiltinAI {
  private:
   AIKind kind_;
   bool attacking_ = false;
+  int attack_at_ = 5;
 };
 
 struct MatchResult {

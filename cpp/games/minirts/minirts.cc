@@ -83,8 +83,8 @@ class MiniRTS : public Game {
     world_.Reset(rng);
     fog_.Reset();
     fog_.Update(world_);
-    ai0_.Reset();
-    ai1_.Reset();
+    ai0_.Reset(rng);
+    ai1_.Reset(rng);
     rewards_[0] = rewards_[1] = 0.0f;
   }
 

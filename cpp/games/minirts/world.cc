@@ -37,7 +37,7 @@ void World::Reset(Rng& rng) {
     Spawn(p, kBase, map_.BaseX(p), map_.BaseY(p));
     for (int i = 0; i < kStartWorkers; ++i) {
       int x, y;
-      if (FreeTileNear(map_.BaseX(p), map_.BaseY(p), 2, &x, &y)) OrderGather(Spawn(p, kWorker, x, y));
+      if (FreeTileNear(map_.BaseX(p), map_.BaseY(p), 2, &x, &y, p == 0 ? 1 : -1)) OrderGather(Spawn(p, kWorker, x, y));
     }
   }
 }
@@ -231,7 +231,7 @@ void World::ActBuild(Unit& u) {
   }
   if (u.timer > 0 && --u.timer > 0) return;
   int x = u.tx, y = u.ty;
-  if (!Free(x, y) && !FreeTileNear(u.tx, u.ty, 1, &x, &y)) return;  // wait for room
+  if (!Free(x, y) && !FreeTileNear(u.tx, u.ty, 1, &x, &y, u.player == 0 ? 1 : -1)) return;  // wait for room
   Spawn(u.player, u.make, x, y);
   OrderGather(static_cast<int>(&u - units_.data()));
 }
@@ -239,7 +239,7 @@ void World::ActBuild(Unit& u) {
 void World::ActProduce(Unit& u) {
   if (u.timer > 0 && --u.timer > 0) return;
   int x, y;
-  if (!FreeTileNear(u.x, u.y, 2, &x, &y)) return;  // wait for room
+  if (!FreeTileNear(u.x, u.y, 2, &x, &y, u.player == 0 ? 1 : -1)) return;  // wait for room
   const int slot = Spawn(u.player, u.make, x, y);
   if (slot < 0) return;
   u.order = Order::kIdle;
@@ -250,11 +250,12 @@ bool World::Step(Unit& u, int gx, int gy) {
   const int period = StatsOf(u.type).move_period;
   if (u.move_wait > 0 || period == 0) return false;
   const int n = map_.size();
+  const int sign = u.player == 0 ? 1 : -1;  // player 1 scans mirrored, so neither is favoured
   if (!u.use_field) {
     // Greedy: the free neighbour closest to the goal, if it gets closer.
     int best = (u.x - gx) * (u.x - gx) + (u.y - gy) * (u.y - gy), bx = -1, by = -1;
     for (int d = 0; d < 8; ++d) {
-      const int nx = u.x + kDx[d], ny = u.y + kDy[d];
+      const int nx = u.x + sign * kDx[d], ny = u.y + sign * kDy[d];
       if (!Free(nx, ny)) continue;
       const int dist = (nx - gx) * (nx - gx) + (ny - gy) * (ny - gy);
       if (dist < best) {
@@ -275,7 +276,7 @@ bool World::Step(Unit& u, int gx, int gy) {
   const int rotate = (tick_ + u.uid) & 7;
   for (int k = 0; k < 8; ++k) {
     const int d = (k + rotate) & 7;
-    const int nx = u.x + kDx[d], ny = u.y + kDy[d];
+    const int nx = u.x + sign * kDx[d], ny = u.y + sign * kDy[d];
     if (!Free(nx, ny)) continue;
     const int value = field[ny * n + nx];
     if (value < best) {
@@ -305,13 +306,13 @@ void World::MoveTo(Unit& u, int x, int y) {
   u.move_wait = static_cast<int16_t>(StatsOf(u.type).move_period);
 }
 
-bool World::FreeTileNear(int x, int y, int max_ring, int* fx, int* fy) const {
+bool World::FreeTileNear(int x, int y, int max_ring, int* fx, int* fy, int sign) const {
   for (int ring = 1; ring <= max_ring; ++ring) {
     for (int dy = -ring; dy <= ring; ++dy) {
       for (int dx = -ring; dx <= ring; ++dx) {
-        if (std::max(std::abs(dx), std::abs(dy)) != ring || !Free(x + dx, y + dy)) continue;
-        *fx = x + dx;
-        *fy = y + dy;
+        if (std::max(std::abs(dx), std::abs(dy)) != ring || !Free(x + sign * dx, y + sign * dy)) continue;
+        *fx = x + sign * dx;
+        *fy = y + sign * dy;
         return true;
       }
     }

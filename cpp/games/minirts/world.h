@@ -80,8 +80,9 @@ class World {
   // Moves one tile toward (gx, gy) when the unit may move; true if it moved.
   bool Step(Unit& u, int gx, int gy);
   void MoveTo(Unit& u, int x, int y);
-  // A free ground tile around (x, y), nearest rings first, or false.
-  bool FreeTileNear(int x, int y, int max_ring, int* fx, int* fy) const;
+  // A free ground tile around (x, y), nearest rings first, or false; each
+  // ring is scanned in the order `sign` (+1 / -1: mirrored for player 1).
+  bool FreeTileNear(int x, int y, int max_ring, int* fx, int* fy, int sign) const;
   int NearestMine(int x, int y) const;
   void Remove(int slot);
 
