@@ -157,9 +157,11 @@ MAKERS = {
 
 
 def measure(lib: str, num_envs: int, batch: int, threads: int, seconds: float,
-            batches: int | None) -> tuple[float, int]:
+            batches: int | None) -> tuple[float, int, float]:
     """Steps per second of one run of `batches` timed batches (chosen from the
-    warm-up to last about `seconds` when None). Returns (rate, batches)."""
+    warm-up to last about `seconds` when None). Returns (rate, batches, cpu):
+    cpu is this process's CPU time over the wall time (cores kept busy; worker
+    processes of AsyncVectorEnv are not included)."""
     step, close = MAKERS[lib](num_envs, batch, threads)
     try:
         # Warm-up: at least two batches per environment slot and 10% of the
@@ -174,13 +176,15 @@ def measure(lib: str, num_envs: int, batch: int, threads: int, seconds: float,
         if batches is None:
             batches = max(5, int(seconds / per_batch))
         rows = 0
+        cpu_start = time.process_time()
         start = time.perf_counter()
         for _ in range(batches):
             rows += step()
         elapsed = time.perf_counter() - start
+        cpu = (time.process_time() - cpu_start) / elapsed
     finally:
         close()
-    return rows / elapsed, batches
+    return rows / elapsed, batches, cpu
 
 
 # --- reporting ----------------------------------------------------------------
@@ -371,6 +375,7 @@ def main() -> None:
 
     results: dict[tuple[str, int, str], list[float]] = {}
     batches: dict[tuple[str, int, str], int] = {}
+    cpu_use: dict[tuple[str, int, str], list[float]] = {}
     total_start = time.perf_counter()
     for repeat in range(args.repeats):
         for size in args.sizes:
@@ -379,10 +384,12 @@ def main() -> None:
                 shift = repeat % len(group) if group else 0
                 for _, _, batch, lib in group[shift:] + group[:shift]:
                     key = (lib, size, mode)
-                    rate, batches[key] = measure(lib, size, batch, args.threads, args.seconds, batches.get(key))
+                    rate, batches[key], cpu = measure(lib, size, batch, args.threads, args.seconds,
+                                                      batches.get(key))
                     results.setdefault(key, []).append(rate)
+                    cpu_use.setdefault(key, []).append(cpu)
                     progress = f"[{repeat + 1}/{args.repeats}] {size:5d} envs {mode:5s} {lib:10s}"
-                    print(f"{progress} {fmt_rate(rate):>7s} steps/s", file=sys.stderr, flush=True)
+                    print(f"{progress} {fmt_rate(rate):>7s} steps/s, cpu {cpu:.2f}", file=sys.stderr, flush=True)
 
     print(f"CartPole env steps per second (median of {args.repeats}), ratio to envpool at the same size and mode")
     usable = "" if info["usable_cores"] == info["cores"] else f" ({info['usable_cores']} usable)"
@@ -405,7 +412,8 @@ def main() -> None:
         args.json.write_text(json.dumps({
             "info": info, "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
             "results": [{"lib": lib, "envs": size, "mode": mode, "batches": batches[(lib, size, mode)],
-                         "steps_per_s": rates} for (lib, size, mode), rates in results.items()],
+                         "steps_per_s": rates, "process_cpu_per_wall_s": cpu_use[(lib, size, mode)]}
+                        for (lib, size, mode), rates in results.items()],
         }, indent=1))
 
 
