@@ -188,7 +188,7 @@ Round MakeRound(unsigned seed) {
   std::mt19937 rng(seed);
   Round round;
   round.threads = Uniform(rng, 1, 4);
-  round.batches = elf::testing::Scaled(Uniform(rng, 200, 2000), 8);
+  round.batches = elf::testing::Scaled(Uniform(rng, 200, 2000), 4);
   round.ending = static_cast<Ending>(Uniform(rng, 0, 3));
   const int kind = seed % 4;
   if (kind == 0 || kind == 1) {  // counter: actor + train window + a log tag
@@ -344,7 +344,7 @@ void RunRound(unsigned seed) {
 }  // namespace
 
 TEST(thousand_games_random_tags_and_batch_sizes_stop_in_the_middle) {
-  const unsigned rounds = elf::testing::kSanitized ? 8 : 24;
+  const unsigned rounds = elf::testing::kSanitized ? 16 : 32;
   for (unsigned seed = 1; seed <= rounds; ++seed) RunRound(seed);
 }
 
