@@ -19,10 +19,12 @@ from rlpytorch.game_loader import GameLoader
 from rlpytorch.methods import METHODS, ActorCritic
 from rlpytorch.model_interface import ModelInterface
 from rlpytorch.model_loader import ModelLoader
-from rlpytorch.runner import SingleProcessRun, evaluate
+from rlpytorch.runner import MultiProcessRun, SingleProcessRun, evaluate
 from rlpytorch.sampler import Sampler
 from rlpytorch.stats import StatsLogger
 from rlpytorch.trainer import Evaluator, Trainer
+
+RUNNERS = {"single": SingleProcessRun, "multi": MultiProcessRun}
 
 
 class TrainScript(Configurable):
@@ -30,6 +32,7 @@ class TrainScript(Configurable):
 
     args = (
         Arg("method", "actor_critic", "learning method", choices=tuple(METHODS)),
+        Arg("runner", "single", "single process, or the learner in its own process", choices=tuple(RUNNERS)),
         Arg("eval_at_end", True, "evaluate the trained model (see --eval_episodes)"),
         Arg("torch_threads", 1, "intra-op threads of torch (small models: 1 is fastest)"),
     )
@@ -43,7 +46,7 @@ COMPONENTS = [
     ActorCritic,
     Sampler,
     Trainer,
-    SingleProcessRun,
+    MultiProcessRun,  # its groups include SingleProcessRun's loop options
     StatsLogger,
     Evaluator,
 ]
@@ -67,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         sampler=Sampler.from_config(config, seed=config["seed"]),
     )
     logger = StatsLogger.from_config(config)
-    runner = SingleProcessRun.from_config(config, trainer=trainer, logger=logger, run_config=config)
+    runner = RUNNERS[config["runner"]].from_config(config, trainer=trainer, logger=logger, run_config=config)
     summary = runner.run(gc)
     logger.close()
     print(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s ({summary.fps:,.0f} FPS)")

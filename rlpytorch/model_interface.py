@@ -45,6 +45,16 @@ class ModelInterface(Configurable):
         self.models: dict[str, Model] = {}
         self.optimizers: dict[str, torch.optim.Optimizer] = {}
 
+    @property
+    def options(self) -> dict[str, float | str]:
+        """The constructor arguments, to build an equal interface elsewhere."""
+        return {
+            "optimizer": self.optimizer_name,
+            "lr": self.lr,
+            "optim_eps": self.optim_eps,
+            "weight_decay": self.weight_decay,
+        }
+
     def add_model(self, name: str, model: Model, optimize: bool = False) -> Model:
         """Register ``model`` under ``name``; ``optimize`` gives it an optimizer."""
         if name in self.models:

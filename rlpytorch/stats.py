@@ -98,6 +98,7 @@ _SHORT = {
     "entropy": "H",
     "grad_norm": "|g|",
     "ratio": "rho",
+    "dropped": "dropped",
 }
 
 

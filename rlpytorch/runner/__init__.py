@@ -1,6 +1,14 @@
 """Loops that drive the engine: single process, multi-process, evaluation."""
 
 from .eval_iters import EvalIters, evaluate
+from .multi_process import LearnerError, MultiProcessRun
 from .single_process import RunSummary, SingleProcessRun
 
-__all__ = ["EvalIters", "RunSummary", "SingleProcessRun", "evaluate"]
+__all__ = [
+    "EvalIters",
+    "LearnerError",
+    "MultiProcessRun",
+    "RunSummary",
+    "SingleProcessRun",
+    "evaluate",
+]

@@ -98,6 +98,7 @@ class SingleProcessRun(Configurable):
         try:
             while trainer.frames < self.num_frames and summary.target_reached_at is None:
                 step()
+                self._poll()
                 self._after_step(bar, summary)
         except KeyboardInterrupt:
             summary.interrupted = True
@@ -140,8 +141,16 @@ class SingleProcessRun(Configurable):
             "time": now - self._start_time,
             **trainer.episodes.summary(),
             **trainer.update_stats.pop(),
+            **self._extra_stats(),
         }
         self.logger.log(record)
+
+    def _poll(self) -> None:
+        """Called after every batch; subclasses collect news from other processes."""
+
+    def _extra_stats(self) -> dict[str, float]:
+        """Extra values for each stats record."""
+        return {}
 
     def _save(self, name: str | None = None) -> None:
         if self.save_dir is None:
