@@ -106,50 +106,68 @@ def test_extra_reply_key_is_declared_with_its_spec_and_comes_back_in_windows():
 # --- timeouts -------------------------------------------------------------------
 
 
-@pytest.mark.timeout(30)
-def test_timeout_delivers_partial_batch_of_at_least_min_batch_rows():
-    # 64 games send 64 train rows per step; a batch of 4096 rows would need 64
-    # steps, but the actor takes 10 ms per step and the train tag times out
-    # after 5 ms, so it delivers what it has once it holds >= 96 rows. The
-    # same goes for T = 3 windows (one per game every 2 steps).
-    num_games, batch_size, min_batch = 64, 4096, 96
-    gc = elfpy.GameContext("counter", num_games=num_games, num_threads=2, seed=0)
-    gc.add_tag("actor", batch_size=num_games, inputs=["count"], replies=["a"])
-    gc.add_tag("train", batch_size=batch_size, inputs=["count"], timeout_ms=5, min_batch=min_batch)
-    gc.add_tag("windows", batch_size=batch_size, T=3, inputs=["count"], timeout_ms=5, min_batch=min_batch)
+def hold_actor_batch_after(gc: elfpy.GameContext, steps: int):
+    """Replies the first `steps` actor batches (8 games, batch 8) from a loop
+    over batches and returns the next one unreplied: every game now waits
+    for it, so no more rows reach any tag until it is replied."""
+    batches = iter(gc)
+    for step in range(steps):
+        batch = next(batches)
+        assert batch.tag == "actor"
+        np.testing.assert_array_equal(batch["count"], step)
+        batch.reply({"a": np.zeros(8, np.int64)})
+    held = next(batches)
+    assert held.tag == "actor"
+    return held
 
-    def actor(batch):
-        time.sleep(0.01)
-        return {"a": np.zeros(len(batch), np.int64)}
 
-    rows, sizes, window_sizes = [], [], []
+@pytest.mark.timeout(20)
+def test_timeout_delivers_partial_batch_of_the_rows_that_came():
+    # 8 games step 5 times, then wait for a held actor batch: the train tags
+    # hold 40 rows and 16 windows of their 64 and deliver them at the timeout.
+    gc = elfpy.GameContext("counter", num_games=8, num_threads=2, seed=0)
+    gc.add_tag("actor", batch_size=8, inputs=["count"], replies=["a"])
+    gc.add_tag("train", batch_size=64, inputs=["count"], timeout_ms=20, min_batch=40)
+    gc.add_tag("windows", batch_size=64, T=3, inputs=["count"], timeout_ms=20, min_batch=16)
+    delivered = {}
 
-    def train(batch):
-        sizes.append(len(batch))
-        rows.extend(zip(batch.game_ids.tolist(), batch["count"].tolist(), strict=True))
+    def keep(batch):
+        delivered[batch.tag] = (batch.game_ids.copy(), batch["count"].copy())
 
-    def windows(batch):
-        window_sizes.append(len(batch))
-        assert batch["count"].shape == (3, len(batch))
-        np.testing.assert_array_equal(np.diff(batch["count"], axis=0), 1)
-
-    gc.reg_callback("actor", actor)
-    gc.reg_callback("train", train)
-    gc.reg_callback("windows", windows)
+    gc.reg_callback("train", keep)
+    gc.reg_callback("windows", keep)
     with gc:
-        for _ in range(300):
-            gc.run()
-            if len(sizes) >= 3 and len(window_sizes) >= 2:
-                break
-    assert len(sizes) >= 3 and len(window_sizes) >= 2, f"no partial batches came: {sizes}, {window_sizes}"
-    assert all(min_batch <= size < batch_size for size in sizes + window_sizes), (sizes, window_sizes)
-    # Partial batches lose nothing: each game's rows come once each, in order.
-    per_game = defaultdict(list)
-    for game, count in rows:
-        per_game[game].append(count)
-    assert sorted(per_game) == list(range(num_games))
-    for game, counts in per_game.items():
-        assert counts == list(range(len(counts))), (game, counts)
+        hold_actor_batch_after(gc, steps=5)
+        gc.run()
+        gc.run()
+    game_ids, count = delivered["train"]
+    assert count.shape == (40,)
+    assert sorted(zip(game_ids.tolist(), count.tolist(), strict=True)) == [(g, c) for g in range(8) for c in range(5)]
+    game_ids, count = delivered["windows"]
+    assert count.shape == (3, 16)
+    assert sorted((g, tuple(w)) for g, w in zip(game_ids.tolist(), count.T.tolist(), strict=True)) == [
+        (g, w) for g in range(8) for w in [(0, 1, 2), (2, 3, 4)]
+    ]
+
+
+@pytest.mark.timeout(20)
+def test_timed_out_batch_is_delivered_while_other_tags_keep_batches_ready():
+    # The train tag times out after 5 ms; Python sleeps 10 ms between run()
+    # calls, so an actor batch is always ready when run() is called. The
+    # partial train batch must still come long before it could fill (64 steps).
+    gc = elfpy.GameContext("counter", num_games=64, num_threads=2, seed=0)
+    gc.add_tag("actor", batch_size=64, inputs=["count"], replies=["a"])
+    gc.add_tag("train", batch_size=4096, inputs=["count"], timeout_ms=5, min_batch=64)
+    sizes = []
+    gc.reg_callback("actor", lambda batch: {"a": np.zeros(len(batch), np.int64)})
+    gc.reg_callback("train", lambda batch: sizes.append(len(batch)))
+    steps = 0
+    with gc:
+        while not sizes and steps < 20:
+            steps += gc.run() == "actor"
+            time.sleep(0.01)
+    assert sizes, f"no train batch after {steps} actor steps, each over twice its timeout"
+    assert 64 <= sizes[0] < 4096
 
 
 @pytest.mark.timeout(10)

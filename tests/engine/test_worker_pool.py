@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 from collections import Counter
 
@@ -58,3 +61,28 @@ def test_started_idle_context_uses_about_no_cpu():
         time.sleep(1.0)
         used = time.process_time() - start
     assert used < 0.05, f"an idle context used {used:.3f} s of CPU in 1 s"
+
+
+@pytest.mark.timeout(30)
+def test_run_waiting_on_a_partial_batch_below_min_batch_uses_about_no_cpu():
+    # One step of 8 games puts 8 rows in a train batch that times out at 5 ms
+    # but needs 16; the games then wait for a held actor batch, so run() can
+    # only wait (until Ctrl-C, after 1 s), and waiting should cost nothing.
+    gc = elfpy.GameContext("counter", num_games=8, num_threads=2, seed=0)
+    gc.add_tag("actor", batch_size=8, inputs=["count"], replies=["a"])
+    gc.add_tag("train", batch_size=64, inputs=["count"], timeout_ms=5, min_batch=16)
+    delivered = []
+    gc.reg_callback("train", lambda batch: delivered.append(len(batch)))
+    with gc:
+        batches = iter(gc)
+        next(batches).reply({"a": np.zeros(8, np.int64)})
+        assert next(batches).tag == "actor"  # held, never replied
+        timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+        start = time.process_time()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            gc.run()
+        used = time.process_time() - start
+        timer.join()
+    assert delivered == [], "a batch below min_batch was delivered"
+    assert used < 0.05, f"run() used {used:.3f} s of CPU waiting 1 s for a batch"
