@@ -230,7 +230,15 @@ class GameContext:
 
     def run(self) -> str:
         """Waits for the next batch of any tag, calls its callback, sends the
-        replies and lets its games go on. Returns the batch's tag."""
+        replies and lets its games go on. Returns the batch's tag. Ctrl-C at
+        any point stops the context before KeyboardInterrupt propagates."""
+        try:
+            return self._run_once()
+        except KeyboardInterrupt:
+            self.stop()
+            raise
+
+    def _run_once(self) -> str:
         batch = self._next_batch()
         fn = self._callbacks.get(batch.tag)
         if fn is None:
@@ -290,7 +298,7 @@ class GameContext:
             ref = None
             while ref is None:
                 ref = self._ctx.wait(_WAIT_SLICE_MS)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # also reached from iteration, which has no run()
             self.stop()
             raise
         tag_index, _, buffer, size = ref

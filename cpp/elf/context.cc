@@ -138,7 +138,11 @@ int Context::AddTag(TagConfig config) {
   if (!config.replies.empty() && config.T > 1) {
     throw std::invalid_argument(where + "a tag with replies must have T = 1 (its games wait on every step)");
   }
-  for (int seat : config.seats) {
+  for (std::size_t i = 0; i < config.seats.size(); ++i) {
+    const int seat = config.seats[i];
+    if (std::count(config.seats.begin(), config.seats.begin() + i, seat) > 0) {
+      throw std::invalid_argument(where + "seat " + std::to_string(seat) + " listed twice");
+    }
     if (seat < 0 || seat >= num_seats()) {
       throw std::invalid_argument(where + "seat " + std::to_string(seat) + " out of range; game '" +
                                   game_name_ + "' has " + std::to_string(num_seats()) + " seat(s)");
@@ -166,8 +170,21 @@ int Context::AddTag(TagConfig config) {
   return index;
 }
 
+// Every check of the user's configuration, before anything is built, so a
+// Start that throws leaves the context as it was.
 void Context::ValidateRouting() const {
   if (tags_.empty()) throw std::invalid_argument("add at least one tag before start()");
+  for (const auto& tag : tags_) {
+    const auto& seats = tag->config().seats;
+    const int routed = num_games_ * (seats.empty() ? num_seats() : static_cast<int>(seats.size()));
+    if (tag->has_replies() && !deterministic_ && tag->config().batch_size > routed &&
+        tag->config().timeout_ms < 0) {
+      throw std::invalid_argument("tag '" + tag->name() + "': batch_size " +
+                                  std::to_string(tag->config().batch_size) + " exceeds the " +
+                                  std::to_string(routed) +
+                                  " game seats routed to it, so a batch could never fill; lower it or set timeout_ms");
+    }
+  }
   for (int seat = 0; seat < num_seats(); ++seat) {
     for (int key = 0; key < num_game_keys_; ++key) {
       if (keys_[key].role != KeyRole::kAction) continue;
@@ -229,13 +246,6 @@ void Context::Wire() {
       tag->AddChannel(id);
     }
     const int routed = static_cast<int>(tag->channels().size());
-    if (tag->has_replies() && !deterministic_ && tag->config().batch_size > routed &&
-        tag->config().timeout_ms < 0) {
-      throw std::invalid_argument("tag '" + tag->name() + "': batch_size " +
-                                  std::to_string(tag->config().batch_size) + " exceeds the " +
-                                  std::to_string(routed) +
-                                  " game seats routed to it, so a batch could never fill; lower it or set timeout_ms");
-    }
     const bool fixed_groups = deterministic_ || tag->has_replies();
     const int capacity = fixed_groups ? std::min(tag->config().batch_size, routed) : tag->config().batch_size;
     tag->Allocate(keys_, capacity, deterministic_);
@@ -271,8 +281,14 @@ std::vector<bool> Context::StoredKeys() {
 void Context::Start() {
   if (started_) throw std::logic_error("start() called twice");
   if (stopped_) throw std::logic_error("start() after stop(): create a new GameContext");
+  if (!wiring_error_.empty()) throw std::logic_error("start() failed earlier (" + wiring_error_ + "); create a new context");
   ValidateRouting();
-  Wire();
+  try {
+    Wire();
+  } catch (const std::exception& e) {
+    wiring_error_ = e.what();  // e.g. a game's constructor threw: the context is half built
+    throw;
+  }
   started_ = true;
   pool_ = std::make_unique<WorkerPool>(num_threads_);
   std::vector<int> all(num_games_);

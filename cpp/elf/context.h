@@ -148,6 +148,7 @@ class Context {
   std::unique_ptr<WorkerPool> pool_;
 
   bool started_ = false;
+  std::string wiring_error_;  // set if building the games failed; Start is then refused
   std::atomic<bool> halted_{false};  // stop requested or failed: workers stop advancing
   std::mutex ready_mutex_;
   std::condition_variable ready_cv_;

@@ -48,7 +48,16 @@ struct TagConfig {
 // Storage for one batch, struct-of-arrays: per input key [T, capacity, ...]
 // bytes, per reply key [capacity, ...] bytes, and per row who wrote it.
 struct BatchBuffer {
-  static constexpr uint32_t kClosed = 1u << 31;
+  // `claims` packs the batch it counts for (high 32 bits), a closed flag and
+  // the rows claimed, so a claim CAS can never land in a later batch of the
+  // same buffer (no ABA after a release).
+  static constexpr uint64_t kClosed = 1ull << 31;
+  static constexpr uint64_t kCountMask = kClosed - 1;
+  static uint64_t Fresh(int64_t batch) { return static_cast<uint64_t>(static_cast<uint32_t>(batch)) << 32; }
+  static bool For(uint64_t claims, int64_t batch) { return (claims >> 32) == static_cast<uint32_t>(batch); }
+  static int Count(uint64_t claims) { return static_cast<int>(claims & kCountMask); }
+  static bool Closed(uint64_t claims) { return (claims & kClosed) != 0; }
+  static constexpr int64_t kNoClaimYet = INT64_MAX;
 
   std::vector<std::vector<uint64_t>> inputs;   // uint64_t storage: 8-byte aligned
   std::vector<std::vector<uint64_t>> replies;
@@ -57,10 +66,10 @@ struct BatchBuffer {
   std::vector<int32_t> channels;
 
   std::atomic<int64_t> owner{0};
-  std::atomic<uint32_t> claims{0};  // rows claimed, | kClosed once no more may join
+  std::atomic<uint64_t> claims{0};  // Fresh(batch) | kClosed once no more may join | rows claimed
   std::atomic<int> committed{0};
   std::atomic<bool> ready{false};
-  std::atomic<int64_t> first_claim_ns{0};
+  std::atomic<int64_t> first_claim_ns{kNoClaimYet};
   std::atomic<int> unconsumed_replies{0};
   int size = 0;  // rows in the batch; set when it becomes ready
 
@@ -124,6 +133,7 @@ class Tag {
       buffer->seats.assign(capacity_, -1);
       buffer->channels.assign(capacity_, -1);
       buffer->owner = i;
+      buffer->claims = BatchBuffer::Fresh(i);
       buffers_.push_back(std::move(buffer));
     }
   }
@@ -142,10 +152,10 @@ class Tag {
     for (;;) {
       const int64_t batch = fill_.load(std::memory_order_acquire);
       BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
-      if (buffer.owner.load(std::memory_order_acquire) != batch) return {false, batch, &buffer, 0, 0};
-      uint32_t claims = buffer.claims.load(std::memory_order_acquire);
-      const int claimed = static_cast<int>(claims & ~BatchBuffer::kClosed);
-      if ((claims & BatchBuffer::kClosed) || claimed >= capacity_) {
+      uint64_t claims = buffer.claims.load(std::memory_order_acquire);
+      if (!BatchBuffer::For(claims, batch)) return {false, batch, &buffer, 0, 0};
+      const int claimed = BatchBuffer::Count(claims);
+      if (BatchBuffer::Closed(claims) || claimed >= capacity_) {
         int64_t expected = batch;
         fill_.compare_exchange_strong(expected, batch + 1);
         continue;
@@ -191,10 +201,11 @@ class Tag {
     if (deterministic_ || config_.timeout_ms < 0) return std::nullopt;
     const int64_t batch = fill_.load(std::memory_order_acquire);
     BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
-    if (buffer.owner.load(std::memory_order_acquire) != batch) return std::nullopt;
-    uint32_t claims = buffer.claims.load(std::memory_order_acquire);
-    const int rows = static_cast<int>(claims & ~BatchBuffer::kClosed);
-    if ((claims & BatchBuffer::kClosed) || rows < config_.min_batch) return std::nullopt;
+    uint64_t claims = buffer.claims.load(std::memory_order_acquire);
+    if (!BatchBuffer::For(claims, batch)) return std::nullopt;
+    const int rows = BatchBuffer::Count(claims);
+    if (BatchBuffer::Closed(claims) || rows < config_.min_batch) return std::nullopt;
+    // kNoClaimYet: row 0 is claimed but its time not yet written; wait for it.
     if (now_ns - buffer.first_claim_ns.load() < TimeoutNs()) return std::nullopt;
     if (!buffer.claims.compare_exchange_strong(claims, claims | BatchBuffer::kClosed)) return std::nullopt;
     int64_t expected = batch;
@@ -208,31 +219,35 @@ class Tag {
     if (deterministic_ || config_.timeout_ms < 0) return INT64_MAX;
     const int64_t batch = fill_.load(std::memory_order_acquire);
     const BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
-    const bool claimed = (buffer.claims.load() & ~BatchBuffer::kClosed) > 0;
-    if (buffer.owner.load() != batch || !claimed) return now_ns + TimeoutNs();
-    return buffer.first_claim_ns.load() + TimeoutNs();
+    const int64_t first_claim = buffer.first_claim_ns.load();
+    if (first_claim == BatchBuffer::kNoClaimYet) return now_ns + TimeoutNs();
+    return first_claim + TimeoutNs();
   }
 
   // Hands a delivered batch's buffer to batch j + num_buffers. Returns the
   // games parked waiting for a buffer of this tag; the caller resumes them.
   std::vector<int> Release(int64_t batch) {
     BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
-    buffer.claims.store(0);
+    const int64_t next = batch + num_buffers();
     buffer.committed.store(0);
     buffer.ready.store(false);
     buffer.size = 0;
+    buffer.first_claim_ns.store(BatchBuffer::kNoClaimYet);
     std::lock_guard<std::mutex> lock(park_mutex_);
-    buffer.owner.store(batch + num_buffers(), std::memory_order_release);
+    buffer.claims.store(BatchBuffer::Fresh(next), std::memory_order_release);
+    buffer.owner.store(next, std::memory_order_release);
     std::vector<int> parked;
     parked.swap(parked_);
     return parked;
   }
 
   // Parks a game that found batch `batch`'s buffer busy. Returns false (and
-  // does not park) if the buffer was released meanwhile: retry the claim.
+  // does not park) unless the buffer still serves an older batch: if it was
+  // released meanwhile (owner == batch) or `batch` is stale (owner > batch,
+  // the release already happened), retry the claim.
   bool Park(int game, int64_t batch) {
     std::lock_guard<std::mutex> lock(park_mutex_);
-    if (buffers_[batch % buffers_.size()]->owner.load(std::memory_order_acquire) == batch) return false;
+    if (buffers_[batch % buffers_.size()]->owner.load(std::memory_order_acquire) >= batch) return false;
     parked_.push_back(game);
     return true;
   }
@@ -252,13 +267,13 @@ class Tag {
   int64_t TimeoutNs() const { return int64_t{config_.timeout_ms} * 1000000; }
 
   bool MarkReadyIfComplete(int64_t batch, BatchBuffer& buffer) {
-    const uint32_t claims = buffer.claims.load(std::memory_order_acquire);
+    const uint64_t claims = buffer.claims.load(std::memory_order_acquire);
     int rows;
     if (deterministic_) {
       rows = GroupSize(batch);
     } else {
-      rows = static_cast<int>(claims & ~BatchBuffer::kClosed);
-      const bool closed = (claims & BatchBuffer::kClosed) || rows == capacity_;
+      rows = BatchBuffer::Count(claims);
+      const bool closed = BatchBuffer::Closed(claims) || rows == capacity_;
       if (!closed) return false;
     }
     if (buffer.committed.load(std::memory_order_acquire) != rows) return false;

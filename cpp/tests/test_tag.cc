@@ -144,7 +144,7 @@ TEST(full_ring_refuses_claims_until_the_oldest_batch_is_released) {
   CHECK_EQ(resumed.empty() ? -1 : resumed[0], 7);
   CHECK_EQ(tag->buffer(0).owner.load(), int64_t{2});
   CHECK(!tag->buffer(0).ready.load());
-  CHECK_EQ(tag->buffer(0).claims.load(), uint32_t{0});
+  CHECK_EQ(BatchBuffer::Count(tag->buffer(0).claims.load()), 0);
   CHECK_EQ(tag->buffer(0).committed.load(), 0);
   const Claim claim = tag->ClaimNext();
   CHECK(claim.ok);
@@ -271,7 +271,7 @@ TEST(release_resets_the_buffer_for_its_next_batch) {
   tag->Release(0);
   BatchBuffer& buffer = tag->buffer(0);
   CHECK_EQ(buffer.owner.load(), int64_t{2});
-  CHECK_EQ(buffer.claims.load(), uint32_t{0});
+  CHECK_EQ(BatchBuffer::Count(buffer.claims.load()), 0);
   CHECK_EQ(buffer.committed.load(), 0);
   CHECK(!buffer.ready.load());
   CHECK_EQ(buffer.size, 0);
@@ -282,9 +282,9 @@ TEST(release_resets_the_buffer_for_its_next_batch) {
 TEST(fresh_buffer_is_not_timed_out_by_a_stale_first_claim_time) {
   auto tag = MakeTag(4, 4, false, 1000, 1);
   // Row 0 claimed, as a worker does just before it stores first_claim_ns.
-  tag->buffer(0).claims.store(1);
+  tag->buffer(0).claims.store(BatchBuffer::Fresh(0) | 1);
   tag->CloseIfTimedOut(elf::Tag::NowNs());
-  CHECK_EQ(tag->buffer(0).claims.load() & BatchBuffer::kClosed, uint32_t{0});
+  CHECK(!BatchBuffer::Closed(tag->buffer(0).claims.load()));
 }
 
 namespace {

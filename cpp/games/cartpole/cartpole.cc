@@ -43,9 +43,10 @@ class CartPole : public Game {
     auto& [x, x_dot, theta, theta_dot] = state_;
     const double cos_theta = std::cos(theta);
     const double sin_theta = std::sin(theta);
-    const double temp = (force + kPoleMassLength * theta_dot * theta_dot * sin_theta) / kTotalMass;
+    // Grouped exactly as Gymnasium writes it (square first), so both round alike.
+    const double temp = (force + kPoleMassLength * (theta_dot * theta_dot) * sin_theta) / kTotalMass;
     const double theta_acc = (kGravity * sin_theta - cos_theta * temp) /
-                             (kLength * (4.0 / 3.0 - kMassPole * cos_theta * cos_theta / kTotalMass));
+                             (kLength * (4.0 / 3.0 - kMassPole * (cos_theta * cos_theta) / kTotalMass));
     const double x_acc = temp - kPoleMassLength * theta_acc * cos_theta / kTotalMass;
     x = x + kTau * x_dot;
     x_dot = x_dot + kTau * x_acc;
