@@ -39,7 +39,7 @@ def drive_both(num_random_episodes: int, num_balanced_episodes: int, seed: int =
     gc.add_tag(
         "actor",
         batch_size=1,
-        inputs=["s", "r", "terminal", "truncated", "episode_return", "episode_length"],
+        inputs=["s", "final_s", "r", "terminal", "truncated", "episode_return", "episode_length"],
         replies=["a"],
     )
     expected = None  # what Gymnasium says this row must hold
@@ -56,6 +56,10 @@ def drive_both(num_random_episodes: int, num_balanced_episodes: int, seed: int =
                 assert bool(batch["truncated"][0]) == (truncated and not terminated), (episode, length)
                 if terminated or truncated:
                     assert batch["episode_length"][0] == length and batch["episode_return"][0] == length
+                    # The state the episode ended in, which s no longer shows.
+                    np.testing.assert_allclose(
+                        batch["final_s"][0], obs, rtol=0, atol=1e-5, err_msg=f"episode {episode}, final state"
+                    )
                     ended["terminated" if terminated else "truncated"].append(episode)
                     ended["lengths"].append(length)
                     episode, length = episode + 1, 0

@@ -263,7 +263,19 @@ def test_windows_of_a_game_tile_its_steps_for_any_T(T):
 
 WINDOW_T = 5
 WINDOW_GAMES = 6
-WINDOW_KEYS = ["s", "count", "a", "pi", "V", "r", "terminal", "truncated", "episode_return", "episode_length"]
+WINDOW_KEYS = [
+    "s",
+    "final_s",
+    "count",
+    "a",
+    "pi",
+    "V",
+    "r",
+    "terminal",
+    "truncated",
+    "episode_return",
+    "episode_length",
+]
 
 
 def actor_reply(game_ids: np.ndarray, count: np.ndarray) -> dict:
@@ -389,8 +401,12 @@ def test_rows_follow_the_step_semantics(windows):
         rows = rows_of(game_windows)
         # The first row: no reward, not terminal, step 0 of the first episode.
         assert rows["r"][0] == 0 and not rows["terminal"][0] and rows["s"][0, 1] == 0
-        # A terminal row already shows the next episode's first state.
-        np.testing.assert_array_equal(rows["s"][rows["terminal"], 1], 0)
+        # A terminal row already shows the next episode's first state, and in
+        # final_s the state the episode ended in: its last step, same draw.
+        terminal = rows["terminal"]
+        np.testing.assert_array_equal(rows["s"][terminal, 1], 0)
+        np.testing.assert_array_equal(rows["final_s"][terminal, 1], rows["s"][:-1][terminal[1:], 1] + 1)
+        np.testing.assert_array_equal(rows["final_s"][terminal, 0], rows["s"][:-1][terminal[1:], 0])
         # Reward of the k-th step of an episode is k * (a + 1), a from the previous row.
         step_in_episode = np.where(rows["terminal"][1:], rows["s"][:-1, 1] + 1, rows["s"][1:, 1])
         np.testing.assert_array_equal(rows["r"][1:], step_in_episode * (rows["a"][:-1] + 1))
