@@ -8,13 +8,16 @@ step count) and `duel` (two seats; the higher pick wins the round).
 
 from __future__ import annotations
 
+import gc
 import os
 
 import numpy as np
 
 
 def os_threads() -> int:
-    """Number of OS threads in this process right now."""
+    """Number of OS threads in this process, once contexts that are only
+    garbage (left by other tests) have been collected and their workers joined."""
+    gc.collect()
     return len(os.listdir("/proc/self/task"))
 
 

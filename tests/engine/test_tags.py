@@ -127,8 +127,8 @@ def test_timeout_delivers_partial_batch_of_the_rows_that_came():
     # hold 40 rows and 16 windows of their 64 and deliver them at the timeout.
     gc = elfpy.GameContext("counter", num_games=8, num_threads=2, seed=0)
     gc.add_tag("actor", batch_size=8, inputs=["count"], replies=["a"])
-    gc.add_tag("train", batch_size=64, inputs=["count"], timeout_ms=20, min_batch=40)
-    gc.add_tag("windows", batch_size=64, T=3, inputs=["count"], timeout_ms=20, min_batch=16)
+    gc.add_tag("train", batch_size=64, inputs=["count"], timeout_ms=300, min_batch=40)
+    gc.add_tag("windows", batch_size=64, T=3, inputs=["count"], timeout_ms=300, min_batch=16)
     delivered = {}
 
     def keep(batch):
@@ -173,7 +173,7 @@ def test_timed_out_batch_is_delivered_while_other_tags_keep_batches_ready():
 @pytest.mark.timeout(10)
 def test_reply_tag_with_more_batch_than_games_delivers_them_all_given_a_timeout():
     gc = elfpy.GameContext("counter", num_games=4, num_threads=2, seed=0)
-    gc.add_tag("actor", batch_size=8, inputs=["count"], replies=["a"], timeout_ms=20)
+    gc.add_tag("actor", batch_size=8, inputs=["count"], replies=["a"], timeout_ms=1000)
     sizes = []
     with gc:
         for i, batch in enumerate(gc):
