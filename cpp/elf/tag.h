@@ -68,6 +68,7 @@ struct BatchBuffer {
   std::atomic<int64_t> owner{0};
   std::atomic<uint64_t> claims{0};  // Fresh(batch) | kClosed once no more may join | rows claimed
   std::atomic<int> committed{0};
+  std::atomic<bool> completing{false};  // elects the one thread that completes the batch
   std::atomic<bool> ready{false};
   std::atomic<int64_t> first_claim_ns{kNoClaimYet};
   std::atomic<int> unconsumed_replies{0};
@@ -231,6 +232,7 @@ class Tag {
     const int64_t next = batch + num_buffers();
     buffer.committed.store(0);
     buffer.ready.store(false);
+    buffer.completing.store(false);
     buffer.size = 0;
     buffer.first_claim_ns.store(BatchBuffer::kNoClaimYet);
     std::lock_guard<std::mutex> lock(park_mutex_);
@@ -277,8 +279,9 @@ class Tag {
       if (!closed) return false;
     }
     if (buffer.committed.load(std::memory_order_acquire) != rows) return false;
-    if (buffer.ready.exchange(true)) return false;
+    if (buffer.completing.exchange(true)) return false;  // another thread completed it
     buffer.size = rows;
+    buffer.ready.store(true, std::memory_order_release);  // after size: readers of ready see it
     return true;
   }
 
