@@ -1,0 +1,163 @@
+"""Training speed on CartPole: rlpytorch's ActorCritic vs Stable-Baselines3 A2C and PPO.
+
+One run trains each contender from scratch and reports, side by side:
+training frames per second (environment steps per wall-clock second,
+updates included), and the wall time and frames until the mean return of the
+last 100 training episodes first reaches the target (475). Stable-Baselines3
+runs with its default hyperparameters on 8 Gymnasium ``CartPole-v1``
+environments (``make_vec_env``); rlpytorch runs ``examples/train.py``'s
+defaults on the engine's CartPole. Every contender uses the same number of
+torch threads. The table goes to stdout and, with ``--out``, to a Markdown file.
+
+    python benchmarks/bench_train.py --out benchmarks/RESULTS_train.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import io
+import os
+import platform
+import sys
+import time
+from contextlib import redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+
+TARGET = 475.0
+
+
+@dataclass
+class Result:
+    name: str
+    frames: int
+    seconds: float
+    solved_seconds: float | None
+    solved_frames: int | None
+
+    @property
+    def fps(self) -> float:
+        return self.frames / self.seconds
+
+
+def run_rlpytorch(seed: int, max_frames: int) -> Result:
+    """examples/train.py with its defaults, stopping at the target return."""
+    import train
+
+    argv = ["--game", "cartpole", "--method", "actor_critic", "--seed", str(seed)]
+    argv += ["--num_frames", str(max_frames), "--stop_at_return", str(TARGET), "--save_dir", ""]
+    argv += ["--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
+    with redirect_stdout(io.StringIO()):
+        summary = train.main(argv)["summary"]
+    return Result(
+        "rlpytorch ActorCritic",
+        summary.frames,
+        summary.seconds,
+        summary.target_reached_at,
+        summary.target_reached_frames,
+    )
+
+
+def run_sb3(algo: str, seed: int, max_frames: int) -> Result:
+    """Stable-Baselines3 ``algo`` with default hyperparameters on 8 environments."""
+    from stable_baselines3 import A2C, PPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+
+    class StopAtTarget(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.start = time.perf_counter()
+            self.solved: tuple[float, int] | None = None
+
+        def _on_step(self) -> bool:
+            episodes = self.model.ep_info_buffer
+            if len(episodes) == episodes.maxlen and np.mean([e["r"] for e in episodes]) >= TARGET:
+                self.solved = (time.perf_counter() - self.start, self.num_timesteps)
+                return False
+            return True
+
+    env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
+    model = {"a2c": A2C, "ppo": PPO}[algo]("MlpPolicy", env, seed=seed, device="cpu")
+    callback = StopAtTarget()
+    model.learn(total_timesteps=max_frames, callback=callback)
+    seconds = time.perf_counter() - callback.start
+    solved = callback.solved
+    return Result(
+        f"Stable-Baselines3 {algo.upper()}",
+        model.num_timesteps,
+        seconds,
+        solved[0] if solved else None,
+        solved[1] if solved else None,
+    )
+
+
+def table(results: list[Result]) -> str:
+    ours = results[0]
+    lines = [
+        "| trainer | frames/s | FPS ratio (rlpytorch / it) | time to 475 | frames to 475 | time ratio |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        solved = f"{r.solved_seconds:.1f} s" if r.solved_seconds is not None else f"not in {r.frames:,}"
+        frames = f"{r.solved_frames:,}" if r.solved_frames is not None else "-"
+        time_ratio = (
+            f"{r.solved_seconds / ours.solved_seconds:.1f}x"
+            if r.solved_seconds is not None and ours.solved_seconds
+            else "-"
+        )
+        lines.append(f"| {r.name} | {r.fps:,.0f} | {ours.fps / r.fps:.1f}x | {solved} | {frames} | {time_ratio} |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    import gymnasium
+    import stable_baselines3
+
+    cpu = platform.processor() or platform.machine()
+    if Path("/proc/cpuinfo").exists():
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return (
+        f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, torch {torch.__version__}, "
+        f"numpy {np.__version__}, gymnasium {gymnasium.__version__}, "
+        f"stable-baselines3 {stable_baselines3.__version__}; torch threads {torch.get_num_threads()}; "
+        f"load average at the end {os.getloadavg()[0]:.1f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--frames", type=int, default=1_000_000, help="rlpytorch frame budget")
+    parser.add_argument("--sb3_frames", type=int, default=300_000, help="Stable-Baselines3 frame budget")
+    parser.add_argument("--torch_threads", type=int, default=1)
+    parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    args = parser.parse_args()
+    torch.set_num_threads(args.torch_threads)
+
+    results = [run_rlpytorch(args.seed, args.frames)]
+    print(f"{results[-1].name}: {results[-1].fps:,.0f} FPS", flush=True)
+    for algo in ("a2c", "ppo"):
+        results.append(run_sb3(algo, args.seed, args.sb3_frames))
+        print(f"{results[-1].name}: {results[-1].fps:,.0f} FPS", flush=True)
+    text = (
+        f"CartPole training, seed {args.seed}, target: mean return of the last 100 training "
+        f"episodes >= {TARGET:.0f}.\n\nMachine: {machine()}.\n"
+        f"Measured {datetime.date.today().isoformat()}.\n\n{table(results)}\n"
+    )
+    print(text)
+    if args.out:
+        args.out.write_text(f"# Training benchmark: `benchmarks/bench_train.py`\n\n{text}")
+
+
+if __name__ == "__main__":
+    main()
