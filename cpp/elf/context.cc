@@ -556,8 +556,8 @@ std::optional<BatchRef> Context::Wait(int timeout_ms) {
   for (;;) {
     if (failed_) throw GameError(failure_);
     if (stopped_) throw std::logic_error("the context is stopped");
-    if (auto ref = TakeReady()) return ref;
-    // Partial batches of tags with a timeout (first-come mode only).
+    // Timeouts first, so a tag's partial batch is not starved by other tags
+    // whose batches are always ready (first-come mode only).
     int64_t wake_ns = INT64_MAX;
     const int64_t now_ns = Tag::NowNs();
     for (auto& tag : tags_) {
@@ -567,7 +567,7 @@ std::optional<BatchRef> Context::Wait(int timeout_ms) {
       }
       wake_ns = std::min(wake_ns, tag->TimeoutDeadlineNs(now_ns));
     }
-    if (!ready_.empty()) continue;
+    if (auto ref = TakeReady()) return ref;
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     auto wake = deadline;
     if (wake_ns != INT64_MAX) {

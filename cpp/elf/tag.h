@@ -215,14 +215,17 @@ class Tag {
     return batch;
   }
 
-  // When the batch being filled will time out (INT64_MAX: never).
+  // When to check the batch being filled for a timeout again (INT64_MAX:
+  // never). Once its time is up but it holds fewer than min_batch rows, no
+  // event says when more arrive: check every quarter timeout (>= 1 ms).
   int64_t TimeoutDeadlineNs(int64_t now_ns) const {
     if (deterministic_ || config_.timeout_ms < 0) return INT64_MAX;
     const int64_t batch = fill_.load(std::memory_order_acquire);
     const BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
     const int64_t first_claim = buffer.first_claim_ns.load();
     if (first_claim == BatchBuffer::kNoClaimYet) return now_ns + TimeoutNs();
-    return first_claim + TimeoutNs();
+    const int64_t deadline = first_claim + TimeoutNs();
+    return deadline > now_ns ? deadline : now_ns + std::max<int64_t>(1000000, TimeoutNs() / 4);
   }
 
   // Hands a delivered batch's buffer to batch j + num_buffers. Returns the
