@@ -81,14 +81,14 @@ class GameLoader(Configurable):
     def train_context(self) -> Any:
         """A context with the ``actor`` and ``train`` tags of actor-critic training."""
         gc = self.context()
-        gc.add_tag("actor", self.actor_batch, ACTOR_INPUTS, ACTOR_REPLIES)
+        gc.add_tag("actor", self.actor_batch, _actor_inputs(gc), ACTOR_REPLIES)
         gc.add_tag("train", self.train_batch, TRAIN_INPUTS, T=self.T)
         return gc
 
     def eval_context(self, num_games: int, seed: int | None = None) -> Any:
         """A context with only an ``actor`` tag, for evaluation."""
         gc = self.context(num_games=num_games, seed=seed)
-        gc.add_tag("actor", min(self.actor_batch, num_games), ACTOR_INPUTS, ACTOR_REPLIES)
+        gc.add_tag("actor", min(self.actor_batch, num_games), _actor_inputs(gc), ACTOR_REPLIES)
         return gc
 
     @staticmethod
@@ -96,6 +96,11 @@ class GameLoader(Configurable):
         """Observation shape (key ``s``) and number of actions (``pi``'s width) of ``gc``."""
         spec = gc.spec("actor")
         return tuple(spec["s"].shape), int(spec["pi"].shape[0])
+
+
+def _actor_inputs(gc: Any) -> list[str]:
+    """The actor's inputs, plus ``won`` for games that report a winner."""
+    return ACTOR_INPUTS + (["won"] if "won" in gc.spec() else [])
 
 
 def _parse_options(text: str) -> dict[str, str]:

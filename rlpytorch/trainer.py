@@ -48,19 +48,23 @@ def to_tensors(batch: Mapping[str, Any], keys: Iterable[str], device: torch.devi
     }
 
 
-def episodes_in(batch: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows of ``batch`` where an episode just ended: ``(rows, returns, lengths)``.
+def episodes_in(
+    batch: Mapping[str, Any],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Rows of ``batch`` where an episode just ended: ``(rows, returns, lengths, wins)``.
 
     Needs ``terminal``, ``episode_return`` and ``episode_length`` among its keys
-    (empty arrays otherwise).
+    (empty arrays otherwise); ``wins`` comes from a ``won`` key, None without one.
     """
     keys = set(batch.keys())
     if not {"terminal", "episode_return", "episode_length"} <= keys:
         empty = np.zeros(0)
-        return empty.astype(np.int64), empty, empty
+        return empty.astype(np.int64), empty, empty, None
     rows = np.flatnonzero(np.asarray(batch["terminal"]))
     returns = np.asarray(batch["episode_return"])[rows].astype(np.float64)
-    return rows, returns, np.asarray(batch["episode_length"])[rows].astype(np.int64)
+    lengths = np.asarray(batch["episode_length"])[rows].astype(np.int64)
+    wins = np.asarray(batch["won"])[rows].astype(bool) if "won" in keys else None
+    return rows, returns, lengths, wins
 
 
 class Trainer(Configurable):
@@ -101,9 +105,9 @@ class Trainer(Configurable):
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply ``a``, ``pi`` and ``V`` for every row; record finished episodes."""
         self.frames += len(batch)
-        _, returns, lengths = episodes_in(batch)
+        _, returns, lengths, wins = episodes_in(batch)
         if len(returns):
-            self.episodes.add(returns, lengths)
+            self.episodes.add(returns, lengths, wins)
         return act(self.mi["actor"], self.sampler, batch, self.device)
 
     def train(self, batch: Mapping[str, Any]) -> None:
@@ -188,14 +192,12 @@ class Evaluator(Configurable):
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply like ``Trainer.actor`` and record the counted episodes."""
         self.frames += len(batch)
-        rows, returns, lengths = episodes_in(batch)
+        rows, returns, lengths, wins = episodes_in(batch)
         game_ids = np.asarray(batch.game_ids)[rows]
-        has_won = "won" in set(batch.keys())
-        won = np.asarray(batch["won"])[rows] if has_won else None
         for i, game in enumerate(game_ids.tolist()):
             episodes = self.finished.get(game)
             if episodes is not None and len(episodes) < self.per_game:
-                episodes.append((returns[i], lengths[i], bool(won[i]) if won is not None else None))
+                episodes.append((returns[i], lengths[i], None if wins is None else bool(wins[i])))
         return act(self.model, self.sampler, batch, self.device)
 
     @property

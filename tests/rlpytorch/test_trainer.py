@@ -105,3 +105,18 @@ def test_evaluator_takes_several_episodes_per_game_when_games_are_few():
     for r in (1.0, 2.0, 3.0):
         evaluator.actor(actor_batch((True, True, False), (r, 10 * r, 0.0), game_ids=(0, 1, 2)))
     assert evaluator.result().returns.tolist() == [1.0, 2.0, 10.0]
+
+
+def test_evaluator_reports_win_rate_for_games_with_a_won_key():
+    evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=2, eval_episodes=2)
+    batch = actor_batch((True, True, False), (1.0, -1.0, 0.0))
+    batch._data["won"] = np.array([True, False, False])
+    evaluator.actor(batch)
+    assert evaluator.result().win_rate == 0.5
+
+
+def test_trainer_records_wins_in_episode_stats(trainer):
+    batch = actor_batch((True, True, False), (1.0, -1.0, 0.0))
+    batch._data["won"] = np.array([True, False, True])
+    trainer.actor(batch)
+    assert trainer.episodes.summary()["win_rate"] == 0.5
