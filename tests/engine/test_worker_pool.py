@@ -64,18 +64,29 @@ def test_started_idle_context_uses_about_no_cpu():
 
 
 @pytest.mark.timeout(30)
-def test_run_waiting_on_a_partial_batch_below_min_batch_uses_about_no_cpu():
-    # One step of 8 games puts 8 rows in a train batch that times out at 5 ms
-    # but needs 16; the games then wait for a held actor batch, so run() can
-    # only wait (until Ctrl-C, after 1 s), and waiting should cost nothing.
+@pytest.mark.parametrize(
+    "steps, train",
+    [
+        (1, dict()),
+        # 8 rows of a batch that times out at 5 ms but needs 16 to be delivered
+        (1, dict(timeout_ms=5, min_batch=16)),
+        # no rows at all in a batch that would be delivered at once
+        (0, dict(timeout_ms=0)),
+    ],
+    ids=["no_timeout", "rows_below_min_batch", "zero_timeout_no_rows"],
+)
+def test_run_waiting_for_a_batch_that_can_not_come_uses_about_no_cpu(steps, train):
+    # 8 games step `steps` times, then wait for a held actor batch, so run()
+    # can only wait (until Ctrl-C, after 1 s): waiting should cost nothing.
     gc = elfpy.GameContext("counter", num_games=8, num_threads=2, seed=0)
     gc.add_tag("actor", batch_size=8, inputs=["count"], replies=["a"])
-    gc.add_tag("train", batch_size=64, inputs=["count"], timeout_ms=5, min_batch=16)
+    gc.add_tag("train", batch_size=64, inputs=["count"], **train)
     delivered = []
     gc.reg_callback("train", lambda batch: delivered.append(len(batch)))
     with gc:
         batches = iter(gc)
-        next(batches).reply({"a": np.zeros(8, np.int64)})
+        for _ in range(steps):
+            next(batches).reply({"a": np.zeros(8, np.int64)})
         assert next(batches).tag == "actor"  # held, never replied
         timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
         start = time.process_time()
