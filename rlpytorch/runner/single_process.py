@@ -105,7 +105,8 @@ class SingleProcessRun(Configurable):
         finally:
             stop()
             bar.close()
-        self._log()
+        if trainer.frames != self._marks["log"]:
+            self._log()
         self._save()
         summary.frames, summary.updates = trainer.frames, trainer.updates
         summary.seconds = time.perf_counter() - self._start_time
