@@ -8,6 +8,7 @@ s[1] is the step within the episode, so every row can be checked exactly.
 from __future__ import annotations
 
 import itertools
+import random
 import time
 from collections import defaultdict
 
@@ -413,3 +414,84 @@ def test_rows_follow_the_step_semantics(windows):
         # Length so far: on every row but a terminal one, the step in the episode.
         ongoing = ~rows["terminal"]
         np.testing.assert_array_equal(rows["episode_length"][ongoing], rows["s"][ongoing, 1])
+
+
+# --- every row once, in order -----------------------------------------------------
+
+
+def random_configuration(seed: int) -> dict:
+    """A seeded random mix of games, threads, batch sizes, T and timeouts."""
+    rng = random.Random(seed)
+    num_games = rng.randint(1, 48)
+    trains = []
+    for k in range(rng.randint(1, 3)):
+        batch_size = rng.randint(1, 3 * num_games)
+        timeout_ms = rng.choice([None, 0, 1, 3])
+        trains.append(
+            dict(
+                name=f"train{k}",
+                T=rng.choice([1, 2, 3, 6]),
+                batch_size=batch_size,
+                timeout_ms=timeout_ms,
+                min_batch=rng.randint(1, batch_size),
+            )
+        )
+    return dict(
+        num_games=num_games,
+        num_threads=rng.randint(1, 4),
+        actor_batch=rng.randint(1, num_games),
+        actor_timeout_ms=rng.choice([None, 1]),
+        trains=trains,
+        runs=rng.randint(100, 300),
+    )
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("seed", range(8))
+def test_every_row_reaches_every_tag_once_and_in_order(seed):
+    config = random_configuration(seed)
+    gc = elfpy.GameContext("counter", num_games=config["num_games"], num_threads=config["num_threads"], seed=seed)
+    actor_timeout = config["actor_timeout_ms"]
+    gc.add_tag("actor", batch_size=config["actor_batch"], inputs=["count"], replies=["a"], timeout_ms=actor_timeout)
+    for train in config["trains"]:
+        gc.add_tag(
+            train["name"],
+            batch_size=train["batch_size"],
+            T=train["T"],
+            inputs=["count"],
+            timeout_ms=train["timeout_ms"],
+            min_batch=train["min_batch"],
+        )
+    starts = defaultdict(list)  # (tag, game) -> first count of each row or window
+
+    def actor(batch):
+        assert len(batch) <= config["actor_batch"]
+        for game, count in zip(batch.game_ids.tolist(), batch["count"].tolist(), strict=True):
+            starts[("actor", game)].append(count)
+        return {"a": np.zeros(len(batch), np.int64)}
+
+    def train_callback(train):
+        def callback(batch):
+            if train["timeout_ms"] is None:
+                assert len(batch) == train["batch_size"]
+            else:
+                assert train["min_batch"] <= len(batch) <= train["batch_size"]
+            counts = batch["count"] if train["T"] > 1 else batch["count"][None]
+            assert counts.shape == (train["T"], len(batch))
+            np.testing.assert_array_equal(np.diff(counts, axis=0), 1)
+            for game, first in zip(batch.game_ids.tolist(), counts[0].tolist(), strict=True):
+                starts[(train["name"], game)].append(first)
+
+        return callback
+
+    gc.reg_callback("actor", actor)
+    for train in config["trains"]:
+        gc.reg_callback(train["name"], train_callback(train))
+    with gc:
+        for _ in range(config["runs"]):
+            gc.run()
+    strides = {"actor": 1, **{t["name"]: max(1, t["T"] - 1) for t in config["trains"]}}
+    assert {game for tag, game in starts if tag == "actor"} == set(range(config["num_games"]))
+    for (tag, game), firsts in starts.items():
+        stride = strides[tag]
+        assert sorted(firsts) == list(range(0, stride * len(firsts), stride)), (config, tag, game)
