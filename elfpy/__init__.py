@@ -7,7 +7,7 @@ every key.
 """
 
 from elfpy._elf import GameError
-from elfpy.context import Batch, GameContext, KeySpec, games
+from elfpy.context import Batch, GameContext, KeySpec, TagInfo, games
 from elfpy.vector import NativeVectorEnv, make_vector
 
-__all__ = ["Batch", "GameContext", "GameError", "KeySpec", "NativeVectorEnv", "games", "make_vector"]
+__all__ = ["Batch", "GameContext", "GameError", "KeySpec", "NativeVectorEnv", "TagInfo", "games", "make_vector"]

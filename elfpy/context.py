@@ -57,6 +57,16 @@ class KeySpec(NamedTuple):
     bounds: tuple[float, float] | None
 
 
+class TagInfo(NamedTuple):
+    """A tag as added: its batch size, history length and keys."""
+
+    name: str
+    batch_size: int
+    T: int
+    inputs: tuple[str, ...]
+    replies: tuple[str, ...]
+
+
 class Batch(Mapping):
     """One batch of one tag: `batch[key]` is a numpy view, `[B, ...]` for T = 1
     and time-major `[T, B, ...]` for T > 1."""
@@ -205,6 +215,11 @@ class GameContext:
         index = self._tag_index(tag)
         info = self._ctx.tag_info(index)
         return {k: self._keys[k] for k in [*info["inputs"], *info["replies"]]}
+
+    def tag_info(self, tag: str) -> TagInfo:
+        """How `tag` was added (batch size, T, inputs, replies)."""
+        info = self._ctx.tag_info(self._tag_index(tag))
+        return TagInfo(info["name"], info["batch_size"], info["T"], tuple(info["inputs"]), tuple(info["replies"]))
 
     def reg_callback(self, tag: str, fn: Callable[[Batch], Any]) -> None:
         """`fn(batch)` handles every batch of `tag`; for a tag with replies it
