@@ -111,6 +111,15 @@ def test_fewer_than_one_game_or_thread_raises_value_error():
         (dict(name="critic", batch_size=4, inputs=["s", "a"], replies=["V"]), "'a'"),
         (dict(name="t", batch_size=4, inputs=["s"], replies=["r"]), "'r'"),
     ],
+    ids=[
+        "duplicate_name",
+        "zero_batch_size",
+        "no_inputs",
+        "min_batch_above_batch_size",
+        "zero_T",
+        "reply_key_as_input_of_a_reply_tag",
+        "engine_key_as_reply",
+    ],
 )
 def test_invalid_tag_raises_value_error_naming_the_tag(config, match):
     gc = counter_context()
