@@ -197,6 +197,49 @@ TEST(train_windows_are_time_major_overlap_by_one_and_hold_the_actor_replies) {
   }
 }
 
+// Two tags with replies for the same seat (an actor replying `a`, a critic
+// replying `V`): each game waits for both before it steps, and the train tag
+// reads both replies back from the history.
+TEST(game_waits_for_every_tag_that_replies_to_it) {
+  const int games = 24;
+  Context ctx("counter", games, 2, 5, false, Options());
+  ctx.AddTag(MakeTag("actor", 8, {"count"}, {"a"}));
+  ctx.AddTag(MakeTag("critic", 6, {"count"}, {"V"}));
+  ctx.AddTag(MakeTag("train", 8, {"count", "a", "V"}, {}, 3));
+  ctx.Start();
+  std::vector<std::array<int64_t, 2>> last(games, {-1, -1});  // per game, per reply tag: last count
+  int windows = 0;
+  while (windows < 200) {
+    const BatchRef ref = NextBatch(ctx);
+    const int64_t* count = Input<int64_t>(ctx, ref, "count");
+    if (ref.tag == 2) {
+      const int capacity = ctx.tag(ref.tag).capacity();
+      for (int row = 0; row < ref.size; ++row, ++windows) {
+        for (int t = 0; t < 3; ++t) {
+          const int64_t c = count[t * capacity + row];
+          CHECK_EQ(Input<int64_t>(ctx, ref, "a")[t * capacity + row], PolicyAction(GameIds(ctx, ref)[row], c, 3));
+          CHECK_EQ(Input<float>(ctx, ref, "V")[t * capacity + row], static_cast<float>(c) * 2.0f);
+        }
+      }
+      ctx.Release(ref);
+      continue;
+    }
+    for (int row = 0; row < ref.size; ++row) {
+      const int game = GameIds(ctx, ref)[row];
+      CHECK_EQ(count[row], last[game][ref.tag] + 1);
+      last[game][ref.tag] = count[row];
+      // A game cannot run ahead of the other tag that replies to it.
+      CHECK(std::abs(last[game][0] - last[game][1]) <= 1);
+      if (ref.tag == 0) {
+        Reply<int64_t>(ctx, ref, "a")[row] = PolicyAction(game, count[row], 3);
+      } else {
+        Reply<float>(ctx, ref, "V")[row] = static_cast<float>(count[row]) * 2.0f;
+      }
+    }
+    ctx.SubmitReplies(ref);
+  }
+}
+
 TEST(final_observation_keys_hold_the_state_an_episode_ended_in) {
   Context ctx("counter", 8, 2, 0, false, Options());
   ctx.AddTag(MakeTag("actor", 8, {"s", "count", "terminal", "final_s", "final_count"}, {"a"}));
@@ -482,6 +525,8 @@ TEST(bad_tag_configurations_say_what_is_wrong) {
   elf::TagConfig seat = MakeTag("actor", 4, {"s"}, {"a"});
   seat.seats = {2};
   CHECK_THROWS(ctx.AddTag(seat), std::invalid_argument, "seat 2 out of range; game 'duel' has 2 seat(s)");
+  seat.seats = {1, 0, 1};
+  CHECK_THROWS(ctx.AddTag(seat), std::invalid_argument, "seat 1 listed twice");
   ctx.AddTag(MakeTag("actor", 4, {"s"}, {"a"}));
   CHECK_THROWS(ctx.AddTag(MakeTag("actor", 4, {"s"}, {"a"})), std::invalid_argument, "tag 'actor': added twice");
   CHECK_THROWS(Context("counter", 0, 1, 0, false, Options()), std::invalid_argument, "num_games must be >= 1");

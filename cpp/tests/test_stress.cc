@@ -70,6 +70,8 @@ class CounterChecker {
     const int64_t* count = Input<int64_t>(ctx, ref, "count");
     const bool has_a = !tag.has_replies() && HasInput(tag, "a");
     const int64_t* a = has_a ? Input<int64_t>(ctx, ref, "a") : nullptr;
+    const bool has_v = !tag.has_replies() && HasInput(tag, "V");
+    const float* v = has_v ? Input<float>(ctx, ref, "V") : nullptr;
     if (!delivered_.insert({ref.tag, ref.batch}).second) {
       Report(tag.name() + ": batch " + std::to_string(ref.batch) + " delivered twice");
     }
@@ -87,6 +89,10 @@ class CounterChecker {
         if (a != nullptr && a[t * capacity + row] != PolicyAction(game, c, 3)) {
           Report(tag.name() + ": game " + std::to_string(game) + " step " + std::to_string(c) +
                  " holds an action the actor did not reply");
+        }
+        if (v != nullptr && v[t * capacity + row] != static_cast<float>(c)) {
+          Report(tag.name() + ": game " + std::to_string(game) + " step " + std::to_string(c) +
+                 " holds a value nobody replied");
         }
       }
       if (!tag.has_replies()) {
@@ -194,16 +200,23 @@ Round MakeRound(unsigned seed) {
   if (kind == 0 || kind == 1) {  // counter: actor + train window + a log tag
     round.game = "counter";
     round.deterministic = kind == 1;
-    TagConfig actor = MakeTag("actor", Uniform(rng, 1, kGames), {"s", "count", "r", "terminal"}, {"a", "V"});
+    // Either the actor replies a and V, or a separate critic tag replies V:
+    // then each game waits for two replies per step.
+    const bool critic = Uniform(rng, 0, 1) == 1;
+    TagConfig actor = MakeTag("actor", Uniform(rng, 1, kGames), {"s", "count", "r", "terminal"},
+                              critic ? std::vector<std::string>{"a"} : std::vector<std::string>{"a", "V"});
+    TagConfig value = MakeTag("critic", Uniform(rng, 1, kGames), {"count", "s"}, {"V"});
     TagConfig train = MakeTag("train", Uniform(rng, 1, 2 * kGames), {"count", "a", "V", "r", "terminal"}, {},
                               Uniform(rng, 2, 6));
     TagConfig log = MakeTag("log", Uniform(rng, 1, 3 * kGames), {"count", "episode_return", "episode_length"});
     if (!round.deterministic) {
       MaybeTimeout(rng, actor);
+      MaybeTimeout(rng, value);
       MaybeTimeout(rng, train);
       MaybeTimeout(rng, log, true);  // at least one tag always times out
     }
     round.tags = {actor, train, log};
+    if (critic) round.tags.push_back(value);
   } else if (kind == 2) {  // duel: one reply tag per seat, a shared train tag
     round.game = "duel";
     round.games = kGames / 2;  // 1024 seats
@@ -254,7 +267,7 @@ void WriteReplies(Context& ctx, const BatchRef& ref) {
       std::fill(pi, pi + ref.size * actions, 1.0f / static_cast<float>(actions));
     } else if (key == "V") {
       float* v = Reply<float>(ctx, ref, "V");
-      for (int row = 0; row < ref.size; ++row) v[row] = static_cast<float>(row);
+      for (int row = 0; row < ref.size; ++row) v[row] = counter ? static_cast<float>(count[row]) : 0.5f;
     }
   }
 }
