@@ -233,12 +233,16 @@ TEST(without_timeout_a_partial_batch_never_closes) {
 TEST(timeout_closes_a_partial_batch_of_at_least_min_batch_rows) {
   auto tag = MakeTag(4, 4, false, 20, 2);
   const int64_t t0 = elf::Tag::NowNs();
-  CHECK_EQ(tag->TimeoutDeadlineNs(t0), t0 + 20 * kMs);  // nothing claimed: a full timeout from now
+  // Nothing claimed: the caller should look again within a timeout.
+  CHECK(tag->TimeoutDeadlineNs(t0) > t0 && tag->TimeoutDeadlineNs(t0) <= t0 + 20 * kMs);
   CommitRow(*tag, tag->ClaimNext(), 0);
   const int64_t first = tag->buffer(0).first_claim_ns.load();
   CHECK(first >= t0);
   CHECK_EQ(tag->TimeoutDeadlineNs(first), first + 20 * kMs);
   CHECK(!tag->CloseIfTimedOut(first + 100 * kMs).has_value());  // 1 row < min_batch 2
+  // Time is up but min_batch is not reached: look again later, not never.
+  const int64_t again = tag->TimeoutDeadlineNs(first + 100 * kMs);
+  CHECK(again > first + 100 * kMs && again <= first + 120 * kMs);
   CommitRow(*tag, tag->ClaimNext(), 1);
   CHECK(!tag->CloseIfTimedOut(first + 19 * kMs).has_value());  // not waited long enough
   const auto closed = tag->CloseIfTimedOut(first + 20 * kMs);
