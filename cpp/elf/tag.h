@@ -216,16 +216,17 @@ class Tag {
   }
 
   // When to check the batch being filled for a timeout again (INT64_MAX:
-  // never). Once its time is up but it holds fewer than min_batch rows, no
-  // event says when more arrive: check every quarter timeout (>= 1 ms).
+  // never). No event says when a first row or the min_batch-th row arrives,
+  // so until the time is known and ahead, poll every quarter timeout (>= 1 ms).
   int64_t TimeoutDeadlineNs(int64_t now_ns) const {
     if (deterministic_ || config_.timeout_ms < 0) return INT64_MAX;
     const int64_t batch = fill_.load(std::memory_order_acquire);
     const BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
     const int64_t first_claim = buffer.first_claim_ns.load();
-    if (first_claim == BatchBuffer::kNoClaimYet) return now_ns + TimeoutNs();
+    const int64_t poll = now_ns + std::max<int64_t>(1000000, TimeoutNs() / 4);
+    if (first_claim == BatchBuffer::kNoClaimYet) return poll;
     const int64_t deadline = first_claim + TimeoutNs();
-    return deadline > now_ns ? deadline : now_ns + std::max<int64_t>(1000000, TimeoutNs() / 4);
+    return deadline > now_ns ? deadline : poll;
   }
 
   // Hands a delivered batch's buffer to batch j + num_buffers. Returns the

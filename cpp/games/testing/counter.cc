@@ -1,9 +1,10 @@
 // Counter: a game for testing the engine, not for learning. Its observation
-// is (game id seed tag, step in episode); the reward of the k-th step of an
-// episode is k * (action + 1), and episodes last `episode_length` steps plus
-// the game's id modulo 3, so every episode's true return is known in closed
-// form. Option `fail_at_step` makes the game throw on that step, to test
-// how failures reach Python.
+// is (a draw from the game's rng at reset, step in episode) and the game's
+// total step count; the reward of the k-th step of an episode is
+// k * (action + 1), and every episode of a game lasts the same number of
+// steps (`episode_length` plus 0-2, drawn once per game), so each episode's
+// true return is known in closed form. Option `fail_at_step` makes the game
+// throw on that step, to test how failures reach Python.
 #include <stdexcept>
 #include <string>
 
