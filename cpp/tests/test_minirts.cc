@@ -1,7 +1,9 @@
 // MiniRTS (cpp/games/minirts): the rules of the tick loop, fog of war, the
 // command layer, determinism for a seed, the game's options, and a soak of
 // AI-vs-AI games that also prints the game's speed (ticks per second, one core).
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -143,6 +145,25 @@ TEST(combat_kills_and_the_dead_leave_the_map) {
   CHECK(world.damage_dealt(0) >= StatsOf(kWorker).hp);
   world.Tick();
   CHECK(world.unit(melee).order == Order::kIdle);  // its target is gone
+}
+
+TEST(hits_of_one_tick_land_together) {
+  // Two melee units one hit from death strike each other on the same tick:
+  // both die, whichever acted first.
+  World world = NewWorld();
+  int x, y;
+  FreeTile(world, &x, &y);
+  const int a = world.Spawn(0, kMelee, x, y);
+  const int b = world.Spawn(1, kMelee, x + 1, y);
+  REQUIRE(a >= 0 && b >= 0);
+  world.unit(a).hp = world.unit(b).hp = static_cast<int16_t>(StatsOf(kMelee).attack);
+  world.OrderAttack(a, b, false);
+  world.OrderAttack(b, a, false);
+  world.Tick();
+  CHECK_EQ(world.unit(a).uid, 0);
+  CHECK_EQ(world.unit(b).uid, 0);
+  CHECK_EQ(world.count(0, kMelee), 0);
+  CHECK_EQ(world.count(1, kMelee), 0);
 }
 
 TEST(destroying_the_enemy_base_wins) {
@@ -305,6 +326,37 @@ TEST(game_plays_python_seat_against_the_ai_to_a_final_reward) {
   }
   CHECK(outcome.terminated);
   CHECK_EQ(game->Reward(0), -1.0f);  // an idle player loses (by the base, or by time)
+}
+
+// With the same AI on both sides each player must win half the decisive
+// games: 2000 games per setting, a fair game's share of player 0 lies within
+// 4.5 standard deviations (+-5 points) of 50%. The games are seeded, so the
+// test is deterministic; the margin keeps it from tripping on rule changes
+// that leave the game fair. Small maps magnify any first-mover advantage.
+TEST(identical_ais_win_equal_shares) {
+  struct Setting {
+    int size;
+    AIKind ai;
+  };
+  const Setting settings[3] = {{20, AIKind::kSimple}, {12, AIKind::kSimple}, {20, AIKind::kHitAndRun}};
+  const int games = elf::testing::Scaled(2000, 10);
+  const double margin = std::max(0.05, 2.25 / std::sqrt(static_cast<double>(games)));
+  for (const Setting& setting : settings) {
+    World world(setting.size);
+    elf::Rng rng(2024, setting.size);
+    int wins[2] = {0, 0};
+    for (int g = 0; g < games; ++g) {
+      BuiltinAI a(setting.ai), b(setting.ai);
+      const int winner = PlayMatch(world, a, b, rng, 6000, 25).winner;
+      if (winner == 0 || winner == 1) ++wins[winner];
+    }
+    const double share = static_cast<double>(wins[0]) / std::max(1, wins[0] + wins[1]);
+    std::printf("map %d, %s vs itself: player 0 won %d, player 1 won %d of %d games: share %.3f\n", setting.size,
+                setting.ai == AIKind::kSimple ? "simple" : "hit_and_run", wins[0], wins[1], games, share);
+    CHECK(wins[0] + wins[1] >= games * 9 / 10);  // most games are decided
+    CHECK(share >= 0.5 - margin);
+    CHECK(share <= 0.5 + margin);
+  }
 }
 
 TEST(soak_ai_against_ai_and_speed) {

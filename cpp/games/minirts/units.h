@@ -54,6 +54,8 @@ struct Unit {
   int32_t target_uid = 0;
   int16_t x = 0, y = 0;
   int16_t hp = 0;
+  int16_t damage = 0;     // taken this tick; applied when every unit has acted
+  int16_t serial = 0;     // the player's n-th unit this episode (mirror-symmetric tie-breaks)
   int16_t cooldown = 0;   // ticks until the next hit
   int16_t move_wait = 0;  // ticks until the next move
   int16_t timer = 0;      // mining, construction or production ticks left

@@ -29,11 +29,17 @@ void World::Reset(Rng& rng) {
   winner_ = -1;
   for (int p = 0; p < 2; ++p) {
     resources_[p] = kStartResources;
+    spawned_[p] = 0;
     damage_dealt_[p] = 0;
     base_slot_[p] = -1;
     for (int& c : counts_[p]) c = 0;
   }
-  for (int p = 0; p < 2; ++p) {
+  // Who gets the lower slots (and so wins the slot-order tie-breaks) is a coin
+  // flip per episode; which way the tick loop runs is one per tick.
+  const int first = static_cast<int>(rng.Below(2));
+  order_rng_.Seed(rng.Next(), 0);
+  for (int k = 0; k < 2; ++k) {
+    const int p = k ^ first;
     Spawn(p, kBase, map_.BaseX(p), map_.BaseY(p));
     for (int i = 0; i < kStartWorkers; ++i) {
       int x, y;
@@ -50,6 +56,7 @@ int World::Spawn(int player, UnitType type, int x, int y) {
   Unit& u = units_[slot];
   u = Unit{};
   u.uid = next_uid_++;
+  u.serial = static_cast<int16_t>(spawned_[player]++);
   u.player = static_cast<int8_t>(player);
   u.type = type;
   u.hp = static_cast<int16_t>(StatsOf(type).hp);
@@ -73,8 +80,11 @@ void World::Remove(int slot) {
 void World::Tick() {
   if (winner_ >= 0) return;
   ++tick_;
-  // Alternate the order units act in, so neither player always moves first.
-  if (tick_ & 1) {
+  // Units act one after the other, so who moves first still decides who gets
+  // a contested tile: the order runs up or down the slots, by a coin flip per
+  // tick (a fixed alternation would favour one player at every event that
+  // falls on an odd tick). Hits are simultaneous: damage is applied below.
+  if (order_rng_.Next() >> 63) {
     for (int s = 0; s < end_; ++s) {
       if (units_[s].Alive()) Act(s);
     }
@@ -84,7 +94,11 @@ void World::Tick() {
     }
   }
   for (int s = 0; s < end_; ++s) {
-    if (units_[s].uid != 0 && units_[s].hp <= 0) Remove(s);
+    Unit& u = units_[s];
+    if (u.uid == 0) continue;
+    u.hp = static_cast<int16_t>(u.hp - u.damage);
+    u.damage = 0;
+    if (u.hp <= 0) Remove(s);
   }
   while (end_ > 0 && units_[end_ - 1].uid == 0) --end_;
   const bool fell0 = base_slot_[0] < 0, fell1 = base_slot_[1] < 0;
@@ -96,7 +110,7 @@ void World::Act(int slot) {
   if (u.cooldown > 0) --u.cooldown;
   if (u.move_wait > 0) --u.move_wait;
   const UnitStats& stats = StatsOf(u.type);
-  const bool scan = (tick_ + slot) % kScanPeriod == 0;
+  const bool scan = (tick_ + u.serial) % kScanPeriod == 0;
   switch (u.order) {
     case Order::kIdle:
       // Idle units hit enemies in reach but do not chase.
@@ -149,7 +163,7 @@ void World::ActAttack(Unit& u) {
   const UnitStats& stats = StatsOf(u.type);
   // An attack-move aimed at a building turns to enemy units that come in sight.
   const int slot = static_cast<int>(&u - units_.data());
-  if (u.attack_move && StatsOf(v.type).building && (tick_ + slot) % kScanPeriod == 0) {
+  if (u.attack_move && StatsOf(v.type).building && (tick_ + u.serial) % kScanPeriod == 0) {
     const int e = NearestEnemy(slot, stats.sight_sq);
     if (e >= 0 && !StatsOf(units_[e].type).building) {
       u.target = static_cast<int16_t>(e);
@@ -167,7 +181,7 @@ void World::ActAttack(Unit& u) {
 
 void World::Hit(Unit& u, Unit& target) {
   const UnitStats& stats = StatsOf(u.type);
-  target.hp = static_cast<int16_t>(target.hp - stats.attack);
+  target.damage = static_cast<int16_t>(target.damage + stats.attack);
   damage_dealt_[u.player] += stats.attack;
   u.cooldown = static_cast<int16_t>(stats.cooldown);
 }
@@ -176,7 +190,7 @@ void World::ActGather(Unit& u) {
   switch (u.phase) {
     case kToMine:
       if (map_.resources(u.tx, u.ty) == 0) {
-        const int m = NearestMine(u.x, u.y);
+        const int m = NearestMine(u.x, u.y, u.player);
         if (m < 0) {
           u.order = Order::kIdle;
           return;
@@ -273,7 +287,7 @@ bool World::Step(Unit& u, int gx, int gy) {
   const uint16_t* field = paths_.FieldTo(map_, gx, gy);
   const int here = field[u.y * n + u.x];
   int best = here, bx = -1, by = -1, side_x = -1, side_y = -1;
-  const int rotate = (tick_ + u.uid) & 7;
+  const int rotate = (tick_ + u.serial) & 7;
   for (int k = 0; k < 8; ++k) {
     const int d = (k + rotate) & 7;
     const int nx = u.x + sign * kDx[d], ny = u.y + sign * kDy[d];
@@ -320,10 +334,13 @@ bool World::FreeTileNear(int x, int y, int max_ring, int* fx, int* fy, int sign)
   return false;
 }
 
-int World::NearestMine(int x, int y) const {
+int World::NearestMine(int x, int y, int player) const {
   const auto& mines = map_.mines();
   int best = -1, best_dist = 1 << 30;
-  for (int m = 0; m < static_cast<int>(mines.size()); ++m) {
+  // Mines come in mirrored pairs (2k, 2k + 1): player 1 scans each pair the
+  // other way round, so ties go to mirrored mines.
+  for (int i = 0; i < static_cast<int>(mines.size()); ++i) {
+    const int m = i ^ player;
     if (map_.resources(mines[m].x, mines[m].y) == 0) continue;
     const int dx = mines[m].x - x, dy = mines[m].y - y;
     if (dx * dx + dy * dy < best_dist) {
@@ -377,7 +394,7 @@ void World::OrderAttack(int slot, int target_slot, bool attack_move) {
 void World::OrderGather(int slot) {
   if (slot < 0) return;
   Unit& u = units_[slot];
-  const int m = NearestMine(u.x, u.y);
+  const int m = NearestMine(u.x, u.y, u.player);
   if (u.type != kWorker || m < 0) {
     u.order = Order::kIdle;
     return;

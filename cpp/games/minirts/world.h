@@ -4,6 +4,15 @@
 // Order* methods (by the command layer and the built-in AIs); Tick() carries
 // them out. Units live in a fixed array of slots sized at construction, so a
 // tick never allocates. Not thread-safe: one world per game.
+//
+// Fairness. The map is point-symmetric and every scan that breaks a tie by
+// direction is mirrored for player 1, so the two players' situations are
+// mirror images; what remains is the order units act in within a tick. That
+// order never decides a fight (hits of one tick land together, at its end),
+// runs up or down the slots by a coin flip each tick, and who holds the lower
+// slots is a coin flip each episode. Per-unit phases (enemy scans, path
+// tie-breaks) follow Unit::serial, the same for mirrored units. So with the
+// same AI on both sides each player wins half the games (tested).
 #pragma once
 
 #include <cstdint>
@@ -83,7 +92,8 @@ class World {
   // A free ground tile around (x, y), nearest rings first, or false; each
   // ring is scanned in the order `sign` (+1 / -1: mirrored for player 1).
   bool FreeTileNear(int x, int y, int max_ring, int* fx, int* fy, int sign) const;
-  int NearestMine(int x, int y) const;
+  // The nearest mine with resources left, ties broken mirror-symmetrically.
+  int NearestMine(int x, int y, int player) const;
   void Remove(int slot);
 
   Map map_;
@@ -95,6 +105,8 @@ class World {
   int tick_ = 0;
   int winner_ = -1;
   int resources_[2] = {0, 0};
+  int spawned_[2] = {0, 0};  // units each player spawned this episode (Unit::serial)
+  Rng order_rng_;            // which way the tick loop runs, per tick
   int counts_[2][kNumUnitTypes] = {};
   int base_slot_[2] = {-1, -1};
   int damage_dealt_[2] = {0, 0};
