@@ -357,7 +357,7 @@ void RunRound(unsigned seed) {
 }  // namespace
 
 TEST(thousand_games_random_tags_and_batch_sizes_stop_in_the_middle) {
-  const unsigned rounds = elf::testing::kSanitized ? 16 : 32;
+  const unsigned rounds = elf::testing::kSanitized ? 24 : 32;
   for (unsigned seed = 1; seed <= rounds; ++seed) RunRound(seed);
 }
 
