@@ -191,7 +191,7 @@ class Tag {
   // Publishes `rows` written rows of a claim. Returns true when this commit
   // completes the batch (it is then ready to deliver).
   bool Commit(const Claim& claim, int rows) {
-    claim.buffer->committed.fetch_add(rows, std::memory_order_acq_rel);
+    claim.buffer->committed.fetch_add(rows);  // seq_cst: see MarkReadyIfComplete
     return MarkReadyIfComplete(claim.batch, *claim.buffer);
   }
 
@@ -272,8 +272,12 @@ class Tag {
   static std::size_t Words(std::size_t bytes) { return (bytes + 7) / 8; }
   int64_t TimeoutNs() const { return int64_t{config_.timeout_ms} * 1000000; }
 
+  // Called after a commit and after a timeout close. Both sides use seq_cst
+  // (the commit's add, the close's CAS, and the loads here), so at least one
+  // of two racing callers sees the other's write: a closed batch whose last
+  // row is committed at that moment is always marked ready by someone.
   bool MarkReadyIfComplete(int64_t batch, BatchBuffer& buffer) {
-    const uint64_t claims = buffer.claims.load(std::memory_order_acquire);
+    const uint64_t claims = buffer.claims.load();
     int rows;
     if (deterministic_) {
       rows = GroupSize(batch);
@@ -282,7 +286,7 @@ class Tag {
       const bool closed = BatchBuffer::Closed(claims) || rows == capacity_;
       if (!closed) return false;
     }
-    if (buffer.committed.load(std::memory_order_acquire) != rows) return false;
+    if (buffer.committed.load() != rows) return false;
     if (buffer.completing.exchange(true)) return false;  // another thread completed it
     buffer.size = rows;
     buffer.ready.store(true, std::memory_order_release);  // after size: readers of ready see it

@@ -23,7 +23,7 @@ class Counter : public Game {
 
   static Config DefineSpec(SpecBuilder& spec) {
     Config config;
-    config.episode_length = spec.Option("episode_length", 5, "base episode length (plus game id % 3)");
+    config.episode_length = spec.Option("episode_length", 5, "base episode length (each game adds 0-2, drawn once)");
     config.fail_at_step = spec.Option("fail_at_step", -1, "throw on this total step count (-1: never)");
     config.num_actions = spec.Option("num_actions", 3, "number of discrete actions");
     spec.Observation("s", DType::kFloat32, {2}, "(draw from the game's rng at reset, step within the episode)");
