@@ -605,9 +605,21 @@ void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
   }
 }
 
+// A delivered batch is handed back exactly once: its `ready` flag is taken
+// here, so a second hand-back is refused instead of corrupting the ring.
+void Context::TakeBack(Tag& tag, const BatchRef& ref) {
+  BatchBuffer& buffer = tag.buffer(ref.buffer);
+  if (buffer.owner.load() != ref.batch || !buffer.ready.exchange(false)) {
+    throw std::logic_error("batch " + std::to_string(ref.batch) + " of tag '" + tag.name() +
+                           "' was already handed back");
+  }
+}
+
 void Context::SubmitReplies(const BatchRef& ref) {
   Tag& tag = *tags_[ref.tag];
+  if (!tag.has_replies()) throw std::logic_error("tag '" + tag.name() + "' has no replies; release its batches");
   CheckBounds(tag, ref);
+  TakeBack(tag, ref);
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   buffer.unconsumed_replies.store(ref.size);
   const int chunk = std::max(16, (ref.size + 2 * num_threads_ - 1) / (2 * num_threads_));
@@ -646,6 +658,7 @@ void Context::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
 void Context::Release(const BatchRef& ref) {
   Tag& tag = *tags_[ref.tag];
   if (tag.has_replies()) throw std::logic_error("tag '" + tag.name() + "' expects replies");
+  TakeBack(tag, ref);
   ReleaseBuffer(tag, ref.batch);
 }
 

@@ -123,6 +123,7 @@ class Context {
   void NotifyReady(int tag, int64_t batch);
   std::optional<BatchRef> TakeReady();
   void CheckBounds(Tag& tag, const BatchRef& ref) const;
+  void TakeBack(Tag& tag, const BatchRef& ref);
 
   std::string game_name_;
   int num_games_;

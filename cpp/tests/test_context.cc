@@ -422,6 +422,28 @@ TEST(out_of_range_action_is_rejected_and_no_game_resumes) {
   CHECK(SecondsSince(start) < 1.0);
 }
 
+TEST(a_batch_handed_back_twice_is_refused) {
+  Context ctx("counter", 4, 2, 0, false, Options());
+  ctx.AddTag(MakeTag("actor", 4, {"count"}, {"a"}));
+  ctx.AddTag(MakeTag("log", 4, {"count"}, {}));
+  ctx.Start();
+  bool replied_twice = false, released_twice = false;
+  while (!replied_twice || !released_twice) {
+    const BatchRef ref = NextBatch(ctx);
+    if (ctx.tag(ref.tag).has_replies()) {
+      std::fill(Reply<int64_t>(ctx, ref, "a"), Reply<int64_t>(ctx, ref, "a") + ref.size, 0);
+      ctx.SubmitReplies(ref);
+      CHECK_THROWS(ctx.SubmitReplies(ref), std::logic_error, "was already handed back");
+      replied_twice = true;
+    } else {
+      ctx.Release(ref);
+      CHECK_THROWS(ctx.Release(ref), std::logic_error, "was already handed back");
+      released_twice = true;
+    }
+  }
+  ctx.Stop();
+}
+
 TEST(stop_wakes_a_caller_blocked_in_wait) {
   Context ctx("counter", 4, 2, 0, false, Options());
   ctx.AddTag(MakeTag("actor", 4, {"count"}, {"a"}));
