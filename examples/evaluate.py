@@ -45,9 +45,8 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
     torch.set_num_threads(config["torch_threads"])
 
     loader = GameLoader.from_config(config)
-    probe = loader.eval_context(num_games=1)
-    obs_shape, num_actions = loader.shapes(probe)
-    model = load_model(config["load"], obs_shape, num_actions)
+    probe = loader.context(num_games=1)
+    model = load_model(config["load"], loader.observation_spec(probe), loader.num_actions(probe))
     result = evaluate(model, loader, config, progress=config["progress"])
     print(f"{config['eval_sampler']} evaluation of {config['load']} (step {model.step}): {result}")
     return result

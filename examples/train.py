@@ -9,14 +9,16 @@ that configuration) and finally evaluates the greedy policy.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 
-from rlpytorch.args_provider import Arg, ArgsProvider, Configurable, format_config
+from rlpytorch.args_provider import Arg, ArgsProvider, Configurable, format_config, read_config_file
 from rlpytorch.game_loader import GameLoader
-from rlpytorch.methods import METHODS, ActorCritic
+from rlpytorch.methods import METHODS
 from rlpytorch.model_interface import ModelInterface
 from rlpytorch.model_loader import ModelLoader
 from rlpytorch.runner import MultiProcessRun, SingleProcessRun, evaluate
@@ -38,31 +40,51 @@ class TrainScript(Configurable):
     )
 
 
-COMPONENTS = [
-    TrainScript,
-    GameLoader,
-    ModelLoader,
-    ModelInterface,
-    ActorCritic,
-    Sampler,
-    Trainer,
-    MultiProcessRun,  # its groups include SingleProcessRun's loop options
-    StatsLogger,
-    Evaluator,
-]
+def components(method: str) -> list[type[Configurable]]:
+    """The components of a run with ``method`` (only its arguments are offered)."""
+    return [
+        TrainScript,
+        GameLoader,
+        ModelLoader,
+        ModelInterface,
+        METHODS[method],
+        Sampler,
+        Trainer,
+        MultiProcessRun,  # its groups include SingleProcessRun's loop options
+        StatsLogger,
+        Evaluator,
+    ]
+
+
+def chosen_method(argv: Sequence[str] | None) -> str:
+    """``--method`` from the command line, else from ``--config``, else the default."""
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--method", choices=tuple(METHODS))
+    pre.add_argument("--config", type=Path)
+    known, _ = pre.parse_known_args(argv)
+    if known.method is None and known.config is not None:
+        known.method = read_config_file(known.config).get("method")
+    return known.method or TrainScript.defaults()["method"]
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Train as ``argv`` says; returns the run summary and evaluation result."""
-    config = ArgsProvider(COMPONENTS, description=__doc__).parse(argv)
+    """Train as ``argv`` says; returns the run summary and evaluation result.
+
+    A method may suggest settings of other components (``PPO.run_defaults``,
+    e.g. a longer window ``T``); a config file and the command line override them.
+    """
+    method = chosen_method(argv)
+    suggested = getattr(METHODS[method], "run_defaults", {})
+    config = ArgsProvider(components(method), description=__doc__).parse(argv, defaults=suggested)
     print("effective configuration:\n" + format_config(config), flush=True)
     torch.manual_seed(config["seed"])
     torch.set_num_threads(config["torch_threads"])
 
     loader = GameLoader.from_config(config)
-    gc = loader.train_context()
-    obs_shape, num_actions = loader.shapes(gc)
-    model = ModelLoader.from_config(config).build(obs_shape, num_actions, config)
+    gc = loader.context()
+    obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
+    model = ModelLoader.from_config(config).build(obs_spec, num_actions, config)
+    loader.add_train_tags(gc, model.state_size)
     trainer = Trainer.from_config(
         config,
         mi=ModelInterface.actor_critic(model, config),

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import yaml
 from typing_extensions import Self
 
-__all__ = ["Arg", "ArgsError", "ArgsProvider", "Configurable", "format_config"]
+__all__ = ["Arg", "ArgsError", "ArgsProvider", "Configurable", "format_config", "read_config_file"]
 
 
 class ArgsError(ValueError):
@@ -158,14 +158,20 @@ class ArgsProvider:
 
     def load_config(self, path: str | Path) -> dict[str, Any]:
         """Read a YAML or JSON file, checking every key against the declared args."""
-        text = Path(path).read_text()
-        values = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
-        if not isinstance(values, dict):
-            raise ArgsError(f"{path}: expected a mapping of argument names to values")
+        values = read_config_file(path)
         unknown = sorted(set(values) - set(self.args))
         if unknown:
             raise ArgsError(f"{path}: unknown arguments {unknown}")
         return {name: self.args[name].convert(value) for name, value in values.items()}
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The mapping in a YAML or JSON file, unchecked (``ArgsProvider.load_config`` checks it)."""
+    text = Path(path).read_text()
+    values = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    if not isinstance(values, dict):
+        raise ArgsError(f"{path}: expected a mapping of argument names to values")
+    return values
 
 
 def _add_argument(group: argparse._ArgumentGroup, arg: Arg) -> None:

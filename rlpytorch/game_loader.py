@@ -15,11 +15,15 @@ from typing import Any
 
 from .args_provider import Arg, Configurable
 
-__all__ = ["ACTOR_INPUTS", "ACTOR_REPLIES", "TRAIN_INPUTS", "GameLoader"]
+__all__ = ["ACTOR_INPUTS", "ACTOR_REPLIES", "STATE_KEY", "TRAIN_INPUTS", "GameLoader"]
 
-ACTOR_INPUTS = ["s", "r", "terminal", "truncated", "episode_return", "episode_length"]
+# Besides the observation keys the model reads (and, for training, their
+# ``final_`` copies where the game has them, so a time-limit truncation can
+# bootstrap from the state it ended in), and ``h`` for recurrent models:
+ACTOR_INPUTS = ["r", "terminal", "truncated", "episode_return", "episode_length"]
 ACTOR_REPLIES = ["a", "pi", "V"]
-TRAIN_INPUTS = ["s", "a", "pi", "V", "r", "terminal", "truncated"]
+TRAIN_INPUTS = ["a", "pi", "V", "r", "terminal", "truncated"]
+STATE_KEY = "h"  # a recurrent model's per-game state, replied by the actor and kept in the history
 
 
 def _elfpy_context(game: str, **kwargs: Any) -> Any:
@@ -41,6 +45,7 @@ class GameLoader(Configurable):
         Arg("train_batch", 64, "games per train window"),
         Arg("T", 6, "rows per train window (consecutive windows share one row)"),
         Arg("game_options", "", "the game's options, e.g. 'max_steps=200,foo=1'"),
+        Arg("obs_keys", "", "observation keys the model reads, comma-separated (empty: all with a shape)"),
     )
 
     def __init__(
@@ -54,6 +59,7 @@ class GameLoader(Configurable):
         train_batch: int = 64,
         T: int = 6,
         game_options: str = "",
+        obs_keys: str = "",
         context_factory: Callable[..., Any] = _elfpy_context,
     ) -> None:
         self.game = game
@@ -65,10 +71,11 @@ class GameLoader(Configurable):
         self.train_batch = train_batch
         self.T = T
         self.options = _parse_options(game_options)
+        self.obs_keys = [k.strip() for k in obs_keys.split(",") if k.strip()]
         self.context_factory = context_factory
 
     def context(self, num_games: int | None = None, seed: int | None = None) -> Any:
-        """A context without tags (add your own)."""
+        """A context without tags (add your own, or call ``add_train_tags``)."""
         return self.context_factory(
             self.game,
             num_games=num_games or self.num_games,
@@ -78,24 +85,55 @@ class GameLoader(Configurable):
             **self.options,
         )
 
-    def train_context(self) -> Any:
-        """A context with the ``actor`` and ``train`` tags of actor-critic training."""
-        gc = self.context()
-        gc.add_tag("actor", self.actor_batch, _actor_inputs(gc), ACTOR_REPLIES)
-        gc.add_tag("train", self.train_batch, TRAIN_INPUTS, T=self.T)
+    def observation_spec(self, gc: Any) -> dict[str, Any]:
+        """The observation keys the model reads, with their ``KeySpec``: ``--obs_keys``,
+        or every observation key of the game with at least one dimension (scalars
+        such as MiniRTS's ``frames`` are bookkeeping)."""
+        spec = gc.spec()
+        if self.obs_keys:
+            unknown = [k for k in self.obs_keys if k not in spec]
+            if unknown:
+                raise ValueError(f"--obs_keys {unknown} are not keys of {self.game!r}; its keys: {sorted(spec)}")
+            return {k: spec[k] for k in self.obs_keys}
+        return {k: v for k, v in spec.items() if v.role == "observation" and len(v.shape) > 0}
+
+    @staticmethod
+    def num_actions(gc: Any) -> int:
+        """Width of the behaviour policy ``pi`` (the game's one discrete action)."""
+        return int(gc.spec()["pi"].shape[0])
+
+    def add_train_tags(self, gc: Any, state_size: int = 0) -> Any:
+        """Add the ``actor`` and ``train`` tags of actor-critic training to ``gc``.
+
+        ``state_size > 0`` (a recurrent model) declares the reply key ``h``
+        ``[state_size]`` that the actor replies and the windows carry.
+        """
+        obs = list(self.observation_spec(gc))
+        spec = gc.spec()
+        finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
+        state = self._add_state_key(gc, state_size)
+        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), ACTOR_REPLIES + state)
+        gc.add_tag("train", self.train_batch, obs + finals + TRAIN_INPUTS + state, T=self.T)
         return gc
 
-    def eval_context(self, num_games: int, seed: int | None = None) -> Any:
+    def train_context(self, state_size: int = 0) -> Any:
+        """A new context with the ``actor`` and ``train`` tags (see ``add_train_tags``)."""
+        return self.add_train_tags(self.context(), state_size)
+
+    def eval_context(self, num_games: int, seed: int | None = None, state_size: int = 0) -> Any:
         """A context with only an ``actor`` tag, for evaluation."""
         gc = self.context(num_games=num_games, seed=seed)
-        gc.add_tag("actor", min(self.actor_batch, num_games), _actor_inputs(gc), ACTOR_REPLIES)
+        obs = list(self.observation_spec(gc))
+        state = self._add_state_key(gc, state_size)
+        gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), ACTOR_REPLIES + state)
         return gc
 
     @staticmethod
-    def shapes(gc: Any) -> tuple[tuple[int, ...], int]:
-        """Observation shape (key ``s``) and number of actions (``pi``'s width) of ``gc``."""
-        spec = gc.spec("actor")
-        return tuple(spec["s"].shape), int(spec["pi"].shape[0])
+    def _add_state_key(gc: Any, state_size: int) -> list[str]:
+        if not state_size:
+            return []
+        gc.add_key(STATE_KEY, "float32", [state_size], "recurrent state the actor started this step from")
+        return [STATE_KEY]
 
 
 def _actor_inputs(gc: Any) -> list[str]:

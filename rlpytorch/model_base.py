@@ -32,16 +32,30 @@ class CheckpointMismatchError(RuntimeError):
 class Model(nn.Module):
     """Base class of the library's models: step counter, save/load, clone.
 
-    Subclasses implement ``forward`` on time-major inputs of any leading shape
-    (``[B, ...]`` when acting, ``[T, B, ...]`` when training) and return a dict
-    (for actor-critic models ``{"pi": [..., A] probabilities, "V": [...]}``).
+    Subclasses implement ``forward(obs)`` on the observation dict (the keys
+    ``obs_keys``; one tensor is read as the first of them) with any leading
+    shape (``[B, ...]`` when acting, ``[T, B, ...]`` when training) and return a
+    dict (for actor-critic models ``{"pi": [..., A] probabilities, "V": [...]}``).
+
+    A recurrent model has ``state_size > 0`` and implements
+    ``forward(obs, state, reset)`` on ``[T, B, ...]`` inputs, with the state
+    ``[B, state_size]`` before the first row and ``reset`` ``[T, B]`` marking rows
+    where the state restarts from zero; it adds ``state`` (after the last row)
+    and ``states_in`` (``[T, B, state_size]``, carried into each row before its
+    reset) to its outputs. The trainer keeps one state per game.
     """
 
     name: str = "model"
+    obs_keys: tuple[str, ...] = ("s",)
+    state_size: int = 0
 
     def __init__(self) -> None:
         super().__init__()
         self.step = 0
+
+    def as_obs(self, obs: Mapping[str, torch.Tensor] | torch.Tensor) -> Mapping[str, torch.Tensor]:
+        """The observation dict: ``obs`` itself, or ``{obs_keys[0]: obs}`` for one tensor."""
+        return {self.obs_keys[0]: obs} if isinstance(obs, torch.Tensor) else obs
 
     def increment_step(self, n: int = 1) -> None:
         """Count ``n`` more updates of this model."""

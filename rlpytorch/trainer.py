@@ -2,7 +2,8 @@
 
 ``Trainer.actor`` answers the ``actor`` tag: batched inference with the
 lagging actor model under ``torch.inference_mode``, replying ``a``, ``pi`` (the
-behaviour distribution) and ``V``. ``Trainer.train`` answers the ``train``
+behaviour distribution) and ``V``; for a recurrent model also ``h``, the state
+it started the step from (``RecurrentStates`` keeps one per game and seat). ``Trainer.train`` answers the ``train``
 tag: one ``[T, B]`` window, one optimizer step, and the actor copy refreshed
 every ``actor_sync_every`` updates. ``Evaluator.actor`` plays without learning
 and collects finished episodes.
@@ -29,9 +30,7 @@ from .model_interface import ModelInterface
 from .sampler import Sampler
 from .stats import EpisodeStats, RunningMean
 
-__all__ = ["EvalResult", "Evaluator", "Trainer", "episodes_in", "to_tensors"]
-
-TRAIN_KEYS = ("s", "a", "pi", "r", "terminal", "truncated")
+__all__ = ["EvalResult", "Evaluator", "RecurrentStates", "Trainer", "act", "episodes_in", "to_tensors"]
 
 
 class Method(Protocol):
@@ -40,12 +39,49 @@ class Method(Protocol):
     def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]: ...
 
 
-def to_tensors(batch: Mapping[str, Any], keys: Iterable[str], device: torch.device) -> dict[str, Tensor]:
-    """The ``keys`` present in ``batch`` as tensors on ``device`` (zero-copy on CPU)."""
-    present = set(batch.keys())
-    return {
-        key: torch.as_tensor(np.asarray(batch[key])).to(device, non_blocking=True) for key in keys if key in present
-    }
+def to_tensors(
+    batch: Mapping[str, Any], keys: Iterable[str] | None, device: torch.device
+) -> dict[str, Tensor]:
+    """The ``keys`` present in ``batch`` (all with None) as tensors on ``device``
+    (zero-copy on CPU)."""
+    present = list(batch.keys())
+    keys = present if keys is None else [k for k in keys if k in set(present)]
+    return {key: torch.as_tensor(np.asarray(batch[key])).to(device, non_blocking=True) for key in keys}
+
+
+class RecurrentStates:
+    """The recurrent state of every (game, seat), kept between actor calls.
+
+    Starts at zero and grows as new game ids appear. ``get`` returns the state
+    a row continues from (the model zeroes it itself on the row's ``terminal``).
+    """
+
+    def __init__(self, state_size: int, device: torch.device | str = "cpu") -> None:
+        self.state_size = state_size
+        self.states = torch.zeros(0, 1, state_size, device=device)
+
+    def _index(self, batch: Any) -> tuple[Tensor, Tensor]:
+        games = torch.as_tensor(np.asarray(batch.game_ids), dtype=torch.long)
+        seats = getattr(batch, "seats", None)
+        seats = torch.zeros_like(games) if seats is None else torch.as_tensor(np.asarray(seats), dtype=torch.long)
+        n_games = max(int(games.max()) + 1, self.states.shape[0])
+        n_seats = max(int(seats.max()) + 1, self.states.shape[1])
+        if (n_games, n_seats) != tuple(self.states.shape[:2]):
+            grown = self.states.new_zeros(n_games, n_seats, self.state_size)
+            grown[: self.states.shape[0], : self.states.shape[1]] = self.states
+            self.states = grown
+        device = self.states.device
+        return games.to(device), seats.to(device)
+
+    def get(self, batch: Any) -> Tensor:
+        """``[B, S]``: the state each row of ``batch`` continues from."""
+        games, seats = self._index(batch)
+        return self.states[games, seats]
+
+    def set(self, batch: Any, state: Tensor) -> None:
+        """Store ``state`` ``[B, S]`` as the state after each row of ``batch``."""
+        games, seats = self._index(batch)
+        self.states[games, seats] = state.to(self.states.device)
 
 
 def episodes_in(
@@ -101,6 +137,7 @@ class Trainer(Configurable):
         self.updates = 0
         self.episodes = EpisodeStats()
         self.update_stats = RunningMean()
+        self.states = RecurrentStates(mi["actor"].state_size, self.device) if mi["actor"].state_size else None
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply ``a``, ``pi`` and ``V`` for every row; record finished episodes."""
@@ -108,11 +145,11 @@ class Trainer(Configurable):
         _, returns, lengths, wins = episodes_in(batch)
         if len(returns):
             self.episodes.add(returns, lengths, wins)
-        return act(self.mi["actor"], self.sampler, batch, self.device)
+        return act(self.mi["actor"], self.sampler, batch, self.device, self.states)
 
     def train(self, batch: Mapping[str, Any]) -> None:
         """One update on a time-major ``[T, B]`` window."""
-        tensors = to_tensors(batch, TRAIN_KEYS, self.device)
+        tensors = to_tensors(batch, None, self.device)
         if self.lr_schedule == "linear" and self.total_frames:
             self.mi.scale_lr(max(0.0, 1.0 - self.frames / self.total_frames))
         self.update_stats.add(self.method.update(self.mi, tensors))
@@ -121,13 +158,32 @@ class Trainer(Configurable):
             self.mi.update_model("actor", "model")
 
 
-def act(model: Model, sampler: Sampler, batch: Mapping[str, Any], device: torch.device) -> dict[str, np.ndarray]:
-    """Batched inference on ``batch["s"]``: actions, behaviour policy and value."""
-    s = torch.as_tensor(np.asarray(batch["s"])).to(device, non_blocking=True)
+def act(
+    model: Model,
+    sampler: Sampler,
+    batch: Mapping[str, Any],
+    device: torch.device,
+    states: RecurrentStates | None = None,
+) -> dict[str, np.ndarray]:
+    """Batched inference on the model's observation keys: actions, behaviour
+    policy and value; for a recurrent model (``states`` given) also ``h``, the
+    state each row started from, and the games' states move one step on."""
+    obs = to_tensors(batch, model.obs_keys, device)
     with torch.inference_mode():
-        out = model(s)
-        a, mu = sampler(out["pi"])
-    return {"a": a.cpu().numpy(), "pi": mu.cpu().numpy(), "V": out["V"].cpu().numpy()}
+        if states is None:
+            out = model(obs)
+            pi, V = out["pi"], out["V"]
+        else:  # one step of [T = 1, B] from each game's state
+            h = states.get(batch).to(device)
+            reset = torch.as_tensor(np.asarray(batch["terminal"])).to(device).unsqueeze(0)
+            out = model({k: v.unsqueeze(0) for k, v in obs.items()}, h, reset)
+            states.set(batch, out["state"])
+            pi, V = out["pi"][0], out["V"][0]
+        a, mu = sampler(pi)
+    reply = {"a": a.cpu().numpy(), "pi": mu.cpu().numpy(), "V": V.cpu().numpy()}
+    if states is not None:
+        reply["h"] = h.cpu().numpy()
+    return reply
 
 
 @dataclass(frozen=True)
@@ -188,6 +244,7 @@ class Evaluator(Configurable):
         self.games = math.ceil(eval_episodes / self.per_game)
         self.finished: dict[int, list[tuple[float, int, bool]]] = {g: [] for g in range(self.games)}
         self.frames = 0
+        self.states = RecurrentStates(model.state_size, self.device) if model.state_size else None
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply like ``Trainer.actor`` and record the counted episodes."""
@@ -198,7 +255,7 @@ class Evaluator(Configurable):
             episodes = self.finished.get(game)
             if episodes is not None and len(episodes) < self.per_game:
                 episodes.append((returns[i], lengths[i], None if wins is None else bool(wins[i])))
-        return act(self.model, self.sampler, batch, self.device)
+        return act(self.model, self.sampler, batch, self.device, self.states)
 
     @property
     def episodes_done(self) -> int:

@@ -17,9 +17,20 @@ from .gae import GAE
 from .lambda_return import LambdaReturn
 from .policy_gradient import PolicyGradient
 from .value_matcher import ValueMatcher
-from .window import window_cuts
+from .window import RECURRENCE, forward_window, returns_of
 
 RETURNS = ("discounted", "gae", "lambda", "final")
+
+
+def make_returns(kind: str, options: Mapping) -> DiscountedReward | FinalReward | GAE | LambdaReturn:
+    """The returns part named ``kind``, from ``options`` (``gamma``, ``gae_lambda``, ``td_lambda``)."""
+    gamma = options["gamma"]
+    return {
+        "discounted": lambda: DiscountedReward(gamma),
+        "final": FinalReward,
+        "gae": lambda: GAE(gamma, options["gae_lambda"]),
+        "lambda": lambda: LambdaReturn(gamma, options["td_lambda"]),
+    }[kind]()
 
 
 class ActorCritic(Configurable):
@@ -28,18 +39,23 @@ class ActorCritic(Configurable):
     ``R`` comes from the returns part chosen by ``--returns``: ``discounted``
     (``DiscountedReward``), ``gae``, ``lambda`` (``LambdaReturn``) or ``final``
     (``FinalReward``), each bootstrapped from the learner's own detached value
-    at the window's end. ``mu`` is the behaviour policy ``pi`` the actor stored,
-    so a lagging actor is corrected by ``min(pi/mu, c)``. After backward the
-    global gradient norm is clipped to ``grad_clip`` (0: no clipping).
+    at the window's end (and from ``V(final_s)`` at a time-limit truncation).
+    ``mu`` is the behaviour policy ``pi`` the actor stored, so a lagging actor
+    is corrected by ``min(pi/mu, c)``. After backward the global gradient norm
+    is clipped to ``grad_clip`` (0: no clipping). A recurrent model is replayed
+    from its stored states with back-propagation truncated to ``recurrence`` steps.
 
-    The batch is a dict of time-major ``[T, B, ...]`` tensors with keys ``s``,
-    ``a``, ``pi``, ``r``, ``terminal`` and optionally ``truncated``.
+    The batch is a dict of time-major ``[T, B, ...]`` tensors with the model's
+    observation keys, ``a``, ``pi``, ``r``, ``terminal`` and optionally
+    ``truncated``, ``final_<key>``, ``V`` (the actor's values, for value
+    clipping) and ``h`` (recurrent states).
     """
 
     args = (
         Arg("gamma", 0.99, "discount factor"),
         Arg("returns", "discounted", "how value targets are computed", choices=RETURNS),
         Arg("grad_clip", 0.5, "max global gradient norm (0: no clipping)"),
+        RECURRENCE,
     )
 
     def __init__(
@@ -48,11 +64,13 @@ class ActorCritic(Configurable):
         returns: DiscountedReward | FinalReward | GAE | LambdaReturn,
         value_matcher: ValueMatcher,
         grad_clip: float = 0.5,
+        recurrence: int = 0,
     ) -> None:
         self.policy_gradient = policy_gradient
         self.returns = returns
         self.value_matcher = value_matcher
         self.grad_clip = grad_clip
+        self.recurrence = recurrence
 
     @classmethod
     def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
@@ -68,30 +86,22 @@ class ActorCritic(Configurable):
     def from_config(cls, config: Mapping, **extra: object) -> ActorCritic:
         """Compose the method from ``config``: its parts take their own keys."""
         options = {**cls.defaults(), **config}
-        gamma, kind = options["gamma"], options["returns"]
-        returns = {
-            "discounted": lambda: DiscountedReward(gamma),
-            "final": FinalReward,
-            "gae": lambda: GAE(gamma, options["gae_lambda"]),
-            "lambda": lambda: LambdaReturn(gamma, options["td_lambda"]),
-        }[kind]()
         return cls(
             PolicyGradient.from_config(options),
-            returns,
+            make_returns(options["returns"], options),
             ValueMatcher.from_config(options),
             grad_clip=options["grad_clip"],
+            recurrence=options["recurrence"],
             **extra,
         )
 
     def loss(self, model: Model, batch: Mapping[str, Tensor]) -> tuple[Tensor, dict[str, float]]:
         """The summed loss on one window, and the stats of each part."""
-        out = model(batch["s"])
+        out = forward_window(model, batch, self.recurrence)
         pi, V = out["pi"], out["V"]
-        cut = window_cuts(batch["terminal"], batch.get("truncated"))
-        R = self.returns(batch["r"].to(V.dtype), batch["terminal"], V.detach(), cut)
-        mask = ~cut
+        R, mask = returns_of(self.returns, model, batch, V, out.get("states_in"))
         pg_loss, pg_stats = self.policy_gradient(pi, batch["pi"], batch["a"], R - V.detach(), mask)
-        v_loss, v_stats = self.value_matcher(V, R, mask)
+        v_loss, v_stats = self.value_matcher(V, R, mask, batch.get("V"))
         return pg_loss + v_loss, {**pg_stats, **v_stats}
 
     def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]:

@@ -9,11 +9,12 @@ from ..args_provider import Arg, Configurable
 
 
 class LambdaReturn(Configurable):
-    """``G_t = r_{t+1} + gamma (1 - terminal_{t+1}) ((1 - lambda) V_{t+1} + lambda G_{t+1})``
+    """``G_t = r_{t+1} + gamma ((1 - terminal_{t+1}) ((1 - lambda) V_{t+1} + lambda G_{t+1}) + F_{t+1})``
 
-    with ``G_t = V_t`` at cuts. It mixes n-step returns with weights
-    ``(1 - lambda) lambda^(n-1)``; ``lambda = 1`` gives ``DiscountedReward``.
-    Shapes as ``DiscountedReward``.
+    with ``G_t = V_t`` at cuts and ``F`` = ``V(final_s)`` on truncated terminal
+    rows, else 0. It mixes n-step returns with weights ``(1 - lambda)
+    lambda^(n-1)``; ``lambda = 1`` gives ``DiscountedReward``. Shapes as
+    ``DiscountedReward``.
     """
 
     args = (
@@ -28,12 +29,15 @@ class LambdaReturn(Configurable):
         self.gamma = gamma
         self.td_lambda = td_lambda
 
-    def __call__(self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor) -> Tensor:
+    def __call__(
+        self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None
+    ) -> Tensor:
+        F = torch.zeros_like(V) if final_value is None else final_value.to(V.dtype)
         G = torch.empty_like(V)
         G[-1] = V[-1]
         lam = self.td_lambda
         for t in range(V.shape[0] - 2, -1, -1):
             alive = 1.0 - terminal[t + 1].to(V.dtype)
             mixed = (1.0 - lam) * V[t + 1] + lam * G[t + 1]
-            G[t] = torch.where(cut[t], V[t], r[t + 1] + self.gamma * alive * mixed)
+            G[t] = torch.where(cut[t], V[t], r[t + 1] + self.gamma * (alive * mixed + F[t + 1]))
         return G

@@ -1,7 +1,8 @@
-"""Regression of the value head onto return targets."""
+"""Regression of the value head onto return targets, optionally clipped (PPO)."""
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from torch import Tensor
 
@@ -10,10 +11,14 @@ from .window import masked_mean
 
 
 class ValueMatcher(Configurable):
-    """``loss = value_coef * mean_t 1/2 (V(s_t) - R_t)^2`` (or Huber with ``--value_loss huber``).
+    """``loss = value_coef * mean_t l(V(s_t), R_t)``, ``l(v, R) = 1/2 (v - R)^2`` (or Huber).
 
-    ``V``, ``target`` (detached) and ``mask`` are ``[T, B]``; means run over
-    the rows of ``mask``. Returns the loss and a dict of float stats.
+    With ``value_clip = c > 0`` and the values ``V_old`` the targets were
+    computed against, each row takes the larger of the plain and the clipped
+    error, ``max(l(V, R), l(V_old + clip(V - V_old, -c, c), R))``, so one update
+    gains nothing by moving ``V`` further than ``c`` from ``V_old`` (PPO's value
+    clipping). ``V``, ``target`` (detached), ``mask`` and ``V_old`` are ``[T, B]``;
+    means run over the rows of ``mask``. Returns the loss and a dict of float stats.
     """
 
     args = (
@@ -24,18 +29,29 @@ class ValueMatcher(Configurable):
             "regression loss of the value head",
             choices=("mse", "huber"),
         ),
+        Arg("value_clip", 0.0, "clip the value's move from the old value to this (0: no clipping)"),
     )
 
-    def __init__(self, value_coef: float = 0.5, value_loss: str = "mse") -> None:
+    def __init__(self, value_coef: float = 0.5, value_loss: str = "mse", value_clip: float = 0.0) -> None:
         self.value_coef = value_coef
         self.value_loss = value_loss
+        self.value_clip = value_clip
 
-    def __call__(self, V: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, dict[str, float]]:
-        target = target.detach()
+    def error(self, V: Tensor, target: Tensor) -> Tensor:
+        """``l(V, target)`` per row."""
         if self.value_loss == "huber":
-            per_row = F.smooth_l1_loss(V, target, reduction="none")
-        else:
-            per_row = 0.5 * (V - target).square()
+            return F.smooth_l1_loss(V, target, reduction="none")
+        return 0.5 * (V - target).square()
+
+    def __call__(
+        self, V: Tensor, target: Tensor, mask: Tensor, V_old: Tensor | None = None
+    ) -> tuple[Tensor, dict[str, float]]:
+        target = target.detach()
+        per_row = self.error(V, target)
+        if self.value_clip > 0 and V_old is not None:
+            V_old = V_old.detach().to(V.dtype)
+            clipped = V_old + (V - V_old).clamp(-self.value_clip, self.value_clip)
+            per_row = torch.maximum(per_row, self.error(clipped, target))
         loss = masked_mean(per_row, mask)
         return self.value_coef * loss, {
             "value_loss": loss.item(),

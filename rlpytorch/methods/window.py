@@ -5,16 +5,35 @@ the next row say what the action taken at ``t`` earned and whether it ended
 the episode (the engine auto-resets, so after a terminal the row already holds
 the next episode's first state).
 
-A return can be computed only up to a *cut*: the last row of the window, and
-any row whose next step was a time-limit truncation (the true final state was
-never seen, so the return there bootstraps from ``V(s_t)`` exactly as at the
-window's end). Cut rows are left out of the loss.
+A return can be computed only up to a *cut*: the last row of the window
+(bootstrapped from ``V(s_{T-1})``). A time-limit truncation is not a cut when
+the window carries the state the episode ended in (``final_<key>`` on its
+terminal row): the return before it bootstraps from ``V(final_s)`` exactly
+(``final_values``). Without those keys it is a cut: the return there
+bootstraps from ``V(s_t)`` and the row is left out of the loss.
+
+A recurrent model is replayed from the state ``h`` the actor stored
+(``forward_window``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import torch
 from torch import Tensor
+
+from ..args_provider import Arg
+from ..model_base import Model
+
+__all__ = ["RECURRENCE", "final_values", "forward_window", "masked_mean", "returns_of", "window_cuts"]
+
+RECURRENCE = Arg(
+    "recurrence",
+    0,
+    "recurrent models: back-propagate through at most N steps, replaying each N-step chunk "
+    "from its stored state (0: the whole window)",
+)
 
 
 def window_cuts(terminal: Tensor, truncated: Tensor | None = None) -> Tensor:
@@ -33,3 +52,70 @@ def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
     """Mean of ``x`` over the rows where ``mask`` is set (0 if none is)."""
     mask = mask.to(x.dtype)
     return (x * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def forward_window(model: Model, batch: Mapping[str, Tensor], recurrence: int = 0) -> dict[str, Tensor]:
+    """The model's outputs (``pi``, ``V``, ...) on every row of a ``[T, B]`` window.
+
+    A feed-forward model sees all rows at once. A recurrent model is replayed
+    in chunks of ``recurrence`` rows (0: the whole window), each started from
+    the stored state ``h`` of its first row and reset on ``terminal`` rows, so
+    gradients flow back at most ``recurrence`` steps (truncated
+    back-propagation through time); its ``states_in`` come along.
+    """
+    obs = {k: batch[k] for k in model.obs_keys}
+    if not model.state_size:
+        return model(obs)
+    T = batch["terminal"].shape[0]
+    step = recurrence if recurrence > 0 else T
+    chunks = []
+    for start in range(0, T, step):
+        rows = slice(start, start + step)
+        part = {k: v[rows] for k, v in obs.items()}
+        chunks.append(model(part, batch["h"][start], batch["terminal"][rows]))
+    return {k: torch.cat([c[k] for c in chunks]) for k in chunks[0] if k != "state"}
+
+
+def final_values(
+    model: Model, batch: Mapping[str, Tensor], states_in: Tensor | None = None
+) -> Tensor | None:
+    """``[T, B]``: ``V(final_s)`` on the terminal rows of truncated episodes, 0 elsewhere.
+
+    ``final_s`` is the state the episode ended in (keys ``final_<key>``); for
+    a recurrent model it continues from ``states_in`` (the state carried into
+    that row, before its reset). Detached. None when the window lacks
+    ``truncated`` or a ``final_`` key of the model. Row 0 is skipped: its
+    truncation belongs to the previous window.
+    """
+    finals = {k: f"final_{k}" for k in model.obs_keys}
+    if "truncated" not in batch or not all(f in batch for f in finals.values()):
+        return None
+    ended = batch["truncated"].bool() & batch["terminal"].bool()
+    ended[0] = False
+    V = torch.zeros(ended.shape, device=ended.device)
+    rows = ended.nonzero(as_tuple=True)
+    if rows[0].numel() == 0:
+        return V
+    obs = {k: batch[f][rows] for k, f in finals.items()}
+    with torch.no_grad():
+        if model.state_size:
+            n = rows[0].numel()
+            out = model({k: v.unsqueeze(0) for k, v in obs.items()}, states_in[rows].detach(),
+                        torch.zeros(1, n, dtype=torch.bool, device=V.device))
+            V[rows] = out["V"][0].to(V.dtype)
+        else:
+            V[rows] = model(obs)["V"].to(V.dtype)
+    return V
+
+
+def returns_of(
+    returns: Callable[..., Tensor], model: Model, batch: Mapping[str, Tensor], V: Tensor,
+    states_in: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    """Targets ``R`` ``[T, B]`` of the ``returns`` part on the window, with ``V``
+    (detached) the model's values of its rows, and the mask of rows that have a
+    target (not cuts)."""
+    final = final_values(model, batch, states_in)
+    cut = window_cuts(batch["terminal"], None if final is not None else batch.get("truncated"))
+    R = returns(batch["r"].to(V.dtype), batch["terminal"], V.detach(), cut, final)
+    return R, ~cut

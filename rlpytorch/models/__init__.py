@@ -1,5 +1,30 @@
-"""Ready-made models; register new ones with ``model_loader.register_model``."""
+"""Models built from parts: encoders (chosen from the observation spec), heads,
+an optional recurrent core, composed by ``BranchModel``. Ready-made ones are in
+``actor_critic.py``; register new ones with ``model_loader.register_model``."""
 
-from .mlp import MLPActorCritic
+from .actor_critic import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
+from .branch import BranchModel
+from .encoders import ConvEncoder, MLPEncoder, MultiEncoder, ObsKey, TokenEncoder, default_encoder, obs_spec
+from .heads import GaussianHead, PolicyHead, QHead, ValueHead
+from .recurrent import RecurrentCore
 
-__all__ = ["MLPActorCritic"]
+__all__ = [
+    "BranchModel",
+    "ConvEncoder",
+    "GRUActorCritic",
+    "GaussianHead",
+    "LSTMActorCritic",
+    "MLPActorCritic",
+    "MLPEncoder",
+    "MultiEncoder",
+    "ObsKey",
+    "PolicyHead",
+    "QHead",
+    "RecurrentCore",
+    "SharedActorCritic",
+    "TokenEncoder",
+    "ValueHead",
+    "default_encoder",
+    "default_model_name",
+    "obs_spec",
+]

@@ -51,4 +51,4 @@ def evaluate(model: Model, loader: GameLoader, config: Mapping[str, Any], progre
     evaluator = Evaluator.from_config(
         config, model=model, num_games=num_games, device=config.get("device", "cpu"), seed=seed
     )
-    return EvalIters(evaluator, progress).run(loader.eval_context(num_games, seed=seed))
+    return EvalIters(evaluator, progress).run(loader.eval_context(num_games, seed=seed, state_size=model.state_size))

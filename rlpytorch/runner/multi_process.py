@@ -33,7 +33,7 @@ import torch.multiprocessing as mp
 from ..args_provider import Arg
 from ..model_base import Model
 from ..model_interface import ModelInterface
-from ..trainer import TRAIN_KEYS, Method
+from ..trainer import Method
 from .single_process import RunSummary, SingleProcessRun
 
 __all__ = ["LearnerError", "MultiProcessRun"]
@@ -140,7 +140,7 @@ class MultiProcessRun(SingleProcessRun):
         return self.trainer.actor(batch)
 
     def _enqueue(self, batch: Any) -> None:
-        keys = [k for k in TRAIN_KEYS if k in set(batch.keys())]
+        keys = list(batch.keys())
         if self._slots is None:
             self._slots = {
                 k: torch.zeros((self.batch_slots, *np.asarray(batch[k]).shape), dtype=_dtype(batch[k])).share_memory_()

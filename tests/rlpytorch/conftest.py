@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_engine import FakeGameContext  # noqa: E402
 
-from rlpytorch.game_loader import ACTOR_INPUTS, ACTOR_REPLIES, TRAIN_INPUTS  # noqa: E402
+from rlpytorch.game_loader import GameLoader  # noqa: E402
 from rlpytorch.methods import ActorCritic  # noqa: E402
 from rlpytorch.model_interface import ModelInterface  # noqa: E402
 from rlpytorch.models import MLPActorCritic  # noqa: E402
@@ -25,9 +25,21 @@ def trainer():
     return Trainer(mi, ActorCritic.from_config({}), Sampler(seed=0), actor_sync_every=2)
 
 
-def fake_context(num_games=8, T=5, seed=0, train=True):
-    gc = FakeGameContext(num_games=num_games, seed=seed)
-    gc.add_tag("actor", num_games, ACTOR_INPUTS, ACTOR_REPLIES)
+def fake_loader(num_games=8, T=5, seed=0, **options):
+    """A ``GameLoader`` whose contexts are fake CartPoles (one batch = all games)."""
+    return GameLoader(
+        num_games=num_games,
+        seed=seed,
+        actor_batch=num_games,
+        train_batch=num_games,
+        T=T,
+        game_options=",".join(f"{k}={v}" for k, v in options.items()),
+        context_factory=FakeGameContext,
+    )
+
+
+def fake_context(num_games=8, T=5, seed=0, train=True, state_size=0, **options):
+    loader = fake_loader(num_games, T, seed, **options)
     if train:
-        gc.add_tag("train", num_games, TRAIN_INPUTS, T=T)
-    return gc
+        return loader.train_context(state_size)
+    return loader.eval_context(num_games, state_size=state_size)

@@ -4,9 +4,10 @@ It follows the engine's conventions so rlpytorch can be tested without the
 C++ build: row t holds s_t; r_t and terminal_t describe the previous action;
 after a terminal the row already holds the next episode's first state;
 ``truncated`` marks time-limit ends; ``episode_return``/``episode_length`` are
-set on terminal rows; T > 1 tags get time-major ``[T, B]`` windows that
-overlap by one row. Games move in lockstep; batch sizes must divide
-``num_games``.
+set on terminal rows, and ``final_s`` holds the state the episode ended in;
+``add_key`` declares extra reply keys (a recurrent state ``h``) that the
+history keeps; T > 1 tags get time-major ``[T, B]`` windows that overlap by
+one row. Games move in lockstep; batch sizes must divide ``num_games``.
 """
 
 from __future__ import annotations
@@ -15,21 +16,21 @@ from collections import namedtuple
 
 import numpy as np
 
-KeySpec = namedtuple("KeySpec", "name dtype shape meaning bounds")
+KeySpec = namedtuple("KeySpec", "name dtype shape meaning role bounds")
 
 SPECS = {
-    "s": KeySpec("s", np.dtype(np.float32), (4,), "observation", None),
-    "a": KeySpec("a", np.dtype(np.int64), (), "action", (0, 1)),
-    "pi": KeySpec("pi", np.dtype(np.float32), (2,), "behaviour policy", None),
-    "V": KeySpec("V", np.dtype(np.float32), (), "value", None),
-    "r": KeySpec("r", np.dtype(np.float32), (), "reward of the previous action", None),
-    "terminal": KeySpec("terminal", np.dtype(np.bool_), (), "episode ended", None),
-    "truncated": KeySpec("truncated", np.dtype(np.bool_), (), "time limit", None),
-    "episode_return": KeySpec("episode_return", np.dtype(np.float32), (), "", None),
-    "episode_length": KeySpec("episode_length", np.dtype(np.int32), (), "", None),
+    "s": KeySpec("s", np.dtype(np.float32), (4,), "observation", "observation", None),
+    "a": KeySpec("a", np.dtype(np.int64), (), "action", "action", (0, 1)),
+    "r": KeySpec("r", np.dtype(np.float32), (), "reward of the previous action", "engine", None),
+    "terminal": KeySpec("terminal", np.dtype(np.bool_), (), "episode ended", "engine", None),
+    "truncated": KeySpec("truncated", np.dtype(np.bool_), (), "time limit", "engine", None),
+    "episode_return": KeySpec("episode_return", np.dtype(np.float32), (), "", "engine", None),
+    "episode_length": KeySpec("episode_length", np.dtype(np.int32), (), "", "engine", None),
+    "final_s": KeySpec("final_s", np.dtype(np.float32), (4,), "state the episode ended in", "engine", None),
+    "pi": KeySpec("pi", np.dtype(np.float32), (2,), "behaviour policy", "extra", None),
+    "V": KeySpec("V", np.dtype(np.float32), (), "value", "extra", None),
 }
-STATE_KEYS = ("s", "r", "terminal", "truncated", "episode_return", "episode_length")
-REPLY_KEYS = ("a", "pi", "V")
+STATE_KEYS = ("s", "r", "terminal", "truncated", "episode_return", "episode_length", "final_s")
 
 
 class FakeBatch:
@@ -54,8 +55,9 @@ class FakeBatch:
 class CartPoles:
     """``n`` CartPole-v1 games in numpy (same physics and limits as Gymnasium)."""
 
-    def __init__(self, n: int, seed: int) -> None:
+    def __init__(self, n: int, seed: int, max_steps: int = 500) -> None:
         self.rng = np.random.default_rng(seed)
+        self.max_steps = max_steps
         self.x = self.rng.uniform(-0.05, 0.05, (n, 4))
         self.steps = np.zeros(n, np.int64)
         self.ret = np.zeros(n, np.float64)
@@ -71,23 +73,24 @@ class CartPoles:
         self.steps += 1
         self.ret += 1.0
         failed = (np.abs(self.x[:, 0]) > 2.4) | (np.abs(self.x[:, 2]) > 0.2095)
-        truncated = ~failed & (self.steps >= 500)
+        truncated = ~failed & (self.steps >= self.max_steps)
         done = failed | truncated
-        ep_ret, ep_len = self.ret.copy(), self.steps.copy()
+        ep_ret, ep_len, final = self.ret.copy(), self.steps.copy(), self.x.copy()
         k = int(done.sum())
         self.x[done] = self.rng.uniform(-0.05, 0.05, (k, 4))
         self.steps[done] = 0
         self.ret[done] = 0.0
-        return done, truncated, ep_ret, ep_len
+        return done, truncated, ep_ret, ep_len, final
 
 
 class FakeGameContext:
     """Lockstep CartPole games behind the ``GameContext`` API."""
 
-    def __init__(self, game: str = "cartpole", num_games: int = 8, seed: int = 0, **_) -> None:
+    def __init__(self, game: str = "cartpole", num_games: int = 8, seed: int = 0, max_steps: int = 500, **_) -> None:
         assert game == "cartpole"
         self.num_games = num_games
-        self.games = CartPoles(num_games, seed)
+        self.games = CartPoles(num_games, seed, int(max_steps))
+        self.specs = dict(SPECS)
         self.tags: dict[str, dict] = {}
         self.callbacks: dict = {}
         self.started = self.stopped = False
@@ -99,15 +102,24 @@ class FakeGameContext:
             "truncated": np.zeros(n, bool),
             "episode_return": np.zeros(n, np.float32),
             "episode_length": np.zeros(n, np.int32),
+            "final_s": np.zeros((n, 4), np.float32),
         }
+
+    def add_key(self, name, dtype, shape=(), meaning=""):
+        assert not self.tags, "add_key must come before add_tag"
+        self.specs[name] = KeySpec(name, np.dtype(dtype), tuple(shape), meaning, "extra", None)
 
     def add_tag(self, tag, batch_size, inputs, replies=(), T=1):
         assert self.num_games % batch_size == 0
+        unknown = [k for k in list(inputs) + list(replies) if k not in self.specs]
+        assert not unknown, f"unknown keys {unknown}"
         self.tags[tag] = {"batch_size": batch_size, "inputs": list(inputs), "replies": list(replies), "T": T}
 
-    def spec(self, tag):
+    def spec(self, tag=None):
+        if tag is None:
+            return dict(self.specs)
         t = self.tags[tag]
-        return {k: SPECS[k] for k in t["inputs"] + t["replies"]}
+        return {k: self.specs[k] for k in t["inputs"] + t["replies"]}
 
     def reg_callback(self, tag, fn):
         self.callbacks[tag] = fn
@@ -141,13 +153,14 @@ class FakeGameContext:
         train = self.tags.get("train")
         history: list[dict] = []
         rows = 0
-        replies = {k: [None] * self.num_games for k in REPLY_KEYS}
+        reply_keys = actor["replies"]
+        replies = {k: [None] * self.num_games for k in reply_keys}
         while True:
             for ids in self._chunks("actor"):
                 data = {k: self.row[k][ids] for k in actor["inputs"]}
 
                 def apply(reply, ids=ids):
-                    for k in REPLY_KEYS:
+                    for k in reply_keys:
                         for i, g in enumerate(ids):
                             replies[k][g] = np.asarray(reply[k])[i]
 
@@ -166,8 +179,9 @@ class FakeGameContext:
                     yield "train", FakeBatch("train", data, ids), None
 
     def _step(self, a):
-        done, truncated, ep_ret, ep_len = self.games.step(a)
+        done, truncated, ep_ret, ep_len, final = self.games.step(a)
         self.row = {
+            "final_s": np.where(done[:, None], final, 0).astype(np.float32),
             "s": self.games.x.astype(np.float32),
             "r": np.ones(self.num_games, np.float32),
             "terminal": done,

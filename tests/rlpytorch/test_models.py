@@ -53,8 +53,8 @@ def test_loading_into_a_different_architecture_names_the_mismatched_keys(tmp_pat
     with pytest.raises(CheckpointMismatchError) as error:
         make(hidden=16, layers=2).load(tmp_path / "m.pt")
     message = str(error.value)
-    assert "missing keys ['policy.0.2.bias'" in message
-    assert "policy.0.0.weight: checkpoint (8, 4) vs model (16, 4)" in message
+    assert "missing keys ['encoders.policy.mlp.2.bias'" in message
+    assert "encoders.policy.mlp.0.weight: checkpoint (8, 4) vs model (16, 4)" in message
 
 
 def test_clone_is_independent():
@@ -71,9 +71,9 @@ def test_model_interface_refreshes_the_lagging_actor_copy():
         for p in mi["model"].parameters():
             p.add_(1.0)
     mi["model"].increment_step(3)
-    assert not torch.equal(mi["model"].value[-1].bias, mi["actor"].value[-1].bias)
+    assert not torch.equal(mi["model"].heads["value"].net[-1].bias, mi["actor"].heads["value"].net[-1].bias)
     mi.update_model("actor", "model")
-    torch.testing.assert_close(mi["model"].value[-1].bias, mi["actor"].value[-1].bias)
+    torch.testing.assert_close(mi["model"].heads["value"].net[-1].bias, mi["actor"].heads["value"].net[-1].bias)
     assert mi["actor"].step == 3
     assert "actor" not in mi.optimizers and not any(p.requires_grad for p in mi["actor"].parameters())
 
@@ -88,7 +88,7 @@ def test_model_loader_builds_by_name_with_args_and_loads_checkpoint(tmp_path):
     make(hidden=8, layers=1).save(tmp_path / "m.pt")
     config = {"model": "mlp", "load": str(tmp_path / "m.pt"), "hidden": 8, "layers": 1}
     model = ModelLoader.from_config(config).build((4,), 2, config)
-    torch.testing.assert_close(model.value[-1].bias, make().value[-1].bias)
+    torch.testing.assert_close(model.heads["value"].net[-1].bias, make().heads["value"].net[-1].bias)
 
 
 def test_unknown_model_name_is_an_error():

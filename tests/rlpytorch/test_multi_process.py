@@ -27,13 +27,14 @@ def runner(trainer, tmp_path, **kwargs):
 
 def test_learner_process_trains_and_its_weights_reach_actor_and_checkpoint(trainer, tmp_path):
     gc = fake_context()
-    initial = trainer.mi["model"].value[-1].bias.clone()
+    initial = trainer.mi["model"].heads["value"].net[-1].bias.clone()
     run = runner(trainer, tmp_path, run_config={"runner": "multi"})
     summary = run.run(gc)
     assert gc.stopped and not run._learner.is_alive() and run._learner.exitcode == 0
     assert summary.updates > 0 and run._version.value > 0
-    assert not torch.equal(trainer.mi["model"].value[-1].bias, initial)
-    torch.testing.assert_close(trainer.mi["actor"].value[-1].bias, trainer.mi["model"].value[-1].bias)
+    assert not torch.equal(trainer.mi["model"].heads["value"].net[-1].bias, initial)
+    actor, learner = trainer.mi["actor"], trainer.mi["model"]
+    torch.testing.assert_close(actor.heads["value"].net[-1].bias, learner.heads["value"].net[-1].bias)
     checkpoint = read_checkpoint(tmp_path / "last.pt")
     assert checkpoint["step"] == summary.updates and checkpoint["args"] == {"runner": "multi"}
 

@@ -61,13 +61,13 @@ def test_actor_runs_without_autograd(trainer, monkeypatch):
 
 
 def test_train_updates_the_learner_and_refreshes_the_actor_every_n_updates(trainer):
-    actor_bias = trainer.mi["actor"].value[-1].bias.clone()
+    actor_bias = trainer.mi["actor"].heads["value"].net[-1].bias.clone()
     trainer.train(train_batch())
     assert trainer.updates == 1 and trainer.mi["model"].step == 1
-    assert not torch.equal(trainer.mi["model"].value[-1].bias, actor_bias)
-    assert torch.equal(trainer.mi["actor"].value[-1].bias, actor_bias)  # N = 2: not yet
+    assert not torch.equal(trainer.mi["model"].heads["value"].net[-1].bias, actor_bias)
+    assert torch.equal(trainer.mi["actor"].heads["value"].net[-1].bias, actor_bias)  # N = 2: not yet
     trainer.train(train_batch())
-    assert torch.equal(trainer.mi["actor"].value[-1].bias, trainer.mi["model"].value[-1].bias)
+    assert torch.equal(trainer.mi["actor"].heads["value"].net[-1].bias, trainer.mi["model"].heads["value"].net[-1].bias)
     assert set(trainer.update_stats.pop()) >= {"loss", "entropy", "grad_norm", "value_loss"}
 
 

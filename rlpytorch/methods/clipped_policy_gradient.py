@@ -1,0 +1,62 @@
+"""PPO's clipped surrogate objective (Schulman et al., 2017), with an entropy bonus."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ..args_provider import Arg, Configurable
+from .policy_gradient import PolicyGradient
+from .window import masked_mean
+
+
+class ClippedPolicyGradient(Configurable):
+    """``loss = -mean_t min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps) A_t) - beta mean_t H(pi(.|s_t))``
+
+    with the ratio ``rho_t = pi(a_t|s_t) / mu(a_t|s_t)`` kept in the graph (the
+    gradient flows through it), ``mu`` the behaviour policy the actor sampled
+    from (the stored ``pi``), ``eps`` = ``clip_eps`` and ``beta`` =
+    ``entropy_coef``. The advantage ``A`` is taken as given (detached). Means
+    run over the rows of ``mask``; probabilities are floored at ``min_prob``.
+
+    Stats besides the loss and entropy: the mean ratio, ``clip_fraction`` (rows
+    with ``|rho - 1| > eps``) and ``approx_kl``, ``mean((rho - 1) - log rho)``,
+    an unbiased, non-negative estimate of ``KL(mu || pi)`` (for early stopping).
+
+    Inputs: ``pi`` and ``mu`` ``[T, B, A]``, ``a`` (int) ``advantage`` and
+    ``mask`` ``[T, B]``. Returns the loss and a dict of float stats.
+    """
+
+    args = (
+        Arg("clip_eps", 0.2, "eps of the clipped ratio clip(pi/mu, 1 - eps, 1 + eps)"),
+        *(arg for arg in PolicyGradient.args if arg.name in ("entropy_coef", "min_prob")),
+    )
+
+    def __init__(self, clip_eps: float = 0.2, entropy_coef: float = 0.01, min_prob: float = 1e-6) -> None:
+        self.clip_eps = clip_eps
+        self.entropy_coef = entropy_coef
+        self.min_prob = min_prob
+
+    def __call__(
+        self, pi: Tensor, mu: Tensor, a: Tensor, advantage: Tensor, mask: Tensor
+    ) -> tuple[Tensor, dict[str, float]]:
+        index = a.long().unsqueeze(-1)
+        log_pi_a = pi.gather(-1, index).squeeze(-1).clamp(min=self.min_prob).log()
+        log_mu_a = mu.gather(-1, index).squeeze(-1).clamp(min=self.min_prob).log()
+        log_ratio = log_pi_a - log_mu_a.detach()
+        ratio = log_ratio.exp()
+        advantage = advantage.detach()
+        clipped = ratio.clamp(1.0 - self.clip_eps, 1.0 + self.clip_eps)
+        policy_loss = -masked_mean(torch.minimum(ratio * advantage, clipped * advantage), mask)
+        entropy = -(pi * pi.clamp(min=self.min_prob).log()).sum(-1)
+        entropy_mean = masked_mean(entropy, mask)
+        rho = ratio.detach()
+        stats = {
+            "policy_loss": policy_loss.item(),
+            "entropy": entropy_mean.item(),
+            "ratio": masked_mean(rho, mask).item(),
+            "clip_fraction": masked_mean(((rho - 1.0).abs() > self.clip_eps).float(), mask).item(),
+            "approx_kl": masked_mean((rho - 1.0) - log_ratio.detach(), mask).item(),
+        }
+        return policy_loss - self.entropy_coef * entropy_mean, stats
+
