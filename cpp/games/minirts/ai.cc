@@ -25,10 +25,21 @@ void BuiltinAI::Reset(Rng& rng) {
 }
 
 void BuiltinAI::Decide(World& world, int player) {
+  if (world.variant() == Variant::kTowerDefense && player == 1) return;  // the waves play themselves
   if (world.count(player, kWorker) < 4) ApplyCommand(world, player, kCmdBuildWorker);
   ApplyCommand(world, player, kCmdGather);
   if (BarracksIncludingPending(world, player) == 0) ApplyCommand(world, player, kCmdBuildBarracks);
   const int melee = world.count(player, kMelee), ranged = world.count(player, kRanged);
+  if (world.variant() == Variant::kTowerDefense) {
+    // Defend only: the first two towers before troops, then troops first.
+    const int towers = BuildingsIncludingPending(world, player, kTower);
+    const int troop = kind_ == AIKind::kHitAndRun || melee >= 2 * (ranged + 1) ? kCmdBuildRanged : kCmdBuildMelee;
+    if (towers < 2) ApplyCommand(world, player, kCmdBuildTower);
+    ApplyCommand(world, player, troop);
+    ApplyCommand(world, player, kCmdBuildTower);
+    ApplyCommand(world, player, kCmdDefend);
+    return;
+  }
   if (kind_ == AIKind::kSimple) {
     ApplyCommand(world, player, melee < 2 * (ranged + 1) ? kCmdBuildMelee : kCmdBuildRanged);
     if (melee + ranged >= attack_at_) attacking_ = true;
@@ -38,7 +49,9 @@ void BuiltinAI::Decide(World& world, int player) {
     if (ranged >= attack_at_) attacking_ = true;
     if (ranged == 0) attacking_ = false;
   }
-  if (kind_ == AIKind::kSimple && attacking_) {
+  if (world.variant() == Variant::kCaptureTheFlag && !world.flag(player).AtHome()) {
+    ApplyCommand(world, player, kCmdDefend);  // everyone after the own flag
+  } else if (kind_ == AIKind::kSimple && attacking_) {
     ApplyCommand(world, player, kCmdAttack);
   } else if (!attacking_) {
     ApplyCommand(world, player, kCmdDefend);
@@ -47,11 +60,18 @@ void BuiltinAI::Decide(World& world, int player) {
 
 void BuiltinAI::Micro(World& world, int player) {
   if (kind_ != AIKind::kHitAndRun || !attacking_ || (world.tick() & 3) != 0) return;
+  if (world.variant() == Variant::kTowerDefense) return;  // defends only
+  const bool ctf = world.variant() == Variant::kCaptureTheFlag;
+  if (ctf && !world.flag(player).AtHome()) return;  // Decide sends everyone after the flag
   const int enemy_base = world.base_slot(1 - player);
   const int home = world.base_slot(player);
+  // ctf: troops with nothing in sight head for the enemy flag (home once carried).
+  const Flag& goal_flag = world.flag(world.flag(1 - player).Carried() ? player : 1 - player);
+  const int goal_x = goal_flag.Carried() ? goal_flag.home_x : goal_flag.x;
+  const int goal_y = goal_flag.Carried() ? goal_flag.home_y : goal_flag.y;
   for (int s = 0; s < world.end(); ++s) {
     const Unit& u = world.unit(s);
-    if (!u.Alive() || u.player != player || u.type != kRanged) continue;
+    if (!u.Alive() || u.player != player || u.type != kRanged || world.Carrying(s)) continue;
     // Reloading with a melee unit close: step back toward home.
     int threat = -1;
     for (int e = 0; e < world.end() && threat < 0; ++e) {
@@ -68,9 +88,12 @@ void BuiltinAI::Micro(World& world, int player) {
       }
       continue;
     }
-    const int target = world.NearestEnemy(s, StatsOf(kRanged).sight_sq);
+    int target = world.NearestEnemy(s, StatsOf(kRanged).sight_sq);
+    if (ctf && target >= 0 && StatsOf(world.unit(target).type).building) target = -1;  // the flag first
     if (target >= 0) {
       if (u.order != Order::kAttack || u.target != target) world.OrderAttack(s, target, false);
+    } else if (ctf) {
+      if (u.order != Order::kMove || u.tx != goal_x || u.ty != goal_y) world.OrderMove(s, goal_x, goal_y, true);
     } else if (enemy_base >= 0 && !(u.order == Order::kAttack && u.attack_move)) {
       world.OrderAttack(s, enemy_base, true);
     }

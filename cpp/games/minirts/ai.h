@@ -5,7 +5,15 @@
 //                has 4 to 6 troops, defends the base until then.
 //   hit_and_run  ranged troops only; from 3 or 4 on they harass the nearest enemy
 //                and step back out of reach of melee units while reloading.
-// PlayMatch runs AI against AI entirely in C++.
+// In the variants (world.h) they keep their economy and troop mix, and:
+//   ctf             'attack' goes for the enemy flag (hit_and_run's troops
+//                   head for it when nothing is in sight); whenever the own
+//                   flag is away from home, every troop goes after it.
+//   tower_defense   they play player 0 only (player 1 is the waves): build
+//                   towers (two before any troop, up to kMaxTowers), keep
+//                   troops at home (simple: mostly melee, hit_and_run:
+//                   ranged), never attack.
+// PlayMatch runs AI against AI (or against the waves) entirely in C++.
 #pragma once
 
 #include <string>

@@ -13,7 +13,18 @@
 // With shaped_reward, other rows carry (damage dealt - damage taken) / 500.
 // Reaching max_tick is a loss by the rules, so it is reported as terminated,
 // not truncated. The observation `frames` counts the ticks each step ran, for
-// frames-per-second figures.
+// frames-per-second figures; `won` marks the terminal rows of won episodes.
+//
+// Variants (option `variant`, rules in world.h): standard, ctf (capture the
+// flag) and tower_defense (player 0 against waves; seats 0 or 1, the
+// opponent is the waves). Each has its own features (features.h) and ctf
+// and tower_defense their own command meanings (commands.h).
+//
+// Pictures and replays: `board` is one character per tile (features.h),
+// the seat's view or, with board_fog=false or seats=0, the whole map. Every
+// episode starts from its own seed, `episode_seed`: the game is
+// deterministic, so the options, that seed and the Python seats' actions
+// replay an episode exactly (option episode_seed, examples/minirts_render.py).
 #include <stdexcept>
 #include <string>
 
@@ -41,6 +52,9 @@ class MiniRTS : public Game {
     int seats = 1;
     bool shaped_reward = false;
     float timeout_reward = -1.0f;
+    Rules rules;
+    bool board_fog = true;
+    int64_t episode_seed = -1;
   };
 
   static Config DefineSpec(SpecBuilder& spec) {
@@ -49,13 +63,23 @@ class MiniRTS : public Game {
     config.max_tick = spec.Option("max_tick", 6000, "ticks before the game ends as a loss for Python seats");
     config.frame_skip = spec.Option("frame_skip", 25, "ticks between two commands (one step)");
     config.opponent = ParseAI(spec.Option<std::string>("opponent", "simple",
-                                                       "built-in AI of player 1: simple or hit_and_run"),
+                                                       "built-in AI of player 1: simple or hit_and_run "
+                                                       "(tower_defense: unused, player 1 is the waves)"),
                               "opponent");
     config.ai0 = ParseAI(spec.Option<std::string>("ai0", "simple", "built-in AI of player 0 when seats=0"), "ai0");
     config.ai_frame_skip = spec.Option("ai_frame_skip", 25, "ticks between two decisions of a built-in AI");
     config.seats = spec.Option("seats", 1, "1: Python vs the opponent AI; 2: self-play; 0: AI vs AI, observed");
     config.shaped_reward = spec.Option("shaped_reward", false, "add (damage dealt - taken) / 500 each step");
     config.timeout_reward = spec.Option("timeout_reward", -1.0f, "reward of a Python seat when max_tick is reached");
+    config.rules.variant = ParseVariant(
+        spec.Option<std::string>("variant", "standard", "rules: standard, ctf (capture the flag) or tower_defense"),
+        "variant");
+    config.rules.waves = spec.Option("waves", 7, "tower_defense: waves of enemy troops (wave k brings 2 + k)");
+    config.rules.wave_period = spec.Option("wave_period", 500, "tower_defense: ticks between two waves");
+    config.rules.first_wave = spec.Option("first_wave", 600, "tower_defense: tick of the first wave");
+    config.board_fog = spec.Option("board_fog", true, "board shows only what the seat sees (false: the whole map)");
+    config.episode_seed = spec.Option<int64_t>(
+        "episode_seed", -1, "seed of every episode (map, AIs, tie-breaks); -1: a new one per episode");
     if (config.map_size < kMinMapSize || config.map_size > kMaxMapSize) {
       throw std::invalid_argument("option 'map_size' must be in " + std::to_string(kMinMapSize) + ".." +
                                   std::to_string(kMaxMapSize) + ", got " + std::to_string(config.map_size));
@@ -66,34 +90,59 @@ class MiniRTS : public Game {
     if (config.max_tick < 1) throw std::invalid_argument("option 'max_tick' must be >= 1");
     if (config.frame_skip < 1) throw std::invalid_argument("option 'frame_skip' must be >= 1");
     if (config.ai_frame_skip < 1) throw std::invalid_argument("option 'ai_frame_skip' must be >= 1");
+    if (config.rules.variant == Variant::kTowerDefense) {
+      if (config.seats == 2) {
+        throw std::invalid_argument("option 'seats': tower_defense has one player (0: built-in AI, 1: Python); got 2");
+      }
+      if (config.rules.waves < 1) throw std::invalid_argument("option 'waves' must be >= 1");
+      if (config.rules.wave_period < 1) throw std::invalid_argument("option 'wave_period' must be >= 1");
+      if (config.rules.first_wave < 0) throw std::invalid_argument("option 'first_wave' must be >= 0");
+    }
     const int n = config.map_size;
+    const FeatureLayout layout = LayoutOf(config.rules.variant);
     spec.Seats(config.seats == 2 ? 2 : 1);
-    spec.Observation("s", DType::kFloat32, {kNumPlanes, n, n}, kPlanesHelp);
-    spec.Observation("v", DType::kFloat32, {kNumScalars}, kScalarsHelp);
+    spec.Observation("s", DType::kFloat32, {layout.planes, n, n}, layout.planes_help);
+    spec.Observation("v", DType::kFloat32, {layout.scalars}, layout.scalars_help);
     spec.Observation("frames", DType::kInt32, {},
                      "ticks the previous action ran for (frame_skip, fewer at the end; 0 on a game's first row)");
-    spec.DiscreteAction("a", kNumCommands, kCommandHelp);
+    spec.Observation("board", DType::kUint8, {n, n}, kBoardHelp);
+    spec.Observation("won", DType::kBool, {},
+                     "on a terminal row: the seat's player won the episode that ended (false elsewhere)");
+    spec.Observation("episode_seed", DType::kInt64, {}, "seed of the current episode (replays it with episode_seed=)");
+    spec.DiscreteAction("a", NumCommands(config.rules.variant), CommandHelp(config.rules.variant));
     return config;
   }
 
   explicit MiniRTS(const Config& config)
-      : config_(config), world_(config.map_size), fog_(config.map_size), ai0_(config.ai0), ai1_(config.opponent) {}
+      : config_(config),
+        world_(config.map_size, config.rules),
+        fog_(config.map_size),
+        ai0_(config.ai0),
+        ai1_(config.opponent) {}
 
   void Reset(Rng& rng) override {
-    world_.Reset(rng);
+    // Everything random in an episode comes from its own seed.
+    episode_seed_ = config_.episode_seed >= 0 ? config_.episode_seed : static_cast<int64_t>(rng.Next() >> 1);
+    Rng episode_rng(static_cast<uint64_t>(episode_seed_), 0);
+    world_.Reset(episode_rng);
     fog_.Reset();
     fog_.Update(world_);
-    ai0_.Reset(rng);
-    ai1_.Reset(rng);
+    ai0_.Reset(episode_rng);
+    ai1_.Reset(episode_rng);
     rewards_[0] = rewards_[1] = 0.0f;
   }
 
   void Observe(int seat, const Row& row) override {
     WriteFeatures(world_, fog_, seat, config_.max_tick, row.Get<float>("s"), row.Get<float>("v"));
     *row.Get<int32_t>("frames") = frames_;
+    const bool observer = config_.seats == 0 || !config_.board_fog;
+    WriteBoard(world_, fog_, observer ? -1 : seat, row.Get<uint8_t>("board"));
+    *row.Get<bool>("won") = won_[seat];
+    *row.Get<int64_t>("episode_seed") = episode_seed_;
   }
 
   Outcome Step(const std::vector<Row>& replies, Rng&) override {
+    won_[0] = won_[1] = false;
     const bool ai_plays_0 = config_.seats == 0, ai_plays_1 = config_.seats < 2;
     for (int seat = 0; seat < config_.seats; ++seat) {
       ApplyCommand(world_, seat, static_cast<int>(replies[seat].Scalar<int64_t>("a")));
@@ -118,6 +167,7 @@ class MiniRTS : public Game {
     const int winner = world_.winner();
     const bool timeout = winner < 0 && world_.tick() >= config_.max_tick;
     for (int player = 0; player < 2; ++player) {
+      won_[player] = winner == player;  // kept through the Reset that follows
       if (winner >= 0) {
         rewards_[player] = winner == 2 ? 0.0f : (winner == player ? 1.0f : -1.0f);
       } else if (timeout) {
@@ -143,7 +193,9 @@ class MiniRTS : public Game {
   Fog fog_;
   BuiltinAI ai0_, ai1_;
   float rewards_[2] = {0.0f, 0.0f};
+  bool won_[2] = {false, false};
   int frames_ = 0;
+  int64_t episode_seed_ = 0;
 };
 
 ELF_REGISTER_GAME("minirts", MiniRTS);

@@ -7,7 +7,8 @@
 
 namespace elf::minirts {
 
-enum UnitType : int8_t { kWorker = 0, kMelee, kRanged, kBase, kBarracks, kNumUnitTypes };
+// Towers exist only in the tower_defense variant (see world.h).
+enum UnitType : int8_t { kWorker = 0, kMelee, kRanged, kBase, kBarracks, kTower, kNumUnitTypes };
 
 struct UnitStats {
   const char* name;
@@ -29,6 +30,7 @@ inline constexpr UnitStats kStats[kNumUnitTypes] = {
     {"ranged", 60, 10, 16, 15, 3, 100, 80, 36, false},
     {"base", 600, 0, 0, 0, 0, 0, 0, 25, true},
     {"barracks", 300, 0, 0, 0, 0, 150, 120, 16, true},
+    {"tower", 250, 10, 20, 12, 0, 100, 100, 25, true},
 };
 
 inline const UnitStats& StatsOf(int type) { return kStats[type]; }
@@ -41,6 +43,7 @@ inline constexpr int kGatherTicks = 20;   // ticks a worker mines per trip
 inline constexpr int kCarry = 10;         // resources carried per trip
 inline constexpr int kMaxWorkers = 8;     // the command layer builds no more
 inline constexpr int kMaxBarracks = 2;
+inline constexpr int kMaxTowers = 4;
 
 enum class Order : int8_t { kIdle, kMove, kAttack, kGather, kBuild, kProduce };
 

@@ -15,8 +15,8 @@ constexpr int kPlayerUnitCap = kMaxUnits / 2 - 8;
 constexpr int kScanPeriod = 4;
 }  // namespace
 
-World::World(int map_size)
-    : map_(map_size), paths_(map_size), units_(kMaxUnits), occupancy_(map_size * map_size, -1) {}
+World::World(int map_size, const Rules& rules)
+    : rules_(rules), map_(map_size), paths_(map_size), units_(kMaxUnits), occupancy_(map_size * map_size, -1) {}
 
 void World::Reset(Rng& rng) {
   map_.Generate(rng);
@@ -38,14 +38,17 @@ void World::Reset(Rng& rng) {
   // flip per episode; which way the tick loop runs is one per tick.
   const int first = static_cast<int>(rng.Below(2));
   order_rng_.Seed(rng.Next(), 0);
+  waves_spawned_ = 0;
   for (int k = 0; k < 2; ++k) {
     const int p = k ^ first;
+    if (p == 1 && rules_.variant == Variant::kTowerDefense) continue;  // the waves come later
     Spawn(p, kBase, map_.BaseX(p), map_.BaseY(p));
     for (int i = 0; i < kStartWorkers; ++i) {
       int x, y;
       if (FreeTileNear(map_.BaseX(p), map_.BaseY(p), 2, &x, &y, p == 0 ? 1 : -1)) OrderGather(Spawn(p, kWorker, x, y));
     }
   }
+  ResetFlags();
 }
 
 int World::Spawn(int player, UnitType type, int x, int y) {
@@ -80,6 +83,9 @@ void World::Remove(int slot) {
 void World::Tick() {
   if (winner_ >= 0) return;
   ++tick_;
+  if (rules_.variant == Variant::kTowerDefense && waves_spawned_ < rules_.waves && tick_ >= next_wave_tick()) {
+    SpawnWave();
+  }
   // Units act one after the other, so who moves first still decides who gets
   // a contested tile: the order runs up or down the slots, by a coin flip per
   // tick (a fixed alternation would favour one player at every event that
@@ -101,8 +107,15 @@ void World::Tick() {
     if (u.hp <= 0) Remove(s);
   }
   while (end_ > 0 && units_[end_ - 1].uid == 0) --end_;
-  const bool fell0 = base_slot_[0] < 0, fell1 = base_slot_[1] < 0;
+  const bool fell0 = base_slot_[0] < 0;
+  if (rules_.variant == Variant::kTowerDefense) {
+    const bool cleared = waves_spawned_ == rules_.waves && count(1, kMelee) + count(1, kRanged) == 0;
+    if (fell0 || cleared) winner_ = fell0 ? 1 : 0;
+    return;
+  }
+  const bool fell1 = base_slot_[1] < 0;
   if (fell0 || fell1) winner_ = fell0 && fell1 ? 2 : (fell0 ? 1 : 0);
+  if (rules_.variant == Variant::kCaptureTheFlag) UpdateFlags();
 }
 
 void World::Act(int slot) {

@@ -5,6 +5,22 @@
 // them out. Units live in a fixed array of slots sized at construction, so a
 // tick never allocates. Not thread-safe: one world per game.
 //
+// Variants (Rules::variant), on the same units and tick loop:
+//   standard        destroy the enemy base.
+//   ctf             capture the flag: each player's flag stands behind its
+//                   base. An enemy troop (melee or ranged) next to a flag that
+//                   is not carried picks it up and heads home by itself; it
+//                   wins by reaching its own flag's home tile (next to it).
+//                   A carrier that dies drops the flag where it stood; a unit
+//                   of the flag's owner next to the dropped flag returns it
+//                   home. Destroying the enemy base also wins.
+//   tower_defense   player 0 defends its base (it may build towers) against
+//                   `waves` waves of player 1's troops, one every
+//                   `wave_period` ticks, that appear in the far corner and
+//                   attack-move on the base. Player 0 wins when the last
+//                   wave is dead, player 1 when the base falls. Player 1 has
+//                   no base, workers or economy.
+//
 // Fairness. The map is point-symmetric and every scan that breaks a tie by
 // direction is mirrored for player 1, so the two players' situations are
 // mirror images; what remains is the order units act in within a tick. That
@@ -16,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "elf/rng.h"
@@ -26,19 +43,54 @@ namespace elf::minirts {
 
 inline constexpr int kMaxUnits = 160;  // both players together
 
+enum class Variant : int8_t { kStandard, kCaptureTheFlag, kTowerDefense };
+
+// The valid variant names ("standard", "ctf", "tower_defense"), in order.
+const std::vector<std::string>& VariantNames();
+const char* VariantName(Variant variant);
+// Throws std::invalid_argument naming `option` and listing the valid names.
+Variant ParseVariant(const std::string& name, const std::string& option);
+
+struct Rules {
+  Variant variant = Variant::kStandard;
+  int waves = 7;           // tower_defense: waves in a game
+  int wave_period = 500;   // tower_defense: ticks between two waves
+  int first_wave = 600;    // tower_defense: tick of the first wave
+};
+
+// A capture-the-flag flag. While carried it moves with its carrier.
+struct Flag {
+  int16_t home_x = 0, home_y = 0;  // where it stands at the start and returns to
+  int16_t x = 0, y = 0;            // where it is now
+  int16_t carrier = -1;            // slot of the enemy troop carrying it, or -1
+  int32_t carrier_uid = 0;
+  bool AtHome() const { return carrier < 0 && x == home_x && y == home_y; }
+  bool Carried() const { return carrier >= 0; }
+};
+
 class World {
  public:
-  explicit World(int map_size);
+  explicit World(int map_size, const Rules& rules = Rules{});
 
   // A new episode on a new map: each player gets a base, kStartWorkers
-  // workers that start gathering, and kStartResources.
+  // workers that start gathering, and kStartResources (tower_defense:
+  // player 1 gets nothing; its waves come later).
   void Reset(Rng& rng);
   // One tick. Does nothing once the game has a winner.
   void Tick();
 
+  const Rules& rules() const { return rules_; }
+  Variant variant() const { return rules_.variant; }
   // The winner: -1 while the game goes on, 0 or 1, or 2 for a draw (both
-  // bases fell on the same tick).
+  // bases fell, or both flags were captured, on the same tick).
   int winner() const { return winner_; }
+  // ctf: player p's flag (carried by player 1 - p's troops).
+  const Flag& flag(int player) const { return flags_[player]; }
+  // ctf: whether the unit in `slot` carries a flag.
+  bool Carrying(int slot) const { return flags_[0].carrier == slot || flags_[1].carrier == slot; }
+  // tower_defense: waves spawned so far, and the tick of the next one.
+  int waves_spawned() const { return waves_spawned_; }
+  int next_wave_tick() const { return rules_.first_wave + waves_spawned_ * rules_.wave_period; }
   int tick() const { return tick_; }
   int resources(int player) const { return resources_[player]; }
   void set_resources(int player, int amount) { resources_[player] = amount; }
@@ -81,6 +133,10 @@ class World {
 
  private:
   void Act(int slot);
+  // Variant rules, run by Tick (variants.cc).
+  void ResetFlags();
+  void UpdateFlags();  // after the dead are removed; may set the winner
+  void SpawnWave();
   void ActGather(Unit& u);
   void ActBuild(Unit& u);
   void ActProduce(Unit& u);
@@ -96,6 +152,7 @@ class World {
   int NearestMine(int x, int y, int player) const;
   void Remove(int slot);
 
+  Rules rules_;
   Map map_;
   PathCache paths_;
   std::vector<Unit> units_;
@@ -110,6 +167,8 @@ class World {
   int counts_[2][kNumUnitTypes] = {};
   int base_slot_[2] = {-1, -1};
   int damage_dealt_[2] = {0, 0};
+  Flag flags_[2];
+  int waves_spawned_ = 0;
 };
 
 // Chebyshev distance: 1 means adjacent (diagonals included).
