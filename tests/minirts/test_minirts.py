@@ -57,7 +57,9 @@ def test_random_actions_run_on_an_actor_tag():
     ("options", "message"),
     [({"map_size": 5}, "10..64"),
      ({"opponent": "nobody"}, "valid choices: simple, hit_and_run"),
-     ({"seats": 3}, "0, 1, 2")],
+     ({"seats": 3}, "0, 1, 2"),
+     ({"variant": "koth"}, "valid choices: standard, ctf, tower_defense"),
+     ({"variant": "tower_defense", "seats": 2}, "one player")],
 )
 def test_invalid_options_raise_value_error_with_valid_choices(options, message):
     with pytest.raises(ValueError, match=message):
@@ -139,3 +141,32 @@ def test_same_seed_same_observations():
 
     assert np.array_equal(first_rows(5), first_rows(5))
     assert not np.array_equal(first_rows(5), first_rows(6))
+
+
+@pytest.mark.parametrize(
+    ("variant", "planes", "scalars", "commands"),
+    [("standard", 15, 14, 9), ("ctf", 17, 16, 9), ("tower_defense", 16, 17, 10)],
+)
+def test_each_variant_states_its_features_and_commands(variant, planes, scalars, commands):
+    spec = elfpy.GameContext("minirts", num_games=1, num_threads=1, variant=variant, map_size=12).spec()
+    assert spec["s"].shape == (planes, 12, 12)
+    assert spec["v"].shape == (scalars,)
+    assert spec["a"].bounds == (0, commands - 1)
+    assert spec["board"].shape == (12, 12) and spec["board"].dtype == np.uint8
+    assert spec["won"].dtype == np.bool_
+
+
+@pytest.mark.parametrize("variant", ["ctf", "tower_defense"])
+def test_variants_play_to_a_final_reward_against_their_opponent(variant):
+    rng = np.random.default_rng(7)
+    gc = elfpy.GameContext("minirts", num_games=4, num_threads=1, seed=8, variant=variant, frame_skip=50)
+    num_commands = gc.spec()["a"].bounds[1] + 1
+    gc.add_tag("actor", batch_size=4, inputs=["s", "r", "terminal", "won"], replies=["a"])
+    finals = []
+    with gc:
+        for batch in gc:
+            finals.extend(batch["r"][batch["terminal"]].tolist())
+            batch.reply({"a": rng.integers(0, num_commands, len(batch))})
+            if len(finals) >= 4:
+                break
+    assert set(finals) <= {-1.0, 0.0, 1.0} and -1.0 in finals
