@@ -1,6 +1,7 @@
 """MiniRTS pictures and replays: a board as text or PNG, a game saved and replayed.
 
-The game writes a ``board`` observation: one byte per tile in map coordinates,
+With the option ``board=True`` the game writes a ``board`` observation (the
+functions here ask for it): one byte per tile in map coordinates,
 the character of what stands there ('.' ground, '#' rock, '$' mine, '%' empty
 mine; player 0's units upper case W M R B K T, player 1's lower case; C / c a
 flag carrier, F / f a flag on the ground). A seat's board hides what the seat
@@ -244,7 +245,7 @@ def _run(options: dict[str, Any], policy: Policy | None, seed: int, max_steps: i
          recorded: Replay | None, check: bool = False) -> Episode:
     import elfpy
 
-    game_options = dict(options)
+    game_options = {"board": True, **options}
     if recorded is not None:
         game_options["episode_seed"] = recorded.episode_seed
     gc = elfpy.GameContext("minirts", num_games=1, num_threads=1, seed=seed, deterministic=True, **game_options)

@@ -41,29 +41,30 @@ def _parse_options(text: str) -> dict[str, str]:
     return options
 
 
-def model_policy(path: str) -> tuple[render.Policy, dict[str, Any]]:
-    """A greedy policy from an rlpytorch checkpoint, and the game options it was trained with."""
+def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, ...]]:
+    """A greedy policy from an rlpytorch checkpoint, the game options it was
+    trained with, and the observation keys it reads."""
     import torch
 
+    from rlpytorch.game_loader import GameLoader
     from rlpytorch.model_base import read_checkpoint
     from rlpytorch.model_loader import load_model
+    from rlpytorch.trainer import to_tensors
 
-    saved = read_checkpoint(path)["args"]
-    if saved.get("game", "minirts") != "minirts":
-        raise ValueError(f"{path} was trained on {saved.get('game')!r}, not minirts")
-    options: dict[str, Any] = _parse_options(saved.get("game_options", ""))
-    import elfpy
-
-    spec = elfpy.GameContext("minirts", num_games=1, num_threads=1, **options).spec()
-    model = load_model(path, tuple(spec["s"].shape), int(spec["a"].bounds[1]) + 1)
+    loader = GameLoader.from_config(read_checkpoint(path)["args"])
+    if loader.game != "minirts":
+        raise ValueError(f"{path} was trained on {loader.game!r}, not minirts")
+    probe = loader.context(num_games=1)  # the training options: the model's inputs as trained
+    model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe))
     model.eval()
+    device = torch.device("cpu")
 
     def policy(batch: Any) -> np.ndarray:
         with torch.inference_mode():
-            out = model(torch.as_tensor(np.asarray(batch["s"])))
+            out = model(to_tensors(batch, model.obs_keys, device))
         return out["pi"].argmax(-1).cpu().numpy()
 
-    return policy, options
+    return policy, dict(loader.options), tuple(model.obs_keys)
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
@@ -96,8 +97,9 @@ def main(argv: Sequence[str] | None = None) -> Path:
     else:
         options: dict[str, Any] = {}
         policy = None
+        inputs: tuple[str, ...] = ()
         if args.load:
-            policy, options = model_policy(args.load)
+            policy, options, inputs = model_policy(args.load)
             options["seats"] = 1
             label = f"model {Path(args.load).name}"
         elif args.policy == "random":
@@ -122,7 +124,6 @@ def main(argv: Sequence[str] | None = None) -> Path:
 
             spec = elfpy.GameContext("minirts", num_games=1, num_threads=1, **options).spec()
             policy = render.random_policy(int(spec["a"].bounds[1]) + 1, seed=args.seed)
-        inputs = ("s",) if args.load else ()
         episode = render.play(options, policy, seed=args.seed, max_steps=args.max_steps, inputs=inputs)
         if args.save_replay:
             print("wrote", episode.replay.save(args.save_replay))

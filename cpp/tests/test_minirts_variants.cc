@@ -296,10 +296,11 @@ TEST(variant_options_specs_and_errors) {
   CHECK_EQ(key(ctf, "s").shape, (std::vector<int64_t>{kNumCtfPlanes, 20, 20}));
   CHECK_EQ(key(ctf, "v").shape, (std::vector<int64_t>{kNumCtfScalars}));
   CHECK(key(ctf, "a").bounds->second == kNumCommands - 1);
-  const elf::GameSpec td = spec({{"variant", "tower_defense"}, {"map_size", "16"}});
+  const elf::GameSpec td = spec({{"variant", "tower_defense"}, {"map_size", "16"}, {"board", "true"}});
   CHECK_EQ(key(td, "s").shape, (std::vector<int64_t>{kNumTowerDefensePlanes, 16, 16}));
   CHECK(key(td, "a").bounds->second == kNumCommands);
   CHECK_EQ(key(td, "board").shape, (std::vector<int64_t>{16, 16}));
+  for (const auto& k : ctf.keys) CHECK(k.name != "board");  // only when asked for
   CHECK_THROWS(spec({{"variant", "koth"}}), std::invalid_argument, "valid choices: standard, ctf, tower_defense");
   CHECK_THROWS(spec({{"variant", "tower_defense"}, {"seats", "2"}}), std::invalid_argument, "one player");
   CHECK_THROWS(spec({{"variant", "tower_defense"}, {"waves", "0"}}), std::invalid_argument, "waves");

@@ -148,12 +148,14 @@ def test_same_seed_same_observations():
     [("standard", 15, 14, 9), ("ctf", 17, 16, 9), ("tower_defense", 16, 17, 10)],
 )
 def test_each_variant_states_its_features_and_commands(variant, planes, scalars, commands):
-    spec = elfpy.GameContext("minirts", num_games=1, num_threads=1, variant=variant, map_size=12).spec()
+    spec = elfpy.GameContext("minirts", num_games=1, num_threads=1, variant=variant, map_size=12, board=True).spec()
     assert spec["s"].shape == (planes, 12, 12)
     assert spec["v"].shape == (scalars,)
     assert spec["a"].bounds == (0, commands - 1)
     assert spec["board"].shape == (12, 12) and spec["board"].dtype == np.uint8
     assert spec["won"].dtype == np.bool_
+    plain = elfpy.GameContext("minirts", num_games=1, num_threads=1, variant=variant).spec()
+    assert "board" not in plain  # only on request: models reading every observation do not get it
 
 
 @pytest.mark.parametrize("variant", ["ctf", "tower_defense"])

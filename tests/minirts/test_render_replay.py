@@ -147,3 +147,18 @@ def test_visualize_ai_against_ai_in_tower_defense(tmp_path, capsys):
     assert out.exists()
     printed = capsys.readouterr().out
     assert "frames" in printed and "+" + "-" * 20 + "+" in printed  # the final board as text
+
+
+def test_visualize_plays_a_trained_checkpoint_greedily(tmp_path):
+    import train
+
+    save_dir = tmp_path / "ckpt"
+    train.main(["--game", "minirts", "--game_options", "map_size=12,variant=tower_defense", "--num_games", "4",
+                "--actor_batch", "4", "--train_batch", "4", "--num_threads", "1", "--num_frames", "400",
+                "--save_dir", str(save_dir), "--no-progress", "--no-eval_at_end"])
+    replay_file = tmp_path / "model.json"
+    visualize.main(["--load", str(save_dir / "last.pt"), "--out", str(tmp_path / "model.gif"),
+                    "--save-replay", str(replay_file), "--fog", "--scale", "4"])
+    replay = render.Replay.load(replay_file)
+    assert replay.options["variant"] == "tower_defense" and replay.options["map_size"] == "12"
+    render.verify(replay)  # the model's game replays exactly

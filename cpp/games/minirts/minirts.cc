@@ -20,8 +20,11 @@
 // opponent is the waves). Each has its own features (features.h) and ctf
 // and tower_defense their own command meanings (commands.h).
 //
-// Pictures and replays: `board` is one character per tile (features.h),
-// the seat's view or, with board_fog=false or seats=0, the whole map. Every
+// Pictures and replays: with the option board=true, the observation `board`
+// is one character per tile (features.h), the seat's view or, with
+// board_fog=false or seats=0, the whole map. It is off by default, so models
+// that read every observation do not take it as an input and games that are
+// not drawn do not write it. Every
 // episode starts from its own seed, `episode_seed`: the game is
 // deterministic, so the options, that seed and the Python seats' actions
 // replay an episode exactly (option episode_seed, examples/minirts_render.py).
@@ -53,6 +56,7 @@ class MiniRTS : public Game {
     bool shaped_reward = false;
     float timeout_reward = -1.0f;
     Rules rules;
+    bool board = false;
     bool board_fog = true;
     int64_t episode_seed = -1;
   };
@@ -77,6 +81,7 @@ class MiniRTS : public Game {
     config.rules.waves = spec.Option("waves", 7, "tower_defense: waves of enemy troops (wave k brings 2 + k)");
     config.rules.wave_period = spec.Option("wave_period", 500, "tower_defense: ticks between two waves");
     config.rules.first_wave = spec.Option("first_wave", 600, "tower_defense: tick of the first wave");
+    config.board = spec.Option("board", false, "add the observation 'board' (one character per tile, for pictures)");
     config.board_fog = spec.Option("board_fog", true, "board shows only what the seat sees (false: the whole map)");
     config.episode_seed = spec.Option<int64_t>(
         "episode_seed", -1, "seed of every episode (map, AIs, tie-breaks); -1: a new one per episode");
@@ -105,7 +110,7 @@ class MiniRTS : public Game {
     spec.Observation("v", DType::kFloat32, {layout.scalars}, layout.scalars_help);
     spec.Observation("frames", DType::kInt32, {},
                      "ticks the previous action ran for (frame_skip, fewer at the end; 0 on a game's first row)");
-    spec.Observation("board", DType::kUint8, {n, n}, kBoardHelp);
+    if (config.board) spec.Observation("board", DType::kUint8, {n, n}, kBoardHelp);
     spec.Observation("won", DType::kBool, {},
                      "on a terminal row: the seat's player won the episode that ended (false elsewhere)");
     spec.Observation("episode_seed", DType::kInt64, {}, "seed of the current episode (replays it with episode_seed=)");
@@ -135,8 +140,10 @@ class MiniRTS : public Game {
   void Observe(int seat, const Row& row) override {
     WriteFeatures(world_, fog_, seat, config_.max_tick, row.Get<float>("s"), row.Get<float>("v"));
     *row.Get<int32_t>("frames") = frames_;
-    const bool observer = config_.seats == 0 || !config_.board_fog;
-    WriteBoard(world_, fog_, observer ? -1 : seat, row.Get<uint8_t>("board"));
+    if (config_.board) {
+      const bool observer = config_.seats == 0 || !config_.board_fog;
+      WriteBoard(world_, fog_, observer ? -1 : seat, row.Get<uint8_t>("board"));
+    }
     *row.Get<bool>("won") = won_[seat];
     *row.Get<int64_t>("episode_seed") = episode_seed_;
   }
