@@ -9,6 +9,9 @@ Two measurements, each on one engine worker thread (num_threads=1):
   engine_random  a Python agent on seat 0 against the `simple` AI through the
                  engine: every `frame_skip` (25) ticks each game writes its
                  features and Python replies random commands.
+Each in the standard game and the variants (ctf: capture the flag;
+tower_defense: the built-in AI or Python defends against waves), and once
+with the `board` observation on (board=true), to show what writing it costs.
 Frames are counted exactly from the game's `frames` key (ticks each step ran).
 Two rates are reported: per wall-clock second (one worker thread; Python's
 thread runs beside it) and per CPU second of the whole process (all threads:
@@ -44,6 +47,7 @@ def measure(seconds: float, num_games: int, warmup_batches: int = 5, **options) 
     rng = np.random.default_rng(0)
     zeros = np.zeros(num_games, dtype=np.int64)
     random_actions = options.get("seats", 1) != 0
+    num_actions = int(gc.spec()["a"].bounds[1]) + 1
     frames = 0
     with gc:
         batches = 0
@@ -56,7 +60,7 @@ def measure(seconds: float, num_games: int, warmup_batches: int = 5, **options) 
                 if time.perf_counter() - wall0 >= seconds:
                     batch.reply({"a": zeros})
                     break
-            batch.reply({"a": rng.integers(0, 9, len(batch)) if random_actions else zeros})
+            batch.reply({"a": rng.integers(0, num_actions, len(batch)) if random_actions else zeros})
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     return frames / wall, frames / cpu, frames
 
@@ -68,14 +72,23 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=64, help="games (= batch size)")
     parser.add_argument("--ai-frame-skip", type=int, default=2000, help="ticks per step in ai_vs_ai")
     parser.add_argument("--quick", action="store_true", help="one short run per mode")
+    parser.add_argument("--modes", default="", help="only the modes whose name contains one of these, comma-separated")
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.repeats = 1.0, 1
     modes = {
         "ai_vs_ai (simple vs simple)": dict(seats=0, frame_skip=args.ai_frame_skip),
         "ai_vs_ai (hit_and_run vs simple)": dict(seats=0, frame_skip=args.ai_frame_skip, ai0="hit_and_run"),
+        "ai_vs_ai ctf (simple vs simple)": dict(seats=0, frame_skip=args.ai_frame_skip, variant="ctf"),
+        "ai_vs_waves tower_defense (simple)": dict(seats=0, frame_skip=args.ai_frame_skip, variant="tower_defense"),
         "engine_random (frame_skip 25)": dict(seats=1, frame_skip=25),
+        "engine_random + board (frame_skip 25)": dict(seats=1, frame_skip=25, board=True),
+        "engine_random ctf (frame_skip 25)": dict(seats=1, frame_skip=25, variant="ctf"),
+        "engine_random tower_defense (frame_skip 25)": dict(seats=1, frame_skip=25, variant="tower_defense"),
     }
+    if args.modes:
+        wanted = [m.strip() for m in args.modes.split(",")]
+        modes = {name: options for name, options in modes.items() if any(w in name for w in wanted)}
     print("| mode | games | frames/s (wall, 1 worker) | frames/s per CPU second | frames measured |")
     print("|---|---|---|---|---|")
     for name, options in modes.items():
