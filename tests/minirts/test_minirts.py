@@ -153,7 +153,7 @@ def test_each_variant_states_its_features_and_commands(variant, planes, scalars,
     assert spec["v"].shape == (scalars,)
     assert spec["a"].bounds == (0, commands - 1)
     assert spec["board"].shape == (12, 12) and spec["board"].dtype == np.uint8
-    assert spec["won"].dtype == np.bool_
+    assert spec["won"].dtype == np.int32
     plain = elfpy.GameContext("minirts", num_games=1, num_threads=1, variant=variant).spec()
     assert "board" not in plain  # only on request: models reading every observation do not get it
 
@@ -172,3 +172,17 @@ def test_variants_play_to_a_final_reward_against_their_opponent(variant):
             if len(finals) >= 4:
                 break
     assert set(finals) <= {-1.0, 0.0, 1.0} and -1.0 in finals
+
+
+def test_minirts_works_as_a_gymnasium_vector_env():
+    from elfpy.vector import make_vector
+
+    env = make_vector("minirts", num_envs=2, num_threads=1, map_size=12, frame_skip=100)
+    try:
+        obs, _ = env.reset(seed=0)
+        assert obs["s"].shape == (2, NUM_PLANES, 12, 12)
+        for _ in range(3):
+            obs, reward, terminated, truncated, _ = env.step(np.zeros(2, dtype=np.int64))
+        assert obs["v"].shape == (2, NUM_SCALARS) and reward.shape == (2,)
+    finally:
+        env.close()

@@ -115,7 +115,7 @@ def test_won_is_set_exactly_on_won_terminal_rows():
     finals = 0
     with gc:
         for batch in gc:
-            won, r, terminal = batch["won"], batch["r"], batch["terminal"]
+            won, r, terminal = batch["won"].astype(bool), batch["r"], batch["terminal"]
             assert not won[~terminal].any()
             assert np.array_equal(won[terminal], r[terminal] > 0)
             finals += int(terminal.sum())

@@ -111,8 +111,9 @@ class MiniRTS : public Game {
     spec.Observation("frames", DType::kInt32, {},
                      "ticks the previous action ran for (frame_skip, fewer at the end; 0 on a game's first row)");
     if (config.board) spec.Observation("board", DType::kUint8, {n, n}, kBoardHelp);
-    spec.Observation("won", DType::kBool, {},
-                     "on a terminal row: the seat's player won the episode that ended (false elsewhere)");
+    // int32 rather than bool: generic wrappers (Gymnasium boxes) take signed types.
+    spec.Observation("won", DType::kInt32, {},
+                     "on a terminal row: 1 if the seat's player won the episode that ended (0 elsewhere)");
     spec.Observation("episode_seed", DType::kInt64, {}, "seed of the current episode (replays it with episode_seed=)");
     spec.DiscreteAction("a", NumCommands(config.rules.variant), CommandHelp(config.rules.variant));
     return config;
@@ -144,7 +145,7 @@ class MiniRTS : public Game {
       const bool observer = config_.seats == 0 || !config_.board_fog;
       WriteBoard(world_, fog_, observer ? -1 : seat, row.Get<uint8_t>("board"));
     }
-    *row.Get<bool>("won") = won_[seat];
+    *row.Get<int32_t>("won") = won_[seat] ? 1 : 0;
     *row.Get<int64_t>("episode_seed") = episode_seed_;
   }
 
