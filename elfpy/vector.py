@@ -24,10 +24,15 @@ _TAG = "step"
 def _space(spec: KeySpec) -> gym.Space:
     if spec.role == "action" and np.issubdtype(spec.dtype, np.integer) and spec.shape == ():
         return gym.spaces.Discrete(int(spec.bounds[1]) + 1)
-    if spec.role == "action":
-        low, high = spec.bounds if spec.bounds else (-np.inf, np.inf)
-        return gym.spaces.Box(low, high, spec.shape, spec.dtype)
-    return gym.spaces.Box(-np.inf, np.inf, spec.shape, spec.dtype)
+    if spec.dtype == np.bool_:
+        return gym.spaces.MultiBinary(spec.shape if spec.shape else 1)
+    if spec.bounds is not None:
+        low, high = spec.bounds
+    elif np.issubdtype(spec.dtype, np.integer):
+        low, high = np.iinfo(spec.dtype).min, np.iinfo(spec.dtype).max
+    else:
+        low, high = -np.inf, np.inf
+    return gym.spaces.Box(low, high, spec.shape, spec.dtype)
 
 
 class NativeVectorEnv(VectorEnv):

@@ -68,3 +68,14 @@ def test_stable_baselines3_a2c_learns_through_the_adapter():
     mean_return, _ = evaluate_policy(model, venv, n_eval_episodes=10, warn=False)
     venv.close()
     assert mean_return > 60  # random play averages about 22
+
+
+def test_integer_and_dict_observations_get_finite_bounded_spaces():
+    env = elfpy.make_vector("minirts", num_envs=2, seed=0, board=True)
+    space = env.single_observation_space
+    assert isinstance(space, gym.spaces.Dict)
+    assert space["board"] == gym.spaces.Box(0, 255, space["board"].shape, np.uint8)
+    observation, _ = env.reset(seed=0)
+    for key, value in observation.items():
+        assert space[key].contains(np.asarray(value[0])), key
+    env.close()
