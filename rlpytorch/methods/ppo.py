@@ -49,14 +49,14 @@ class PPO(Configurable):
         Arg("returns", "gae", "how value targets are computed", choices=RETURNS),
         Arg("grad_clip", 0.5, "max global gradient norm (0: no clipping)"),
         Arg("ppo_epochs", 4, "passes over each window"),
-        Arg("minibatches", 4, "minibatches per pass"),
+        Arg("minibatches", 2, "minibatches per pass"),
         Arg("norm_adv", True, "normalise advantages per minibatch"),
         Arg("target_kl", 0.0, "stop a window's passes when approx KL > 1.5 x this (0: never)"),
         RECURRENCE,
     )
 
     # Settings of other components that suit PPO (train.py applies them as defaults).
-    run_defaults: Mapping[str, Any] = {"T": 33, "lr": 1e-3, "num_games": 64, "train_batch": 64}
+    run_defaults: Mapping[str, Any] = {"T": 17, "lr": 3e-3}
 
     def __init__(
         self,
@@ -65,7 +65,7 @@ class PPO(Configurable):
         value_matcher: ValueMatcher,
         grad_clip: float = 0.5,
         ppo_epochs: int = 4,
-        minibatches: int = 4,
+        minibatches: int = 2,
         norm_adv: bool = True,
         target_kl: float = 0.0,
         recurrence: int = 0,

@@ -13,6 +13,8 @@ from rlpytorch.methods import (
     LambdaReturn,
     PolicyGradient,
     ValueMatcher,
+    final_values,
+    returns_of,
     window_cuts,
 )
 from rlpytorch.model_interface import ModelInterface
@@ -47,12 +49,41 @@ def test_discounted_reward_stops_at_terminal_inside_window():
     assert R.squeeze(1).tolist() == [2.0, 2.0, 23.0, 40.0]
 
 
-def test_truncation_bootstraps_from_value_before_it_and_leaves_the_row_out():
+def test_without_final_state_truncation_bootstraps_from_value_before_it_and_leaves_the_row_out():
     cut = cuts(END_AT_2, truncated=END_AT_2)
     assert cut.squeeze(1).tolist() == [False, True, False, True]
     R = DiscountedReward(gamma=0.5)(R_IN, END_AT_2, V_IN, cut)
     # R1 = V1 = 20 (final state unseen), R0 = 1 + 0.5 * 20
     assert R.squeeze(1).tolist() == [11.0, 20.0, 23.0, 40.0]
+
+
+# The episode ended at row 2 by a time limit; V(final_s) = 50 sits on that row.
+FINAL_AT_2 = col(0.0, 0.0, 50.0, 0.0)
+
+
+def test_truncation_bootstraps_from_the_value_of_the_final_state():
+    R = DiscountedReward(gamma=0.5)(R_IN, END_AT_2, V_IN, cuts(END_AT_2), FINAL_AT_2)
+    # R1 = r2 + 0.5 * V(final_s) = 2 + 25, and the row stays in the loss (no cut); R0 = 1 + 13.5
+    assert R.squeeze(1).tolist() == [14.5, 27.0, 23.0, 40.0]
+
+
+def test_gae_and_lambda_return_bootstrap_from_the_final_state_at_a_truncation():
+    gae = GAE(gamma=0.5, gae_lambda=0.5)(R_IN, END_AT_2, V_IN, cuts(END_AT_2), FINAL_AT_2)
+    # deltas: d2 = 3 + 20 - 30 = -7, d1 = 2 + 25 - 20 = 7, d0 = 1 + 10 - 10 = 1
+    # A2 = -7, A1 = 7 (nothing flows back across the end), A0 = 1 + 0.25 * 7
+    assert gae.squeeze(1).tolist() == [12.75, 27.0, 23.0, 40.0]
+    lam = LambdaReturn(gamma=0.5, td_lambda=0.5)(R_IN, END_AT_2, V_IN, cuts(END_AT_2), FINAL_AT_2)
+    # G1 = 2 + 0.5 * 50; G0 = 1 + 0.5 * (0.5 * 20 + 0.5 * 27)
+    assert lam.squeeze(1).tolist() == [12.75, 27.0, 23.0, 40.0]
+
+
+def test_final_reward_adds_the_final_state_value_of_a_cut_episode():
+    r = col(0.0, 0.0, 1.0, 0.0, 0.0)
+    terminal = col(False, False, True, False, False, dtype=torch.bool)
+    V = col(0.1, 0.2, 0.3, 0.4, 0.5)
+    final = col(0.0, 0.0, 0.7, 0.0, 0.0)
+    R = FinalReward()(r, terminal, V, cuts(terminal), final)
+    assert R.squeeze(1).tolist() == pytest.approx([1.7, 1.7, 0.5, 0.5, 0.5])
 
 
 def test_final_reward_credits_the_outcome_to_every_step_of_its_episode():
@@ -233,3 +264,49 @@ def test_actor_critic_update_clips_global_grad_norm_and_counts_the_step():
     assert moved.norm().item() == pytest.approx(1e-3, rel=1e-3)  # SGD lr=1: step = clipped grad
     assert mi["model"].step == 1
     assert mi["actor"].step == 0
+
+
+class ConstantValue(torch.nn.Module):
+    """A stand-in model: V(s) = sum of s, uniform policy."""
+
+    obs_keys = ("s",)
+    state_size = 0
+
+    def forward(self, obs):
+        s = obs["s"] if isinstance(obs, dict) else obs
+        return {"V": s.sum(-1), "pi": torch.full((*s.shape[:-1], 2), 0.5)}
+
+
+def test_final_values_are_the_values_of_final_states_on_truncated_terminal_rows_only():
+    T, B = 4, 2
+    batch = {
+        "final_s": torch.arange(T * B * 2, dtype=torch.float32).reshape(T, B, 2),
+        "terminal": torch.tensor([[True, True], [False, True], [True, False], [False, False]]),
+        "truncated": torch.tensor([[True, False], [False, True], [False, False], [True, False]]),
+    }
+    V = final_values(ConstantValue(), batch)
+    # row 0 belongs to the previous window; (1, 1) is a truncated end; (2, 0) ended
+    # for real (no bootstrap); (3, 0) is truncated without being terminal (ignored)
+    expected = torch.zeros(T, B)
+    expected[1, 1] = 6.0 + 7.0
+    assert V.tolist() == expected.tolist()
+
+
+def test_final_values_are_none_without_final_keys_so_truncations_become_cuts():
+    batch = {"terminal": torch.zeros(3, 1, dtype=torch.bool), "truncated": torch.zeros(3, 1, dtype=torch.bool)}
+    assert final_values(ConstantValue(), batch) is None
+
+
+def test_actor_critic_keeps_a_truncated_step_in_the_loss_when_the_final_state_is_known():
+    batch = cartpole_window(T=4, B=1)
+    batch["terminal"] = END_AT_2.clone()
+    batch["truncated"] = END_AT_2.clone()
+    batch["r"] = R_IN.clone()
+    batch["final_s"] = torch.full((4, 1, 4), 2.0)
+    method = ActorCritic.from_config({"gamma": 0.5})
+    R, mask = returns_of(method.returns, ConstantValue(), batch, batch["s"].sum(-1))
+    assert mask.squeeze(1).tolist() == [True, True, True, False]
+    assert R[1, 0].item() == pytest.approx(2.0 + 0.5 * 8.0)
+    del batch["final_s"]
+    _, mask = returns_of(method.returns, ConstantValue(), batch, batch["s"].sum(-1))
+    assert mask.squeeze(1).tolist() == [True, False, True, False]

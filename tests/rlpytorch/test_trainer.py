@@ -3,10 +3,14 @@
 import numpy as np
 import pytest
 import torch
+from conftest import fake_context
 from fake_engine import FakeBatch
 
-from rlpytorch.models import MLPActorCritic
-from rlpytorch.trainer import Evaluator, to_tensors
+from rlpytorch.methods import ActorCritic, forward_window
+from rlpytorch.model_interface import ModelInterface
+from rlpytorch.models import GRUActorCritic, LSTMActorCritic, MLPActorCritic
+from rlpytorch.sampler import Sampler
+from rlpytorch.trainer import Evaluator, RecurrentStates, Trainer, to_tensors
 
 
 def actor_batch(terminal=(False, True, False), returns=(0.0, 12.0, 0.0), game_ids=(0, 1, 2)):
@@ -120,3 +124,50 @@ def test_trainer_records_wins_in_episode_stats(trainer):
     batch._data["won"] = np.array([True, False, True])
     trainer.actor(batch)
     assert trainer.episodes.summary()["win_rate"] == 0.5
+
+
+def test_recurrent_states_are_kept_per_game_and_seat_and_grow_with_new_ids():
+    states = RecurrentStates(2)
+    batch = FakeBatch("actor", {}, np.array([3, 0]))
+    assert states.get(batch).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    states.set(batch, torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    other = FakeBatch("actor", {}, np.array([0, 5]))
+    other.seats = np.array([0, 1])
+    assert states.get(other).tolist() == [[3.0, 4.0], [0.0, 0.0]]
+    assert states.get(FakeBatch("actor", {}, np.array([3]))).tolist() == [[1.0, 2.0]]
+
+
+def test_recurrent_actor_replies_the_state_it_started_from_and_windows_replay_it_exactly():
+    torch.manual_seed(0)
+    model = LSTMActorCritic((4,), 2, hidden=8, core_hidden=4)
+    trainer = Trainer(ModelInterface.actor_critic(model, {}), ActorCritic.from_config({}), Sampler(seed=0))
+    gc = fake_context(num_games=4, T=6, state_size=model.state_size)
+    windows = []
+    gc.reg_callback("actor", trainer.actor)
+    gc.reg_callback("train", lambda b: windows.append({k: torch.as_tensor(np.array(b[k])) for k in b.keys()}))
+    gc.start()
+    while len(windows) < 8:
+        gc.run()
+    gc.stop()
+    assert windows[0]["h"][0].abs().sum() == 0  # every game starts from zero
+    assert any(w["terminal"][1:].any() for w in windows)  # resets inside windows are replayed too
+    for w in windows:
+        for recurrence in (0, 2):
+            out = forward_window(model, w, recurrence)
+            torch.testing.assert_close(out["V"], w["V"])
+            torch.testing.assert_close(out["states_in"][1:], w["h"][1:])
+
+
+def test_trainer_trains_a_recurrent_model_on_windows_with_stored_states():
+    torch.manual_seed(0)
+    model = GRUActorCritic((4,), 2, hidden=8, core_hidden=4)
+    method = ActorCritic.from_config({"recurrence": 2})
+    trainer = Trainer(ModelInterface.actor_critic(model, {}), method, Sampler(seed=0))
+    gc = fake_context(num_games=4, T=6, state_size=model.state_size)
+    gc.reg_callback("actor", trainer.actor)
+    gc.reg_callback("train", trainer.train)
+    gc.start()
+    while trainer.updates < 3:
+        gc.run()
+    gc.stop()
+    assert model.step == 3

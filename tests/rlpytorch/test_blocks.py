@@ -1,0 +1,141 @@
+"""Model building blocks: encoders chosen from the spec, heads, branch composition, recurrent core."""
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from rlpytorch.model_loader import ModelLoader
+from rlpytorch.models import (
+    BranchModel,
+    ConvEncoder,
+    GaussianHead,
+    GRUActorCritic,
+    LSTMActorCritic,
+    MLPEncoder,
+    ObsKey,
+    PolicyHead,
+    QHead,
+    SharedActorCritic,
+    TokenEncoder,
+    ValueHead,
+    default_encoder,
+    obs_spec,
+)
+
+MINIRTS = {"s": ObsKey((15, 20, 20)), "v": ObsKey((14,))}
+MISSION = {"image": ObsKey((3, 7, 7)), "mission": ObsKey((9,), np.dtype(np.int64), (0.0, 99.0))}
+
+
+def test_default_encoder_is_chosen_per_key_from_the_spec():
+    encoder = default_encoder({**MISSION, "v": ObsKey((5,)), "w": ObsKey((2, 3))})
+    kinds = {name: type(part) for name, part in encoder.parts.items()}
+    assert kinds == {"image": ConvEncoder, "mission": TokenEncoder, "v+w": MLPEncoder}
+    obs = {
+        "image": torch.zeros(4, 3, 7, 7),
+        "mission": torch.randint(0, 100, (4, 9)),
+        "v": torch.zeros(4, 5),
+        "w": torch.zeros(4, 2, 3),
+    }
+    assert encoder(obs).shape == (4, encoder.out_dim)
+    assert encoder.out_dim == sum(p.out_dim for p in encoder.parts.values())
+
+
+def test_obs_spec_reads_shapes_engine_key_specs_and_plain_tuples():
+    class EngineKey:  # what elfpy.KeySpec offers
+        shape, dtype, bounds = (9,), np.dtype(np.int32), (0.0, 26.0)
+
+    spec = obs_spec({"s": (4,), "mission": EngineKey()})
+    assert spec["s"] == ObsKey((4,)) and spec["mission"].is_tokens
+    assert obs_spec((4,)) == {"s": ObsKey((4,))}
+
+
+def test_heads_name_their_outputs_and_shapes():
+    x = torch.randn(3, 5, 16)
+    assert PolicyHead(16, 4)(x)["pi"].sum(-1).allclose(torch.ones(3, 5))
+    assert ValueHead(16)(x)["V"].shape == (3, 5)
+    assert QHead(16, 4)(x)["Q"].shape == (3, 5, 4)
+    gaussian = GaussianHead(16, 2, init_std=0.5)(x)
+    assert gaussian["mean"].shape == gaussian["std"].shape == (3, 5, 2)
+    torch.testing.assert_close(gaussian["std"], torch.full((3, 5, 2), 0.5))
+
+
+class CountingEncoder(nn.Module):
+    """A custom encoder: any module with out_dim that maps the obs dict to features."""
+
+    def __init__(self, out_dim=8):
+        super().__init__()
+        self.linear = nn.Linear(4, out_dim)
+        self.out_dim = out_dim
+        self.calls = 0
+
+    def forward(self, obs):
+        self.calls += 1
+        return self.linear(obs["s"])
+
+
+def test_a_shared_encoder_is_stored_once_and_runs_once_for_all_heads():
+    encoder = CountingEncoder()
+    model = BranchModel(
+        {"policy": (encoder, PolicyHead(8, 2)), "value": (encoder, ValueHead(8)), "q": (encoder, QHead(8, 2))}
+    )
+    out = model(torch.zeros(5, 4))
+    assert set(out) == {"pi", "V", "Q"}
+    assert encoder.calls == 1
+    assert list(model.encoders) == ["policy"]
+    assert sum(p.numel() for p in model.parameters()) == 40 + 18 + 9 + 18
+
+
+def test_separate_encoders_each_run_for_their_own_head():
+    a, b = CountingEncoder(), CountingEncoder()
+    model = BranchModel({"policy": (a, PolicyHead(8, 2)), "value": (b, ValueHead(8))})
+    model({"s": torch.zeros(5, 4)})
+    assert (a.calls, b.calls) == (1, 1) and list(model.encoders) == ["policy", "value"]
+
+
+def test_minirts_default_model_reads_planes_and_scalars_for_acting_and_training():
+    model = ModelLoader("auto").build(MINIRTS, 9, {})
+    assert isinstance(model, SharedActorCritic) and model.obs_keys == ("s", "v")
+    assert sorted(type(p).__name__ for p in model.encoders["policy"].parts.values()) == ["ConvEncoder", "MLPEncoder"]
+    act = model({"s": torch.zeros(6, 15, 20, 20), "v": torch.zeros(6, 14)})
+    train = model({"s": torch.zeros(3, 6, 15, 20, 20), "v": torch.zeros(3, 6, 14)})
+    assert act["pi"].shape == (6, 9) and act["V"].shape == (6,)
+    assert train["pi"].shape == (3, 6, 9) and train["V"].shape == (3, 6)
+
+
+def test_auto_model_is_the_mlp_for_vector_observations():
+    assert ModelLoader("auto").model_class({"s": ObsKey((4,))}).name == "mlp"
+    assert ModelLoader("auto").model_class(MISSION).name == "shared"
+
+
+@pytest.mark.parametrize("cls", [LSTMActorCritic, GRUActorCritic])
+def test_recurrent_model_over_a_window_equals_step_by_step_with_resets(cls):
+    torch.manual_seed(0)
+    model = cls((3,), 2, hidden=8, core_hidden=6)
+    T, B = 5, 2
+    s = torch.randn(T, B, 3)
+    reset = torch.zeros(T, B, dtype=torch.bool)
+    reset[2, 1] = True
+    state0 = torch.randn(B, model.state_size)
+    whole = model({"s": s}, state0, reset)
+    state, values = state0, []
+    for t in range(T):
+        step = model({"s": s[t : t + 1]}, state, reset[t : t + 1])
+        torch.testing.assert_close(whole["states_in"][t], state)
+        state = step["state"]
+        values.append(step["V"][0])
+    torch.testing.assert_close(torch.stack(values), whole["V"])
+    torch.testing.assert_close(state, whole["state"])
+    # at the reset row game 1 starts over from zero, whatever it carried
+    fresh = model({"s": s[2:3, 1:]}, torch.zeros(1, model.state_size))
+    torch.testing.assert_close(whole["V"][2, 1:], fresh["V"][0])
+
+
+def test_a_recurrent_core_needs_one_shared_encoder():
+    from rlpytorch.models import RecurrentCore
+
+    with pytest.raises(ValueError, match="share one encoder"):
+        BranchModel(
+            {"policy": (CountingEncoder(), PolicyHead(4, 2)), "value": (CountingEncoder(), ValueHead(4))},
+            core=RecurrentCore("gru", 8, 4),
+        )
