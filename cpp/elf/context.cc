@@ -577,31 +577,47 @@ std::optional<BatchRef> Context::Wait(int timeout_ms) {
   }
 }
 
+namespace {
+
+// Index of the first of `count` values of type V outside [low, high], or -1.
+template <typename V>
+int64_t FirstOutOfRange(const void* data, int64_t count, int64_t low, int64_t high) {
+  const V* values = static_cast<const V*>(data);
+  for (int64_t i = 0; i < count; ++i) {
+    if (values[i] < low || values[i] > high) return i;
+  }
+  return -1;
+}
+
+int64_t IntegerAt(const void* data, DType dtype, int64_t index) {
+  if (dtype == DType::kInt64) return static_cast<const int64_t*>(data)[index];
+  if (dtype == DType::kInt32) return static_cast<const int32_t*>(data)[index];
+  return static_cast<const uint8_t*>(data)[index];
+}
+
+}  // namespace
+
+// Rejects integer actions outside their bounds before any game sees them.
 void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   const auto& replies = tag.reply_keys();
   for (std::size_t i = 0; i < replies.size(); ++i) {
     const KeySpec& key = keys_[replies[i]];
     if (key.role != KeyRole::kAction || !IsInteger(key.dtype) || !key.bounds) continue;
-    const auto [low, high] = *key.bounds;
-    const int64_t n = key.NumElements();
-    for (int row = 0; row < ref.size; ++row) {
-      for (int64_t e = 0; e < n; ++e) {
-        int64_t value = 0;
-        const void* data = static_cast<const uint8_t*>(buffer.Reply(static_cast<int>(i), row, key.Bytes())) +
-                           e * SizeOf(key.dtype);
-        if (key.dtype == DType::kInt64) value = *static_cast<const int64_t*>(data);
-        if (key.dtype == DType::kInt32) value = *static_cast<const int32_t*>(data);
-        if (key.dtype == DType::kUint8) value = *static_cast<const uint8_t*>(data);
-        if (value < low || value > high) {
-          throw std::invalid_argument("tag '" + tag.name() + "', key '" + key.name + "': row " +
-                                      std::to_string(row) + " (game " + std::to_string(buffer.game_ids[row]) +
-                                      ") replied " + std::to_string(value) + ", valid range [" +
-                                      std::to_string(static_cast<int64_t>(low)) + ", " +
-                                      std::to_string(static_cast<int64_t>(high)) + "]");
-        }
-      }
-    }
+    const auto low = static_cast<int64_t>(key.bounds->first);
+    const auto high = static_cast<int64_t>(key.bounds->second);
+    const void* data = buffer.Reply(static_cast<int>(i), 0, key.Bytes());
+    const int64_t count = ref.size * key.NumElements();
+    int64_t bad = -1;
+    if (key.dtype == DType::kInt64) bad = FirstOutOfRange<int64_t>(data, count, low, high);
+    if (key.dtype == DType::kInt32) bad = FirstOutOfRange<int32_t>(data, count, low, high);
+    if (key.dtype == DType::kUint8) bad = FirstOutOfRange<uint8_t>(data, count, low, high);
+    if (bad < 0) continue;
+    const int64_t row = bad / key.NumElements();
+    throw std::invalid_argument("tag '" + tag.name() + "', key '" + key.name + "': row " + std::to_string(row) +
+                                " (game " + std::to_string(buffer.game_ids[row]) + ") replied " +
+                                std::to_string(IntegerAt(data, key.dtype, bad)) + ", valid range [" +
+                                std::to_string(low) + ", " + std::to_string(high) + "]");
   }
 }
 
