@@ -1,4 +1,4 @@
-"""Training speed on CartPole: rlpytorch's ActorCritic vs Stable-Baselines3 A2C and PPO.
+"""Training speed on CartPole: rlpytorch's ActorCritic and PPO vs Stable-Baselines3 A2C and PPO.
 
 One run trains each contender from scratch and reports, side by side:
 training frames per second (environment steps per wall-clock second,
@@ -6,8 +6,10 @@ updates included), and the wall time and frames until the mean return of the
 last 100 training episodes first reaches the target (475). Stable-Baselines3
 runs with its default hyperparameters on 8 Gymnasium ``CartPole-v1``
 environments (``make_vec_env``); rlpytorch runs ``examples/train.py``'s
-defaults on the engine's CartPole. Every contender uses the same number of
-torch threads. The table goes to stdout and, with ``--out``, to a Markdown file.
+defaults for each method on the engine's CartPole. Every contender uses the
+same number of torch threads. Each rlpytorch method is compared with its
+Stable-Baselines3 counterpart (ActorCritic with A2C, PPO with PPO). The tables
+go to stdout and, with ``--out``, to a Markdown file.
 
     python benchmarks/bench_train.py --out benchmarks/RESULTS_train.md
 """
@@ -46,17 +48,20 @@ class Result:
         return self.frames / self.seconds
 
 
-def run_rlpytorch(seed: int, max_frames: int) -> Result:
-    """examples/train.py with its defaults, stopping at the target return."""
+METHOD_NAMES = {"actor_critic": "ActorCritic", "ppo": "PPO"}
+
+
+def run_rlpytorch(method: str, seed: int, max_frames: int) -> Result:
+    """examples/train.py with its defaults for ``method``, stopping at the target return."""
     import train
 
-    argv = ["--game", "cartpole", "--method", "actor_critic", "--seed", str(seed)]
+    argv = ["--game", "cartpole", "--method", method, "--seed", str(seed)]
     argv += ["--num_frames", str(max_frames), "--stop_at_return", str(TARGET), "--save_dir", ""]
     argv += ["--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
     with redirect_stdout(io.StringIO()):
         summary = train.main(argv)["summary"]
     return Result(
-        "rlpytorch ActorCritic",
+        f"rlpytorch {METHOD_NAMES[method]}",
         summary.frames,
         summary.seconds,
         summary.target_reached_at,
@@ -99,20 +104,24 @@ def run_sb3(algo: str, seed: int, max_frames: int) -> Result:
 
 
 def table(results: list[Result]) -> str:
-    ours = results[0]
-    lines = [
-        "| trainer | frames/s | FPS ratio (rlpytorch / it) | time to 475 | frames to 475 | time ratio |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
+    """One row per contender: frames/s, wall time and frames to the target."""
+    lines = ["| trainer | frames/s | time to 475 | frames to 475 |", "|---|---:|---:|---:|"]
     for r in results:
         solved = f"{r.solved_seconds:.1f} s" if r.solved_seconds is not None else f"not in {r.frames:,}"
         frames = f"{r.solved_frames:,}" if r.solved_frames is not None else "-"
-        time_ratio = (
-            f"{r.solved_seconds / ours.solved_seconds:.1f}x"
-            if r.solved_seconds is not None and ours.solved_seconds
-            else "-"
-        )
-        lines.append(f"| {r.name} | {r.fps:,.0f} | {ours.fps / r.fps:.1f}x | {solved} | {frames} | {time_ratio} |")
+        lines.append(f"| {r.name} | {r.fps:,.0f} | {solved} | {frames} |")
+    return "\n".join(lines)
+
+
+def ratios(pairs: list[tuple[Result, Result]]) -> str:
+    """rlpytorch over Stable-Baselines3, per pair: frames/s ratio and time-to-target ratio."""
+    lines = ["| rlpytorch vs Stable-Baselines3 | frames/s ratio | time-to-475 ratio |", "|---|---:|---:|"]
+    for ours, theirs in pairs:
+        if ours.solved_seconds and theirs.solved_seconds is not None:
+            time_ratio = f"{theirs.solved_seconds / ours.solved_seconds:.1f}x"
+        else:
+            time_ratio = "-"
+        lines.append(f"| {ours.name} vs {theirs.name} | {ours.fps / theirs.fps:.1f}x | {time_ratio} |")
     return "\n".join(lines)
 
 
@@ -134,6 +143,20 @@ def machine() -> str:
     )
 
 
+def commit() -> str:
+    """The checked-out commit (short hash, ``+`` when the tree has changes), or ``unknown``."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
+        paths = ["rlpytorch", "examples", "benchmarks/bench_train.py"]
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *paths], cwd=root)
+    except OSError:
+        return "unknown"
+    return head.stdout.strip() + ("+" if dirty.returncode else "") if head.returncode == 0 else "unknown"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
@@ -144,15 +167,21 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.torch_threads)
 
-    results = [run_rlpytorch(args.seed, args.frames)]
-    print(f"{results[-1].name}: {results[-1].fps:,.0f} FPS", flush=True)
-    for algo in ("a2c", "ppo"):
-        results.append(run_sb3(algo, args.seed, args.sb3_frames))
-        print(f"{results[-1].name}: {results[-1].fps:,.0f} FPS", flush=True)
+    results: dict[str, Result] = {}
+    for key, run in (
+        ("actor_critic", lambda: run_rlpytorch("actor_critic", args.seed, args.frames)),
+        ("ppo", lambda: run_rlpytorch("ppo", args.seed, args.frames)),
+        ("sb3_a2c", lambda: run_sb3("a2c", args.seed, args.sb3_frames)),
+        ("sb3_ppo", lambda: run_sb3("ppo", args.seed, args.sb3_frames)),
+    ):
+        results[key] = run()
+        print(f"{results[key].name}: {results[key].fps:,.0f} FPS", flush=True)
+    pairs = [(results["actor_critic"], results["sb3_a2c"]), (results["ppo"], results["sb3_ppo"])]
     text = (
         f"CartPole training, seed {args.seed}, target: mean return of the last 100 training "
         f"episodes >= {TARGET:.0f}.\n\nMachine: {machine()}.\n"
-        f"Measured {datetime.date.today().isoformat()}.\n\n{table(results)}\n"
+        f"Measured {datetime.date.today().isoformat()} at commit {commit()}.\n\n"
+        f"{table(list(results.values()))}\n\n{ratios(pairs)}\n"
     )
     print(text)
     if args.out:
