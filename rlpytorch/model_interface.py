@@ -44,6 +44,7 @@ class ModelInterface(Configurable):
         self.weight_decay = weight_decay
         self.models: dict[str, Model] = {}
         self.optimizers: dict[str, torch.optim.Optimizer] = {}
+        self._copy_pairs: dict[tuple[str, str], tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
 
     @property
     def options(self) -> dict[str, float | str]:
@@ -94,15 +95,22 @@ class ModelInterface(Configurable):
 
     def update_model(self, dst: str, src: str) -> None:
         """Copy the weights and step of model ``src`` into model ``dst``."""
+        pairs = self._copy_pairs.get((dst, src))
+        if pairs is None:  # the parameters and buffers of both, paired once (until ``to``)
+            dst_tensors = self[dst].state_dict(keep_vars=True).values()
+            src_tensors = self[src].state_dict(keep_vars=True).values()
+            pairs = self._copy_pairs[(dst, src)] = (list(dst_tensors), list(src_tensors))
+            if len(pairs[0]) != len(pairs[1]):
+                raise ValueError(f"models {dst!r} and {src!r} have different architectures")
         with torch.no_grad():
-            for d, s in zip(self[dst].state_dict().values(), self[src].state_dict().values(), strict=True):
-                d.copy_(s)
+            torch._foreach_copy_(pairs[0], pairs[1])
         self[dst].step = self[src].step
 
     def to(self, device: torch.device | str) -> ModelInterface:
         """Move every model (and hence its optimizer's parameters) to ``device``."""
         for model in self.models.values():
             model.to(device)
+        self._copy_pairs.clear()  # buffers may be new tensors now
         return self
 
     @classmethod

@@ -118,8 +118,8 @@ class MLPEncoder(nn.Module):
 
     def forward(self, obs: Mapping[str, Tensor]) -> Tensor:
         lead = _lead(obs[self.keys[0]], self.ndims[0])
-        x = torch.cat([obs[k].reshape(*lead, -1).float() for k in self.keys], -1)
-        return self.mlp(x)
+        parts = [obs[k].reshape(*lead, -1).float() for k in self.keys]
+        return self.mlp(parts[0] if len(parts) == 1 else torch.cat(parts, -1))
 
 
 class ConvEncoder(nn.Module):
