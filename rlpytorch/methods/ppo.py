@@ -80,9 +80,8 @@ class PPO(Configurable):
         self.norm_adv = norm_adv
         self.target_kl = target_kl
         self.recurrence = recurrence
-        self.generator = torch.Generator()
-        if seed is not None:
-            self.generator.manual_seed(seed)
+        self.seed = seed
+        self._generator: torch.Generator | None = None  # made on first use: the method is pickled to learners
 
     @classmethod
     def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
@@ -125,7 +124,7 @@ class PPO(Configurable):
         steps = 0
         stop = False
         for _ in range(self.ppo_epochs):
-            order = torch.randperm(count, generator=self.generator).to(R.device)
+            order = torch.randperm(count, generator=self._shuffle_generator()).to(R.device)
             for first in range(0, count, size):
                 cols = order[first : first + size]
                 stats = self._step(model, optimizer, {k: v[:, cols] for k, v in seqs.items()},
@@ -141,6 +140,18 @@ class PPO(Configurable):
         model.increment_step()
         means = {key: value / steps for key, value in totals.items()}
         return {**means, "minibatch_steps": float(steps)}
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A torch.Generator does not travel through torch.multiprocessing's pickler;
+        # the copy reseeds its own.
+        return {**self.__dict__, "_generator": None}
+
+    def _shuffle_generator(self) -> torch.Generator:
+        if self._generator is None:
+            self._generator = torch.Generator()
+            if self.seed is not None:
+                self._generator.manual_seed(self.seed)
+        return self._generator
 
     def _sequence_length(self, model: Model, rows: int) -> int:
         if not model.state_size:

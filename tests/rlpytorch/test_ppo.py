@@ -135,3 +135,20 @@ def test_ppo_replays_a_recurrent_model_in_pieces_of_recurrence_steps():
     assert seen[:3] == [((4, 8), (8, 128)), ((4, 8), (8, 128)), ((1, 8), (8, 128))]
     assert seen[3:] == [((4, 8), (8, 128)), ((4, 8), (8, 128))]
     assert stats["minibatch_steps"] == 2
+
+
+def test_ppo_travels_to_a_learner_process_and_shuffles_the_same_there():
+    import io
+    from multiprocessing.reduction import ForkingPickler
+
+    import torch.multiprocessing  # noqa: F401  (registers torch's shared-memory reductions)
+
+    torch.manual_seed(0)
+    mi = ModelInterface.actor_critic(MLPActorCritic((4,), 2, hidden=8), {"lr": 1e-3})
+    method = PPO.from_config({"seed": 3})
+    method.update(mi, window())
+    buffer = io.BytesIO()
+    ForkingPickler(buffer).dump(method)
+    copy = ForkingPickler.loads(buffer.getvalue())
+    assert torch.equal(torch.randperm(10, generator=copy._shuffle_generator()),
+                       torch.randperm(10, generator=PPO.from_config({"seed": 3})._shuffle_generator()))
