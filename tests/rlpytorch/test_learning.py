@@ -40,3 +40,13 @@ def test_evaluate_reproduces_the_score_from_the_saved_checkpoint(trained):
     out, save_dir = trained
     result = evaluate.main(["--load", str(save_dir / "last.pt"), "--no-progress"])
     assert result.returns.tolist() == out["eval"].returns.tolist()
+
+
+def test_ppo_learns_cartpole_within_a_smaller_frame_budget():
+    argv = ["--game", "cartpole", "--method", "ppo", "--seed", "0", "--deterministic", "--num_threads", "2"]
+    argv += ["--num_frames", "60000", "--eval_episodes", "20", "--save_dir", ""]
+    argv += ["--no-progress", "--log_every", "60000"]
+    out = train.main(argv)
+    assert out["config"]["T"] == 17  # PPO's suggested window, not GameLoader's default
+    assert out["summary"].mean_return > 8 * RANDOM_POLICY_RETURN
+    assert out["eval"].mean > 8 * RANDOM_POLICY_RETURN
