@@ -1,10 +1,11 @@
 """``GameLoader``: the engine side of a run, as arguments.
 
 It builds ``elfpy.GameContext`` objects with the tags a trainer or evaluator
-needs, and reads the observation shape and action count from the game's
-spec. This is the one module of rlpytorch that touches the engine, and it
-imports ``elfpy`` only when a context is made (``context_factory`` can replace
-it, e.g. with a test double).
+needs (and the reply key ``h`` of a recurrent model), and reads the
+observation spec and action count from the game's spec. This is the one
+module of rlpytorch that touches the engine, and it imports ``elfpy`` only
+when a context is made (``context_factory`` can replace it, e.g. with a test
+double).
 """
 
 from __future__ import annotations

@@ -98,6 +98,8 @@ _SHORT = {
     "entropy": "H",
     "grad_norm": "|g|",
     "ratio": "rho",
+    "approx_kl": "KL",
+    "clip_fraction": "clip",
     "dropped": "dropped",
 }
 

@@ -14,6 +14,7 @@ from rlpytorch.methods import (
     PolicyGradient,
     ValueMatcher,
     final_values,
+    forward_window,
     returns_of,
     window_cuts,
 )
@@ -310,3 +311,22 @@ def test_actor_critic_keeps_a_truncated_step_in_the_loss_when_the_final_state_is
     del batch["final_s"]
     _, mask = returns_of(method.returns, ConstantValue(), batch, batch["s"].sum(-1))
     assert mask.squeeze(1).tolist() == [True, False, True, False]
+
+
+def test_a_recurrent_model_values_the_final_state_from_the_state_it_carried_into_the_end():
+    from rlpytorch.models import LSTMActorCritic
+
+    torch.manual_seed(0)
+    model = LSTMActorCritic((4,), 2, hidden=8, core_hidden=4)
+    T, B = 4, 1
+    batch = cartpole_window(T, B)
+    batch["terminal"] = END_AT_2.clone()
+    batch["truncated"] = END_AT_2.clone()
+    batch["final_s"] = torch.randn(T, B, 4)
+    batch["h"] = torch.randn(T, B, model.state_size)
+    out = forward_window(model, batch)
+    V = final_values(model, batch, out["states_in"])
+    # by hand: rows 0 and 1 from the stored state, then the final state instead of row 2
+    by_hand = model({"s": torch.stack([batch["s"][0], batch["s"][1], batch["final_s"][2]])}, batch["h"][0])
+    assert V[2, 0].item() == pytest.approx(by_hand["V"][2, 0].item(), abs=1e-6)
+    assert V[[0, 1, 3], 0].tolist() == [0.0, 0.0, 0.0]
