@@ -11,7 +11,7 @@ same number of torch threads. Each rlpytorch method is compared with its
 Stable-Baselines3 counterpart (ActorCritic with A2C, PPO with PPO). The tables
 go to stdout and, with ``--out``, to a Markdown file.
 
-    python benchmarks/bench_train.py --out benchmarks/RESULTS_train.md
+    python benchmarks/bench_train.py --out results.md
 """
 
 from __future__ import annotations
