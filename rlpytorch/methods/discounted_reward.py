@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
+
+from .window import backward_returns
 
 
 class DiscountedReward:
@@ -22,11 +23,8 @@ class DiscountedReward:
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None
     ) -> Tensor:
-        F = torch.zeros_like(V) if final_value is None else final_value.to(V.dtype)
-        R = torch.empty_like(V)
-        R[-1] = V[-1]
-        for t in range(V.shape[0] - 2, -1, -1):
+        def step(t: int, R_next: Tensor, F_next: Tensor) -> Tensor:
             alive = 1.0 - terminal[t + 1].to(V.dtype)
-            step = r[t + 1] + self.gamma * (alive * R[t + 1] + F[t + 1])
-            R[t] = torch.where(cut[t], V[t], step)
-        return R
+            return r[t + 1] + self.gamma * (alive * R_next + F_next)
+
+        return backward_returns(V, cut, final_value, step)

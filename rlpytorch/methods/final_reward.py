@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .window import backward_returns
+
 
 class FinalReward:
     """``R_t = r_{t+1} + F_{t+1}`` if ``terminal_{t+1}`` else ``R_{t+1}``; ``R_t = V_t`` at cuts.
@@ -19,10 +21,7 @@ class FinalReward:
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None
     ) -> Tensor:
-        F = torch.zeros_like(V) if final_value is None else final_value.to(V.dtype)
-        R = torch.empty_like(V)
-        R[-1] = V[-1]
-        for t in range(V.shape[0] - 2, -1, -1):
-            step = torch.where(terminal[t + 1].bool(), r[t + 1].to(V.dtype) + F[t + 1], R[t + 1])
-            R[t] = torch.where(cut[t], V[t], step)
-        return R
+        def step(t: int, R_next: Tensor, F_next: Tensor) -> Tensor:
+            return torch.where(terminal[t + 1].bool(), r[t + 1].to(V.dtype) + F_next, R_next)
+
+        return backward_returns(V, cut, final_value, step)

@@ -26,7 +26,15 @@ from torch import Tensor
 from ..args_provider import Arg
 from ..model_base import Model
 
-__all__ = ["RECURRENCE", "final_values", "forward_window", "masked_mean", "returns_of", "window_cuts"]
+__all__ = [
+    "RECURRENCE",
+    "backward_returns",
+    "final_values",
+    "forward_window",
+    "masked_mean",
+    "returns_of",
+    "window_cuts",
+]
 
 RECURRENCE = Arg(
     "recurrence",
@@ -34,6 +42,20 @@ RECURRENCE = Arg(
     "recurrent models: back-propagate through at most N steps, replaying each N-step chunk "
     "from its stored state (0: the whole window)",
 )
+
+
+def backward_returns(
+    V: Tensor, cut: Tensor, final_value: Tensor | None, step: Callable[[int, Tensor, Tensor], Tensor]
+) -> Tensor:
+    """Returns ``R`` ``[T, B]`` scanned from the window's end: ``R_{T-1} = V_{T-1}``,
+    ``R_t = V_t`` at cuts, else ``step(t, R_{t+1}, F_{t+1})`` where ``F`` is
+    ``final_value`` (0 when None)."""
+    F = torch.zeros_like(V) if final_value is None else final_value.to(V.dtype)
+    R = torch.empty_like(V)
+    R[-1] = V[-1]
+    for t in range(V.shape[0] - 2, -1, -1):
+        R[t] = torch.where(cut[t], V[t], step(t, R[t + 1], F[t + 1]))
+    return R
 
 
 def window_cuts(terminal: Tensor, truncated: Tensor | None = None) -> Tensor:
