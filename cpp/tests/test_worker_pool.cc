@@ -156,3 +156,53 @@ TEST(idle_workers_block_instead_of_spinning) {
 }
 
 int main(int argc, char** argv) { return elf::testing::RunAll(argc, argv); }
+
+#ifdef __linux__
+namespace {
+
+// The number of CPUs each pool thread may run on, seen from a task per thread.
+std::multiset<int> CpusPerWorker(int num_threads) {
+  elf::WorkerPool pool(num_threads);
+  std::mutex mutex;
+  std::condition_variable all_in;
+  std::multiset<int> counts;
+  std::set<std::thread::id> seen;
+  int arrived = 0;
+  for (int i = 0; i < num_threads; ++i) {
+    pool.Submit([&] {
+      cpu_set_t set;
+      pthread_getaffinity_np(pthread_self(), sizeof(set), &set);
+      std::unique_lock<std::mutex> lock(mutex);
+      counts.insert(CPU_COUNT(&set));
+      ++arrived;
+      all_in.notify_all();
+      // Hold this worker until every task has started, so each runs on its own thread.
+      all_in.wait(lock, [&] { return arrived == num_threads; });
+    });
+  }
+  std::unique_lock<std::mutex> lock(mutex);
+  all_in.wait(lock, [&] { return arrived == num_threads; });
+  return counts;
+}
+
+int AllowedCpuCount() {
+  cpu_set_t set;
+  sched_getaffinity(0, sizeof(set), &set);
+  return CPU_COUNT(&set);
+}
+
+}  // namespace
+
+TEST(a_pool_spanning_every_cpu_pins_one_worker_per_cpu) {
+  const int cpus = AllowedCpuCount();
+  const std::multiset<int> counts = CpusPerWorker(cpus);
+  const int expected = cpus > 1 ? 1 : cpus;
+  CHECK_EQ(static_cast<int>(counts.count(expected)), cpus);
+}
+
+TEST(a_smaller_pool_is_not_pinned) {
+  const int cpus = AllowedCpuCount();  // on one CPU, pinned or not reads the same
+  const std::multiset<int> counts = CpusPerWorker(1);
+  CHECK_EQ(*counts.begin(), cpus);
+}
+#endif
