@@ -236,6 +236,8 @@ class Evaluator(Configurable):
         device: str = "cpu",
         seed: int | None = None,
     ) -> None:
+        if eval_episodes < 1:
+            raise ValueError(f"eval_episodes must be >= 1, got {eval_episodes} (--no-eval_at_end skips evaluation)")
         self.device = torch.device(device)
         self.model = model.to(self.device)
         self.sampler = Sampler(eval_sampler, seed=seed)

@@ -171,3 +171,8 @@ def test_trainer_trains_a_recurrent_model_on_windows_with_stored_states():
         gc.run()
     gc.stop()
     assert model.step == 3
+
+
+def test_evaluator_with_no_episodes_raises_value_error_naming_the_option():
+    with pytest.raises(ValueError, match="eval_episodes"):
+        Evaluator(MLPActorCritic((4,), 2), num_games=4, eval_episodes=0)
