@@ -6,7 +6,7 @@ import torch
 from torch import Tensor
 
 from ..args_provider import Arg, Configurable
-from .policy_gradient import PolicyGradient
+from .policy_gradient import PolicyGradient, entropy_of
 from .window import masked_mean
 
 
@@ -48,7 +48,7 @@ class ClippedPolicyGradient(Configurable):
         advantage = advantage.detach()
         clipped = ratio.clamp(1.0 - self.clip_eps, 1.0 + self.clip_eps)
         policy_loss = -masked_mean(torch.minimum(ratio * advantage, clipped * advantage), mask)
-        entropy = -(pi * pi.clamp(min=self.min_prob).log()).sum(-1)
+        entropy = entropy_of(pi, self.min_prob)
         entropy_mean = masked_mean(entropy, mask)
         rho = ratio.detach()
         stats = {

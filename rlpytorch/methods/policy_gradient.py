@@ -8,6 +8,11 @@ from ..args_provider import Arg, Configurable
 from .window import masked_mean
 
 
+def entropy_of(pi: Tensor, min_prob: float) -> Tensor:
+    """``H(pi) = -sum_a pi_a log pi_a`` over the last axis (log floored at ``min_prob``)."""
+    return -(pi * pi.clamp(min=min_prob).log()).sum(-1)
+
+
 class PolicyGradient(Configurable):
     """``loss = -mean_t[ rho_t A_t log pi(a_t|s_t) ] - beta mean_t H(pi(.|s_t))``
 
@@ -45,7 +50,7 @@ class PolicyGradient(Configurable):
         mu_a = mu.gather(-1, index).squeeze(-1)
         log_pi_a = pi_a.clamp(min=self.min_prob).log()
         ratio = (pi_a.detach() / mu_a.clamp(min=self.min_prob)).clamp(max=self.ratio_clamp)
-        entropy = -(pi * pi.clamp(min=self.min_prob).log()).sum(-1)
+        entropy = entropy_of(pi, self.min_prob)
         policy_loss = -masked_mean(ratio * advantage.detach() * log_pi_a, mask)
         entropy_mean = masked_mean(entropy, mask)
         stats = {
