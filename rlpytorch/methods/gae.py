@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from ..args_provider import Arg, Configurable
+from .window import backward_returns
 
 
 class GAE(Configurable):
@@ -27,11 +27,10 @@ class GAE(Configurable):
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None
     ) -> Tensor:
-        F = torch.zeros_like(V) if final_value is None else final_value.to(V.dtype)
-        A = torch.zeros_like(V)
-        for t in range(V.shape[0] - 2, -1, -1):
+        # Scanned as R = A + V, so A_{t+1} = R_{t+1} - V_{t+1} and A = 0 at cuts.
+        def step(t: int, R_next: Tensor, F_next: Tensor) -> Tensor:
             alive = 1.0 - terminal[t + 1].to(V.dtype)
-            delta = r[t + 1] + self.gamma * (alive * V[t + 1] + F[t + 1]) - V[t]
-            step = delta + self.gamma * self.gae_lambda * alive * A[t + 1]
-            A[t] = torch.where(cut[t], torch.zeros_like(step), step)
-        return A + V
+            delta = r[t + 1] + self.gamma * (alive * V[t + 1] + F_next) - V[t]
+            return V[t] + delta + self.gamma * self.gae_lambda * alive * (R_next - V[t + 1])
+
+        return backward_returns(V, cut, final_value, step)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from ..args_provider import Arg, Configurable
+from .window import backward_returns
 
 
 class LambdaReturn(Configurable):
@@ -32,12 +32,9 @@ class LambdaReturn(Configurable):
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None
     ) -> Tensor:
-        F = torch.zeros_like(V) if final_value is None else final_value.to(V.dtype)
-        G = torch.empty_like(V)
-        G[-1] = V[-1]
-        lam = self.td_lambda
-        for t in range(V.shape[0] - 2, -1, -1):
+        def step(t: int, G_next: Tensor, F_next: Tensor) -> Tensor:
             alive = 1.0 - terminal[t + 1].to(V.dtype)
-            mixed = (1.0 - lam) * V[t + 1] + lam * G[t + 1]
-            G[t] = torch.where(cut[t], V[t], r[t + 1] + self.gamma * (alive * mixed + F[t + 1]))
-        return G
+            mixed = (1.0 - self.td_lambda) * V[t + 1] + self.td_lambda * G_next
+            return r[t + 1] + self.gamma * (alive * mixed + F_next)
+
+        return backward_returns(V, cut, final_value, step)
