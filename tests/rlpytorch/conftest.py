@@ -43,3 +43,19 @@ def fake_context(num_games=8, T=5, seed=0, train=True, state_size=0, **options):
     if train:
         return loader.train_context(state_size)
     return loader.eval_context(num_games, state_size=state_size)
+
+
+def cartpole_window(T=5, B=3, seed=0, terminal_rate=0.0, state_size=0):
+    """A seeded CartPole-shaped train window: uniform behaviour policy, reward 1,
+    terminals drawn at `terminal_rate`, and a zero recurrent state `h` if asked."""
+    g = torch.Generator().manual_seed(seed)
+    batch = {
+        "s": torch.randn(T, B, 4, generator=g),
+        "a": torch.randint(0, 2, (T, B), generator=g),
+        "pi": torch.full((T, B, 2), 0.5),
+        "r": torch.ones(T, B),
+        "terminal": torch.rand(T, B, generator=g) < terminal_rate,
+    }
+    if state_size:
+        batch["h"] = torch.zeros(T, B, state_size)
+    return batch

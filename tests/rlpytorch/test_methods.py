@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from conftest import cartpole_window
 
 from rlpytorch.methods import (
     GAE,
@@ -212,17 +213,6 @@ def test_value_matcher_half_squared_error_over_mask():
 def test_value_matcher_huber_is_linear_for_large_errors():
     loss, _ = ValueMatcher(value_coef=1.0, value_loss="huber")(col(0.0), col(5.0), col(True, dtype=torch.bool))
     assert loss.item() == pytest.approx(4.5)
-
-
-def cartpole_window(T=5, B=3, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    return {
-        "s": torch.randn(T, B, 4, generator=g),
-        "a": torch.randint(0, 2, (T, B), generator=g),
-        "pi": torch.full((T, B, 2), 0.5),
-        "r": torch.ones(T, B),
-        "terminal": torch.zeros(T, B, dtype=torch.bool),
-    }
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+from conftest import cartpole_window
 
 from rlpytorch.methods import PPO, ClippedPolicyGradient, ValueMatcher
 from rlpytorch.methods.ppo import _sequences
@@ -85,16 +86,8 @@ def test_sequences_cut_the_trained_rows_into_pieces_that_start_from_the_stored_s
     assert starts.squeeze(1).tolist() == [0.0, 10.0, 40.0, 50.0, 80.0, 90.0]
 
 
-def window(T=9, B=8, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    return {
-        "s": torch.randn(T, B, 4, generator=g),
-        "a": torch.randint(0, 2, (T, B), generator=g),
-        "pi": torch.full((T, B, 2), 0.5),
-        "r": torch.ones(T, B),
-        "terminal": torch.rand(T, B, generator=g) < 0.1,
-        "h": torch.zeros(T, B, 128),
-    }
+def window():
+    return cartpole_window(T=9, B=8, terminal_rate=0.1, state_size=128)
 
 
 def test_ppo_takes_epochs_times_minibatches_steps_per_window():
