@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, then trains the default game (CartPole, ActorCritic) and evaluates
-# the trained model greedily. Extra arguments go to examples/train.py.
+# the trained model greedily. The engine runs deterministically with seed 0,
+# so the run is repeatable. Extra arguments go to examples/train.py (later
+# ones win, e.g. --seed 1 or --no-deterministic).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-python3 examples/train.py --game cartpole --method actor_critic "$@"
+python3 examples/train.py --game cartpole --method actor_critic --deterministic "$@"
