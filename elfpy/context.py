@@ -31,14 +31,17 @@ when iterating, until the next batch): copy what you keep.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from elfpy import _elf
+from elfpy.gym_host import GymHost, is_hosted
 
 _WAIT_SLICE_MS = 100  # how often a waiting run() returns to Python to see Ctrl-C
+_WORKER_CHECK_S = 0.5  # how often run() checks the worker processes of Python-hosted games
 
 
 def games() -> list[str]:
@@ -158,14 +161,35 @@ class GameContext:
     With `deterministic=True` batch contents and their order depend only on
     the seed (and the replies), not on thread timing; timeouts are then
     ignored. Extra keyword arguments are the game's options (`game_options`).
+
+    Python-hosted games: `game` is `"gym:<Gymnasium id>"` or a callable that
+    returns an environment; they run in `num_workers` processes (default: one
+    per CPU), the extra keyword arguments go to the environment, and the
+    hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`).
     """
 
-    def __init__(self, game: str, num_games: int, num_threads: int | None = None, seed: int = 0,
-                 deterministic: bool = False, **game_options: Any) -> None:
+    def __init__(self, game: str | Callable[..., Any], num_games: int, num_threads: int | None = None,
+                 seed: int = 0, deterministic: bool = False, *, num_workers: int | None = None,
+                 preprocess: Callable[[Any], Any] | None = None,
+                 reshape_reward: Callable[[Any, Any, float, bool], float] | None = None,
+                 **game_options: Any) -> None:
         threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
-        options = {name: _option_text(value) for name, value in game_options.items()}
-        self.game = game
-        self._ctx = _elf.Context(game, num_games, threads, seed, deterministic, options)
+        self._host: GymHost | None = None
+        if is_hosted(game):
+            self._host = GymHost(game, num_games, num_workers, seed, preprocess, reshape_reward, game_options)
+            self.game = self._host.name
+            try:
+                self._ctx = _elf.Context(self.game, self._host.board, threads, seed, deterministic)
+            except BaseException:
+                self._host.close()
+                raise
+        else:
+            if num_workers is not None or preprocess is not None or reshape_reward is not None:
+                raise ValueError(f"num_workers, preprocess and reshape_reward are for Python-hosted games "
+                                 f"('gym:<id>' or a factory); '{game}' is a native game")
+            options = {name: _option_text(value) for name, value in game_options.items()}
+            self.game = game
+            self._ctx = _elf.Context(game, num_games, threads, seed, deterministic, options)
         self._keys = {k["name"]: KeySpec(k["name"], np.dtype(k["dtype"]), tuple(k["shape"]), k["meaning"],
                                          k["role"], k["bounds"]) for k in self._ctx.keys()}
         self._tags: dict[str, int] = {}
@@ -174,6 +198,7 @@ class GameContext:
         self._started = False
         self._stopped = False
         self._pending: Batch | None = None  # iteration mode: the batch handed out last
+        self._next_worker_check = 0.0
 
     # --- configuration ---------------------------------------------------
 
@@ -289,6 +314,8 @@ class GameContext:
             return
         self._stopped = True
         self._ctx.stop()
+        if self._host is not None:
+            self._host.close()
 
     def __enter__(self) -> GameContext:
         if not self._started:
@@ -300,7 +327,7 @@ class GameContext:
 
     def __del__(self) -> None:
         if getattr(self, "_ctx", None) is not None and not getattr(self, "_stopped", True):
-            self._ctx.stop()
+            self.stop()
 
     # --- internals ---------------------------------------------------------
 
@@ -312,6 +339,7 @@ class GameContext:
         try:
             ref = None
             while ref is None:
+                self._check_workers()
                 ref = self._ctx.wait(_WAIT_SLICE_MS)
         except KeyboardInterrupt:  # also reached from iteration, which has no run()
             self.stop()
@@ -320,6 +348,17 @@ class GameContext:
         state = self._tag_states[tag_index]
         arrays, game_ids, seats = state.arrays(buffer, size)
         return Batch(self, state.name, ref, arrays, game_ids, seats)
+
+    def _check_workers(self) -> None:
+        """Fails the context if a worker process of a Python-hosted game died
+        (the engine would otherwise wait for it forever)."""
+        if self._host is None or time.monotonic() < self._next_worker_check:
+            return
+        self._next_worker_check = time.monotonic() + _WORKER_CHECK_S
+        message = self._host.dead_worker()
+        if message is not None:
+            self._ctx.fail(message)
+            self._host.board.close()  # wakes engine threads waiting on the dead worker
 
     def _finish(self, batch: Batch, replies: Mapping[str, Any] | None) -> None:
         if batch._done:

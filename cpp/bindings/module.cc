@@ -7,6 +7,7 @@
 
 #include "elf/context.h"
 #include "elf/registry.h"
+#include "elf/remote.h"
 
 namespace py = pybind11;
 
@@ -29,6 +30,22 @@ std::string RoleName(elf::KeyRole role) {
     case elf::KeyRole::kExtra: return "extra";
   }
   return "unknown";
+}
+
+elf::KeyRole ParseRole(const std::string& name) {
+  for (auto role : {elf::KeyRole::kObservation, elf::KeyRole::kAction, elf::KeyRole::kEngine, elf::KeyRole::kExtra}) {
+    if (RoleName(role) == name) return role;
+  }
+  throw std::invalid_argument("unknown key role '" + name + "'");
+}
+
+// The inverse of KeyDict.
+elf::KeySpec ParseKey(const py::dict& d) {
+  elf::KeySpec key{d["name"].cast<std::string>(), ParseDType(d["dtype"].cast<std::string>()),
+                   d["shape"].cast<std::vector<int64_t>>(), d["meaning"].cast<std::string>(),
+                   ParseRole(d["role"].cast<std::string>()), std::nullopt};
+  if (!d["bounds"].is_none()) key.bounds = d["bounds"].cast<std::pair<double, double>>();
+  return key;
 }
 
 py::dict KeyDict(const elf::KeySpec& key) {
@@ -67,6 +84,43 @@ PYBIND11_MODULE(_elf, m) {
       },
       "(name, default, help) of each option of a game.");
 
+  py::class_<elf::RemoteBoard, std::shared_ptr<elf::RemoteBoard>>(
+      m, "RemoteBoard", "The shared-memory block through which worker processes host games.")
+      .def(py::init([](const std::vector<py::dict>& keys, int num_games, int num_workers) {
+             std::vector<elf::KeySpec> specs;
+             for (const auto& key : keys) specs.push_back(ParseKey(key));
+             return std::make_shared<elf::RemoteBoard>(std::move(specs), num_games, num_workers);
+           }),
+           py::arg("keys"), py::arg("num_games"), py::arg("num_workers"))
+      .def("bytes", &elf::RemoteBoard::bytes)
+      .def("regions",
+           [](const elf::RemoteBoard& board) {
+             py::dict regions;
+             for (const auto& [name, region] : board.regions()) regions[py::str(name)] = py::make_tuple(region.offset, region.stride);
+             return regions;
+           },
+           "name -> (byte offset, stride) of every region.")
+      .def_property_readonly("num_games", &elf::RemoteBoard::num_games)
+      .def_property_readonly("num_workers", &elf::RemoteBoard::num_workers)
+      .def("first_game", &elf::RemoteBoard::FirstGame)
+      .def(
+          "attach",
+          [](elf::RemoteBoard& board, py::buffer memory) {
+            py::buffer_info info = memory.request(true);
+            if (static_cast<std::size_t>(info.size * info.itemsize) < board.bytes()) {
+              throw std::invalid_argument("shared block too small for the board");
+            }
+            board.Attach(static_cast<uint8_t*>(info.ptr));
+          },
+          py::keep_alive<1, 2>(), "Points the board at a writable shared block of bytes() bytes.")
+      .def("await_work", &elf::RemoteBoard::AwaitWork, py::call_guard<py::gil_scoped_release>(),
+           py::arg("worker"), py::arg("timeout_ms"))
+      .def("finish", &elf::RemoteBoard::Finish, py::arg("game"), py::arg("reward"), py::arg("terminated"),
+           py::arg("truncated"))
+      .def("fail", &elf::RemoteBoard::Fail, py::arg("game"), py::arg("message"))
+      .def("close", &elf::RemoteBoard::Close)
+      .def("closing", &elf::RemoteBoard::closing);
+
   py::class_<elf::Context>(m, "Context")
       .def(py::init([](const std::string& game, int num_games, int num_threads, uint64_t seed, bool deterministic,
                        const std::map<std::string, std::string>& options) {
@@ -75,6 +129,16 @@ PYBIND11_MODULE(_elf, m) {
            }),
            py::arg("game"), py::arg("num_games"), py::arg("num_threads"), py::arg("seed"),
            py::arg("deterministic"), py::arg("options"))
+      .def(py::init([](const std::string& name, std::shared_ptr<elf::RemoteBoard> board, int num_threads,
+                       uint64_t seed, bool deterministic) {
+             elf::GameSpec spec;
+             spec.keys = board->keys();
+             auto make = [board](int index) { return std::make_unique<elf::RemoteGame>(board, index); };
+             return std::make_unique<elf::Context>(name, std::move(spec), make, board->num_games(), num_threads,
+                                                   seed, deterministic);
+           }),
+           py::arg("name"), py::arg("board"), py::arg("num_threads"), py::arg("seed"), py::arg("deterministic"),
+           py::keep_alive<1, 3>(), "A context over games hosted in worker processes through `board`.")
       .def("keys",
            [](elf::Context& ctx) {
              py::list keys;

@@ -26,6 +26,7 @@ struct Context::GameSlot {
   int64_t step = 0;
   Stage stage = Stage::kStart;
   std::size_t cursor = 0;     // sends done in the current stage
+  bool step_begun = false;    // BeginStep was called for the coming Step
   std::atomic<int> pending{0};
 };
 
@@ -45,17 +46,22 @@ KeySpec EngineKey(const char* name, DType dtype, const char* meaning) {
 
 Context::Context(const std::string& game, int num_games, int num_threads, uint64_t seed,
                  bool deterministic, const Options& options)
-    : game_name_(game), num_games_(num_games), num_threads_(num_threads), seed_(seed),
-      deterministic_(deterministic), options_(options) {
+    : Context(game, Registry::Global().Spec(game, options),
+              [make = Registry::Global().Find(game).make, options](int) { return make(options); }, num_games,
+              num_threads, seed, deterministic) {}
+
+Context::Context(const std::string& name, GameSpec spec, GameFactory make_game, int num_games, int num_threads,
+                 uint64_t seed, bool deterministic)
+    : game_name_(name), num_games_(num_games), num_threads_(num_threads), seed_(seed),
+      deterministic_(deterministic), game_spec_(std::move(spec)), make_game_(std::move(make_game)) {
   if (num_games < 1) throw std::invalid_argument("num_games must be >= 1, got " + std::to_string(num_games));
   if (num_threads < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(num_threads));
-  game_spec_ = Registry::Global().Spec(game, options);
-  BuildKeys(options);
+  BuildKeys();
 }
 
 Context::~Context() { Stop(); }
 
-void Context::BuildKeys(const Options&) {
+void Context::BuildKeys() {
   keys_ = game_spec_.keys;
   num_game_keys_ = static_cast<int>(keys_.size());
   auto add = [this](KeySpec key) {
@@ -83,10 +89,13 @@ void Context::BuildKeys(const Options&) {
   // The behaviour policy and value an actor replies, for games with one
   // discrete action: the learner reads them back from the history.
   std::vector<const KeySpec*> discrete;
+  int num_actions = 0;
   for (const auto& key : game_spec_.keys) {
-    if (key.role == KeyRole::kAction && IsInteger(key.dtype)) discrete.push_back(&key);
+    if (key.role != KeyRole::kAction) continue;
+    ++num_actions;
+    if (IsInteger(key.dtype) && key.shape.empty() && key.bounds) discrete.push_back(&key);
   }
-  if (discrete.size() == 1) {
+  if (discrete.size() == 1 && num_actions == 1) {
     const auto num_actions = static_cast<int64_t>(discrete[0]->bounds->second) + 1;
     add({"pi", DType::kFloat32, {num_actions}, "behaviour policy the actor sampled from", KeyRole::kExtra,
          std::nullopt});
@@ -224,7 +233,7 @@ void Context::Wire() {
   for (int g = 0; g < num_games_; ++g) {
     GameSlot& slot = games_[g];
     slot.rng.Seed(seed_, static_cast<uint64_t>(g));
-    slot.game = Registry::Global().Find(game_name_).make(options_);
+    slot.game = make_game_(g);
     for (int seat = 0; seat < num_seats(); ++seat) {
       const int id = g * num_seats() + seat;
       Channel& channel = channels_[id];
@@ -313,6 +322,10 @@ void Context::AdvanceMany(std::vector<int> games) {
   int current = -1;
   try {
     while (!games.empty() && !halted_.load(std::memory_order_acquire)) {
+      for (int game : games) {
+        current = game;
+        BeginStepIfReplied(games_[game]);
+      }
       std::vector<int> at_sends;
       for (int game : games) {
         current = game;
@@ -325,6 +338,14 @@ void Context::AdvanceMany(std::vector<int> games) {
     Fail(current < 0 ? std::string("engine: ") + e.what()
                      : "game " + std::to_string(current) + " ('" + game_name_ + "'): " + e.what());
   }
+}
+
+// Lets every game of a run of replied games start its step before any of
+// them is waited on (games hosted in other processes then step in parallel).
+void Context::BeginStepIfReplied(GameSlot& slot) {
+  if (slot.stage != Stage::kAwaitReplies || slot.step_begun) return;
+  slot.game->BeginStep(slot.rows);
+  slot.step_begun = true;
 }
 
 // Returns true when the game has stepped and observed, and waits to send its
@@ -480,6 +501,8 @@ void Context::Observe(GameSlot& slot) {
 }
 
 void Context::StepGame(GameSlot& slot) {
+  if (!slot.step_begun) slot.game->BeginStep(slot.rows);
+  slot.step_begun = false;
   const Outcome outcome = slot.game->Step(slot.rows, slot.rng);
   ++slot.step;
   for (int seat = 0; seat < num_seats(); ++seat) {

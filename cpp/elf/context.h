@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -53,10 +54,17 @@ struct BatchRef {
   int size = 0;
 };
 
+// Creates game number `index` of a context.
+using GameFactory = std::function<std::unique_ptr<Game>(int index)>;
+
 class Context {
  public:
+  // A registered game, created by name with its options.
   Context(const std::string& game, int num_games, int num_threads, uint64_t seed, bool deterministic,
           const Options& options);
+  // Any game: its spec and a factory (e.g. games hosted in other processes).
+  Context(const std::string& name, GameSpec spec, GameFactory make_game, int num_games, int num_threads,
+          uint64_t seed, bool deterministic);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -100,11 +108,12 @@ class Context {
     int tag;
   };
 
-  void BuildKeys(const Options& options);
+  void BuildKeys();
   void ValidateRouting() const;
   void Wire();
   void SubmitAdvance(const std::vector<int>& games);
   void AdvanceMany(std::vector<int> games);
+  void BeginStepIfReplied(GameSlot& slot);
   bool RunToObservationSends(GameSlot& slot, int game);
   bool AwaitReplies(GameSlot& slot);
   std::vector<int> SendObservations(std::vector<int> games);
@@ -130,8 +139,8 @@ class Context {
   int num_threads_;
   uint64_t seed_;
   bool deterministic_;
-  Options options_;
   GameSpec game_spec_;
+  GameFactory make_game_;
   std::vector<KeySpec> keys_;  // game keys first, in the game's order
   int num_game_keys_ = 0;
   std::vector<int> final_keys_;  // per game key: its final_ key, or -1

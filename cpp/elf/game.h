@@ -3,6 +3,7 @@
 // worker thread at a time (never concurrently):
 //   Reset(rng)                 start an episode
 //   Observe(seat, row)         write the seat's observation keys into `row`
+//   BeginStep(replies)         optional: the replies are in, Step comes soon
 //   Step(replies, rng)         apply replies[seat] (the action keys), advance
 //   Reward(seat)               the seat's reward for that Step
 // Episodes reset automatically when Step reports them over. An exception
@@ -38,6 +39,9 @@ class Row {
     }
     return reinterpret_cast<T*>(record_ + layout_->offset(index));
   }
+  // The key's storage as raw bytes (KeySpec::Bytes() of them), for games
+  // that move keys without interpreting them.
+  uint8_t* Bytes(std::string_view name) const { return record_ + layout_->offset(Find(name)); }
   // First element of a scalar key, for actions: `replies[0].Scalar<int64_t>("a")`.
   template <typename T>
   T Scalar(std::string_view name) const { return *Get<T>(name); }
@@ -69,6 +73,10 @@ class Game {
   virtual ~Game() = default;
   virtual void Reset(Rng& rng) = 0;
   virtual void Observe(int seat, const Row& row) = 0;
+  // Called for each game whose replies came in before the engine steps any of
+  // them, so a game computed elsewhere (another process) starts its step now
+  // and the games of a batch step in parallel. Native games ignore it.
+  virtual void BeginStep(const std::vector<Row>& /*replies*/) {}
   virtual Outcome Step(const std::vector<Row>& replies, Rng& rng) = 0;
   virtual float Reward(int seat) const = 0;
 };

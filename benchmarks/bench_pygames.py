@@ -1,0 +1,176 @@
+#!/usr/bin/env python
+"""Atari Pong steps per second with random actions: Python-hosted games in
+elfpy's GameContext beside Gymnasium's AsyncVectorEnv and envpool.
+
+Every library runs the same loop over N environments: take the batch of
+observations, draw random actions in Python (one call per batch), hand them
+back. A step is one environment step (one row), counted the same way for
+every library; the time covers the whole loop and excludes construction,
+reset and a warm-up.
+
+Configurations:
+  raw      ALE/Pong-v5 as Gymnasium makes it: 210x160x3 RGB frames, frame
+           skip 4, sticky actions 0.25. envpool is configured to match
+           (full-size colour frames, no stacking, no episodic life, no clip).
+  atari    the standard DQN preprocessing: 84x84 grayscale, frame skip 4,
+           4 stacked frames, noop starts (Gymnasium's AtariPreprocessing +
+           FrameStackObservation in elfpy and AsyncVectorEnv; envpool's own).
+elfpy hosts the environments in --workers processes (default: one per core);
+AsyncVectorEnv runs one process per environment, as it always does.
+
+The machine may be shared and noisy: each figure is the median of --repeats
+measurements, libraries interleaved and their order rotated per repeat.
+
+    python benchmarks/bench_pygames.py                # the table (a few minutes)
+    python benchmarks/bench_pygames.py --quick        # smoke run
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+NUM_ACTIONS = 6  # Pong's minimal action set
+LIBRARIES = ("elfpy", "gym_async", "envpool")
+TITLES = {"elfpy": "elfpy GameContext", "gym_async": "gym AsyncVectorEnv", "envpool": "envpool"}
+
+
+def make_atari_env() -> object:
+    """ALE/Pong-v5 with the standard preprocessing (frame skip done by the wrapper)."""
+    import gymnasium
+    from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
+
+    from elfpy.gym_host import make_gym_env
+
+    env = make_gym_env("ALE/Pong-v5", frameskip=1)
+    env = AtariPreprocessing(env, noop_max=30, frame_skip=4, screen_size=84, grayscale_obs=True)
+    return FrameStackObservation(env, 4) if hasattr(gymnasium.wrappers, "FrameStackObservation") else env
+
+
+def make_raw_env() -> object:
+    from elfpy.gym_host import make_gym_env
+
+    return make_gym_env("ALE/Pong-v5")
+
+
+FACTORIES = {"raw": make_raw_env, "atari": make_atari_env}
+
+
+# make_* returns (step, close): step() runs one batch and returns its rows.
+
+
+def make_elfpy(config: str, num_envs: int, workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
+    import elfpy
+
+    gc = elfpy.GameContext(FACTORIES[config], num_games=num_envs, num_workers=workers, num_threads=1, seed=0)
+    gc.add_tag("actor", batch_size=num_envs, inputs=["s", "r", "terminal"], replies=["a"])
+    gc.reg_callback("actor", lambda batch: {"a": np.random.randint(0, NUM_ACTIONS, len(batch))})
+    gc.start()
+
+    def step() -> int:
+        gc.run()
+        return num_envs
+
+    return step, gc.stop
+
+
+def make_gym_async(config: str, num_envs: int, workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
+    import gymnasium
+
+    envs = gymnasium.vector.AsyncVectorEnv([FACTORIES[config]] * num_envs)
+    envs.reset(seed=0)
+
+    def step() -> int:
+        envs.step(np.random.randint(0, NUM_ACTIONS, num_envs))
+        return num_envs
+
+    return step, envs.close
+
+
+def make_envpool(config: str, num_envs: int, workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
+    import envpool
+
+    match_raw = {"img_height": 210, "img_width": 160, "gray_scale": False, "stack_num": 1, "episodic_life": False,
+                 "reward_clip": False, "noop_max": 1, "repeat_action_probability": 0.25}
+    options = match_raw if config == "raw" else {"episodic_life": False, "reward_clip": False}
+    envs = envpool.make("Pong-v5", env_type="gymnasium", num_envs=num_envs, batch_size=num_envs,
+                        num_threads=workers, seed=0, **options)
+    envs.async_reset()
+
+    def step() -> int:
+        _, _, _, _, info = envs.recv()
+        envs.send(np.random.randint(0, NUM_ACTIONS, len(info["env_id"])), info["env_id"])
+        return num_envs
+
+    return step, envs.close
+
+
+MAKERS = {"elfpy": make_elfpy, "gym_async": make_gym_async, "envpool": make_envpool}
+
+
+def measure(library: str, config: str, num_envs: int, workers: int, seconds: float) -> float:
+    step, close = MAKERS[library](config, num_envs, workers)
+    try:
+        warmup_end = time.perf_counter() + min(1.0, seconds / 2)
+        while time.perf_counter() < warmup_end:
+            step()
+        rows, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            rows += step()
+        return rows / (time.perf_counter() - start)
+    finally:
+        close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configs", nargs="+", default=["raw", "atari"], choices=sorted(FACTORIES))
+    parser.add_argument("--num-envs", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="elfpy worker processes and envpool threads")
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--libraries", nargs="+", default=list(LIBRARIES), choices=LIBRARIES)
+    parser.add_argument("--quick", action="store_true", help="1 repeat of 2 s")
+    args = parser.parse_args()
+    if args.quick:
+        args.seconds, args.repeats = 2.0, 1
+
+    results: dict[tuple[str, str], list[float]] = {}
+    for repeat in range(args.repeats):
+        order = args.libraries[repeat % len(args.libraries):] + args.libraries[:repeat % len(args.libraries)]
+        for config in args.configs:
+            for library in order:
+                rate = measure(library, config, args.num_envs, args.workers, args.seconds)
+                results.setdefault((config, library), []).append(rate)
+                print(f"repeat {repeat} {config:5s} {library:9s} {rate:9.0f} steps/s", flush=True)
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                            text=True).stdout.strip()
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
+    print(f"\nPong, {args.num_envs} envs, random actions; {args.workers} elfpy workers / envpool threads; "
+          f"median of {args.repeats} x {args.seconds:g} s; commit {commit}; {machine}\n")
+    print("| config | " + " | ".join(TITLES[lib] for lib in args.libraries) + " | elfpy / AsyncVectorEnv |")
+    print("|---|" + "---:|" * (len(args.libraries) + 1))
+    for config in args.configs:
+        medians = {lib: statistics.median(results[(config, lib)]) for lib in args.libraries}
+        ratio = (f"{medians['elfpy'] / medians['gym_async']:.2f}x"
+                 if "elfpy" in medians and "gym_async" in medians else "n/a")
+        print(f"| {config} | " + " | ".join(f"{medians[lib]:,.0f}" for lib in args.libraries) + f" | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

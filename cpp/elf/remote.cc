@@ -1,0 +1,192 @@
+#include "elf/remote.h"
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+
+namespace elf {
+
+namespace {
+
+static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free,
+              "shared counters must be plain lock-free words");
+
+constexpr std::size_t kAlign = 64;  // a cache line: regions written by different processes never share one
+constexpr int kPollMs = 50;         // how often an engine-side waiter checks for closing
+
+// Shared (not process-private) futex operations: the word is in a mapping
+// several processes share.
+void FutexWait(std::atomic<uint32_t>* word, uint32_t expected, int timeout_ms) {
+  timespec timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &timeout, nullptr, 0);
+}
+
+void FutexWakeAll(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+}  // namespace
+
+RemoteBoard::RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers)
+    : keys_(std::move(keys)), num_games_(num_games), num_workers_(num_workers) {
+  if (num_games < 1) throw std::invalid_argument("num_games must be >= 1");
+  if (num_workers < 1 || num_workers > num_games) {
+    throw std::invalid_argument("num_workers must be in [1, num_games], got " + std::to_string(num_workers));
+  }
+  Add("closing", sizeof(uint32_t), 1);
+  Add("doorbell", kAlign, num_workers);  // one cache line per worker
+  Add("command", sizeof(uint32_t), num_games);
+  Add("done", sizeof(uint32_t), num_games);
+  Add("status", sizeof(uint8_t), num_games);
+  Add("reward", sizeof(float), num_games);
+  Add("error", kErrorBytes, num_games);
+  for (const auto& key : keys_) {
+    if (key.role == KeyRole::kAction) Add("action/" + key.name, key.Bytes(), num_games);
+    if (key.role == KeyRole::kObservation) {
+      Add("obs/" + key.name, key.Bytes(), num_games);
+      Add("final/" + key.name, key.Bytes(), num_games);
+    }
+  }
+}
+
+void RemoteBoard::Add(const std::string& name, std::size_t stride, int count) {
+  regions_[name] = {bytes_, stride};
+  bytes_ += (stride * count + kAlign - 1) / kAlign * kAlign;
+}
+
+int RemoteBoard::WorkerOf(int game) const {
+  int worker = static_cast<int>(int64_t{game} * num_workers_ / num_games_);
+  while (FirstGame(worker + 1) <= game) ++worker;  // rounding: FirstGame is the authority
+  while (FirstGame(worker) > game) --worker;
+  return worker;
+}
+
+uint8_t* RemoteBoard::Slot(const std::string& region, int index) const {
+  auto it = regions_.find(region);
+  if (it == regions_.end()) throw std::logic_error("remote board has no region '" + region + "'");
+  return base_ + it->second.offset + it->second.stride * static_cast<std::size_t>(index);
+}
+
+std::atomic<uint32_t>* RemoteBoard::Word(const std::string& region, int index) const {
+  return reinterpret_cast<std::atomic<uint32_t>*>(Slot(region, index));
+}
+
+void RemoteBoard::Request(int game) {
+  Word("command", game)->fetch_add(1, std::memory_order_release);
+  std::atomic<uint32_t>* doorbell = Word("doorbell", WorkerOf(game));
+  doorbell->fetch_add(1, std::memory_order_release);
+  FutexWakeAll(doorbell);
+}
+
+void RemoteBoard::AwaitDone(int game) const {
+  std::atomic<uint32_t>* done = Word("done", game);
+  const uint32_t wanted = Word("command", game)->load(std::memory_order_relaxed);
+  for (int spin = 0;; ++spin) {
+    const uint32_t seen = done->load(std::memory_order_acquire);
+    if (seen == wanted) break;
+    if (closing()) throw std::runtime_error("the game's worker process was shut down");
+    if (spin < 64) continue;
+    FutexWait(done, seen, kPollMs);
+  }
+  if (status(game) & kFailed) {
+    const char* message = reinterpret_cast<const char*>(Slot("error", game));
+    throw std::runtime_error(std::string(message, strnlen(message, kErrorBytes)));
+  }
+}
+
+float RemoteBoard::reward(int game) const {
+  float value;
+  std::memcpy(&value, Slot("reward", game), sizeof(float));
+  return value;
+}
+
+uint8_t RemoteBoard::status(int game) const { return *Slot("status", game); }
+
+std::vector<int> RemoteBoard::AwaitWork(int worker, int timeout_ms) const {
+  std::atomic<uint32_t>* doorbell = Word("doorbell", worker);
+  std::vector<int> pending;
+  for (bool waited = false;; waited = true) {
+    const uint32_t rung = doorbell->load(std::memory_order_acquire);
+    for (int game = FirstGame(worker); game < FirstGame(worker + 1); ++game) {
+      if (Word("command", game)->load(std::memory_order_acquire) != Word("done", game)->load(std::memory_order_relaxed)) {
+        pending.push_back(game);
+      }
+    }
+    if (!pending.empty() || waited || closing()) return pending;
+    FutexWait(doorbell, rung, timeout_ms);
+  }
+}
+
+void RemoteBoard::Finish(int game, float reward, bool terminated, bool truncated) {
+  std::memcpy(Slot("reward", game), &reward, sizeof(float));
+  *Slot("status", game) = (terminated ? kTerminated : 0) | (truncated ? kTruncated : 0);
+  std::atomic<uint32_t>* done = Word("done", game);
+  done->store(Word("command", game)->load(std::memory_order_acquire), std::memory_order_release);
+  FutexWakeAll(done);
+}
+
+void RemoteBoard::Fail(int game, const std::string& message) {
+  char* text = reinterpret_cast<char*>(Slot("error", game));
+  const std::size_t length = std::min(message.size(), kErrorBytes - 1);
+  std::memcpy(text, message.data(), length);
+  text[length] = '\0';
+  *Slot("status", game) = kFailed;
+  std::atomic<uint32_t>* done = Word("done", game);
+  done->store(Word("command", game)->load(std::memory_order_acquire), std::memory_order_release);
+  FutexWakeAll(done);
+}
+
+void RemoteBoard::Close() {
+  Word("closing", 0)->store(1, std::memory_order_release);
+  for (int worker = 0; worker < num_workers_; ++worker) {
+    Word("doorbell", worker)->fetch_add(1, std::memory_order_release);
+    FutexWakeAll(Word("doorbell", worker));
+  }
+  for (int game = 0; game < num_games_; ++game) FutexWakeAll(Word("done", game));
+}
+
+bool RemoteBoard::closing() const { return Word("closing", 0)->load(std::memory_order_acquire) != 0; }
+
+RemoteGame::RemoteGame(std::shared_ptr<RemoteBoard> board, int index) : board_(std::move(board)), index_(index) {
+  board_->Request(index_);  // the first reset: every game's runs while the engine wires the others
+}
+
+void RemoteGame::Reset(Rng&) {
+  if (!started_) {
+    board_->AwaitDone(index_);
+    started_ = true;
+  }
+  showing_final_ = false;  // the worker already reset an ended game
+}
+
+void RemoteGame::Observe(int, const Row& row) {
+  const char* region = showing_final_ ? "final/" : "obs/";
+  for (const auto& key : board_->keys()) {
+    if (key.role != KeyRole::kObservation) continue;
+    std::memcpy(row.Bytes(key.name), board_->Slot(region + key.name, index_), key.Bytes());
+  }
+}
+
+void RemoteGame::BeginStep(const std::vector<Row>& replies) {
+  for (const auto& key : board_->keys()) {
+    if (key.role != KeyRole::kAction) continue;
+    std::memcpy(board_->Slot("action/" + key.name, index_), replies[0].Bytes(key.name), key.Bytes());
+  }
+  board_->Request(index_);
+}
+
+Outcome RemoteGame::Step(const std::vector<Row>&, Rng&) {
+  board_->AwaitDone(index_);
+  const uint8_t status = board_->status(index_);
+  reward_ = board_->reward(index_);
+  Outcome outcome{(status & RemoteBoard::kTerminated) != 0, (status & RemoteBoard::kTruncated) != 0};
+  showing_final_ = outcome.Over();
+  return outcome;
+}
+
+}  // namespace elf

@@ -1,0 +1,110 @@
+// Games hosted outside the engine's threads, in worker processes (Python
+// Gymnasium environments), reached through one block of shared memory.
+//
+// For game g of N, served by worker w of W (worker w serves a contiguous run
+// of games), the block holds:
+//   command[g], done[g]   requests sent and finished (uint32 counters)
+//   status[g], reward[g]  the finished request's outcome; error[g] its message
+//   action/<key>[g]       each action key, written by the engine before a request
+//   obs/<key>[g]          each observation key: the state now
+//   final/<key>[g]        the state an episode ended in (a worker resets an
+//                         ended game within the same request)
+//   doorbell[w]           bumped with every request to worker w, so an idle
+//                         worker sleeps on it
+//   closing               set on shutdown; wakes every waiter
+// A game's first request is its first reset, every later one a step. Both
+// sides wait on futexes, so a side with nothing to do uses no CPU.
+//
+// The block is created and owned by the caller (Python); the board only
+// lays it out and signals through it.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "elf/game.h"
+#include "elf/spec.h"
+
+namespace elf {
+
+class RemoteBoard {
+ public:
+  static constexpr std::size_t kErrorBytes = 2048;
+  enum Status : uint8_t { kTerminated = 1, kTruncated = 2, kFailed = 4 };
+
+  // Lays out the block for the game keys `keys` (observations and actions).
+  RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers);
+
+  std::size_t bytes() const { return bytes_; }
+  // Where each region's array ([N, ...] or [W]) lies: its byte offset, and
+  // the bytes from one game's (or worker's) slot to the next.
+  struct Region {
+    std::size_t offset;
+    std::size_t stride;
+  };
+  const std::map<std::string, Region>& regions() const { return regions_; }
+  const std::vector<KeySpec>& keys() const { return keys_; }
+  int num_games() const { return num_games_; }
+  int num_workers() const { return num_workers_; }
+  int FirstGame(int worker) const { return static_cast<int>(int64_t{worker} * num_games_ / num_workers_); }
+  int WorkerOf(int game) const;
+
+  // Points the board at the shared block (bytes() long, zeroed by its creator).
+  void Attach(uint8_t* base) { base_ = base; }
+  uint8_t* Slot(const std::string& region, int index) const;
+
+  // Engine side. Request sends the game's next request to its worker;
+  // AwaitDone blocks until the worker finished it and throws
+  // std::runtime_error with the worker's message if it failed, or if the
+  // board closes first.
+  void Request(int game);
+  void AwaitDone(int game) const;
+  float reward(int game) const;
+  uint8_t status(int game) const;
+
+  // Worker side. AwaitWork returns the games of `worker` with a pending
+  // request, waiting up to timeout_ms for one (empty on timeout or closing).
+  std::vector<int> AwaitWork(int worker, int timeout_ms) const;
+  void Finish(int game, float reward, bool terminated, bool truncated);
+  void Fail(int game, const std::string& message);
+
+  // Either side: shut down, waking every waiter.
+  void Close();
+  bool closing() const;
+
+ private:
+  std::atomic<uint32_t>* Word(const std::string& region, int index) const;
+  void Add(const std::string& name, std::size_t stride, int count);
+
+  std::vector<KeySpec> keys_;
+  int num_games_;
+  int num_workers_;
+  std::map<std::string, Region> regions_;
+  std::size_t bytes_ = 0;
+  uint8_t* base_ = nullptr;
+};
+
+// A game whose state lives in a worker process: Observe copies the worker's
+// observation, BeginStep posts the action, Step waits for the outcome.
+class RemoteGame : public Game {
+ public:
+  RemoteGame(std::shared_ptr<RemoteBoard> board, int index);
+  void Reset(Rng& rng) override;
+  void Observe(int seat, const Row& row) override;
+  void BeginStep(const std::vector<Row>& replies) override;
+  Outcome Step(const std::vector<Row>& replies, Rng& rng) override;
+  float Reward(int seat) const override { return reward_; }
+
+ private:
+  std::shared_ptr<RemoteBoard> board_;
+  int index_;
+  bool started_ = false;
+  bool showing_final_ = false;  // between an episode's end and the engine's Reset
+  float reward_ = 0.0f;
+};
+
+}  // namespace elf

@@ -1,0 +1,294 @@
+"""Python-hosted games: Gymnasium environments in worker processes.
+
+`GameContext("gym:ALE/Pong-v5", num_games=16, num_workers=2)` creates a
+`GymHost`: `num_workers` processes, each owning a contiguous run of the
+games, and one block of shared memory (an anonymous memfd, so nothing is
+left in /dev/shm even if every process is killed). The engine treats each
+environment as a game (`elf::RemoteGame`): it posts the action into the
+block, the worker steps the environment and writes the observation, reward
+and outcome back, and the engine batches the rows like a native game's. A
+worker resets an environment in the same request that ended its episode and
+keeps the last observation in `final_<key>`, so auto-reset semantics are
+the native games' (see `elfpy.context`).
+
+Keys. An observation that is an array becomes key `s`; a Dict observation
+becomes one key per entry. The action is key `a`: Discrete (int64 in
+[0, n)), MultiDiscrete (int64 [k]) or Box (float32). Hooks run in the
+workers: `preprocess(obs)` turns an observation into arrays (or a dict of
+arrays) before it is stored, e.g. text into token ids;
+`reshape_reward(obs, action, reward, done)` returns the reward to store.
+The factory and hooks reach the workers through cloudpickle, so lambdas and
+functions of the user's script work too.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import mmap
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from elfpy import _elf
+
+# Gymnasium ids whose environments live in a plugin package that must be
+# imported first (gymnasium registers them on import).
+_PLUGINS = {"ALE/": "ale_py", "MiniGrid-": "minigrid", "BabyAI-": "minigrid"}
+_ENGINE_DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool")
+_POLL_MS = 200  # how often an idle worker checks that its parent is alive
+
+
+def make_gym_env(env_id: str, **kwargs: Any) -> Any:
+    """gymnasium.make(env_id), importing the package that registers it."""
+    import gymnasium
+
+    for prefix, module in _PLUGINS.items():
+        if env_id.startswith(prefix):
+            importlib.import_module(module)
+    return gymnasium.make(env_id, **kwargs)
+
+
+def is_hosted(game: Any) -> bool:
+    """Whether `game` names a Python-hosted game rather than a native one."""
+    return callable(game) or (isinstance(game, str) and game.startswith("gym:"))
+
+
+def _factory(game: Any, env_kwargs: dict[str, Any]) -> tuple[str, Callable[[], Any]]:
+    if isinstance(game, str):
+        return game, functools.partial(make_gym_env, game[len("gym:"):], **env_kwargs)
+    name = getattr(game, "__name__", type(game).__name__)
+    return f"py:{name}", functools.partial(game, **env_kwargs)
+
+
+def _as_arrays(observation: Any) -> dict[str, np.ndarray]:
+    if isinstance(observation, dict):
+        return {str(name): np.asarray(value) for name, value in observation.items()}
+    return {"s": np.asarray(observation)}
+
+
+def _engine_dtype(name: str, array: np.ndarray) -> str:
+    """The engine dtype an observation is stored as (numbers widen, never narrow)."""
+    kind = array.dtype.kind
+    if array.dtype.name in _ENGINE_DTYPES:
+        return array.dtype.name
+    if kind == "f":
+        return "float32" if array.dtype.itemsize < 4 else "float64"
+    if kind in "iu":
+        return "int64"
+    raise ValueError(f"observation '{name}' holds {array.dtype} values (e.g. text), which a batch cannot carry; "
+                     "pass preprocess= to turn it into numbers (e.g. token ids)")
+
+
+def observation_keys(sample: Any) -> list[dict[str, Any]]:
+    """Keys for observations shaped like `sample` (already preprocessed)."""
+    keys = []
+    for name, array in _as_arrays(sample).items():
+        keys.append({"name": name, "dtype": _engine_dtype(name, array), "shape": list(array.shape),
+                     "meaning": f"observation '{name}'", "role": "observation", "bounds": None})
+    return keys
+
+
+def action_key(space: Any) -> dict[str, Any]:
+    """The key `a` for a Gymnasium action space."""
+    import gymnasium.spaces as spaces
+
+    key = {"name": "a", "role": "action", "meaning": f"action ({space})"}
+    if isinstance(space, spaces.Discrete):
+        return {**key, "dtype": "int64", "shape": [], "bounds": (0.0, float(space.n - 1))}
+    if isinstance(space, spaces.MultiDiscrete) and space.nvec.ndim == 1:
+        return {**key, "dtype": "int64", "shape": [len(space.nvec)], "bounds": (0.0, float(space.nvec.max() - 1))}
+    if isinstance(space, spaces.Box):
+        bounds = (float(np.min(space.low)), float(np.max(space.high)))
+        return {**key, "dtype": "float32", "shape": list(space.shape), "bounds": bounds}
+    raise ValueError(f"unsupported action space {space}; use Discrete, MultiDiscrete or Box")
+
+
+def env_action(space: Any, stored: np.ndarray) -> Any:
+    """The action to pass to env.step, from its stored row; per-entry bounds
+    of a MultiDiscrete are checked here (the engine checks one common bound)."""
+    import gymnasium.spaces as spaces
+
+    if isinstance(space, spaces.Discrete):
+        return int(stored) + int(space.start)
+    if isinstance(space, spaces.MultiDiscrete):
+        if np.any(stored >= space.nvec):
+            raise ValueError(f"action {stored.tolist()} out of range for {space}")
+        return stored.copy() + space.start
+    return stored.copy()
+
+
+def _seed(seed: int, game: int) -> int:
+    return int(np.random.SeedSequence([seed, game]).generate_state(1)[0])
+
+
+def _views(board: Any, memory: mmap.mmap, keys: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """Numpy views of the per-game key slots of the shared block."""
+    regions = board.regions()
+    views = {}
+    for key in keys:
+        prefixes = ("action/",) if key["role"] == "action" else ("obs/", "final/")
+        for prefix in prefixes:
+            offset, _ = regions[prefix + key["name"]]
+            shape = (board.num_games, *key["shape"])
+            views[prefix + key["name"]] = np.ndarray(shape, np.dtype(key["dtype"]), buffer=memory, offset=offset)
+    return views
+
+
+class _Worker:
+    """The loop of one worker process: serve the requests of its games."""
+
+    def __init__(self, board: Any, views: dict[str, np.ndarray], make_env: Callable[[], Any],
+                 preprocess: Callable | None, reshape_reward: Callable | None, seed: int) -> None:
+        self.board = board
+        self.views = views
+        self.make_env = make_env
+        self.preprocess = preprocess
+        self.reshape_reward = reshape_reward
+        self.seed = seed
+        self.envs: dict[int, Any] = {}
+
+    def serve(self, game: int) -> None:
+        try:
+            if game not in self.envs:
+                self.envs[game] = self.make_env()
+                observation, _ = self.envs[game].reset(seed=_seed(self.seed, game))
+                self.store("obs/", game, observation)
+                self.board.finish(game, 0.0, False, False)
+            else:
+                self.step(game)
+        except Exception as error:  # reaches the user through the engine, with the game named
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            self.board.fail(game, f"{type(error).__name__}: {error} (at {where.filename}:{where.lineno}, "
+                                  f"worker process {os.getpid()})")
+
+    def step(self, game: int) -> None:
+        env = self.envs[game]
+        action = env_action(env.action_space, self.views["action/a"][game])
+        observation, reward, terminated, truncated, _ = env.step(action)
+        done = bool(terminated or truncated)
+        if self.reshape_reward is not None:
+            reward = self.reshape_reward(observation, action, reward, done)
+        if done:
+            self.store("final/", game, observation)
+            observation, _ = env.reset()
+        self.store("obs/", game, observation)
+        self.board.finish(game, float(reward), bool(terminated), bool(truncated))
+
+    def store(self, prefix: str, game: int, observation: Any) -> None:
+        if self.preprocess is not None:
+            observation = self.preprocess(observation)
+        for name, array in _as_arrays(observation).items():
+            view = self.views.get(prefix + name)
+            if view is None or view.shape[1:] != array.shape:
+                raise ValueError(f"observation '{name}' has shape {array.shape}, but the game's spec says "
+                                 f"{None if view is None else view.shape[1:]} (from its first observation)")
+            view[game] = array
+
+    def close(self) -> None:
+        for env in self.envs.values():
+            env.close()
+
+
+def worker_main() -> None:
+    """A worker process's entry point; its arguments come pickled on stdin."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
+    parent_pid, fd, keys, num_games, num_workers, worker, payload, seed = pickle.load(sys.stdin.buffer)
+    make_env, preprocess, reshape_reward = pickle.loads(payload)
+    memory = mmap.mmap(fd, 0)
+    board = _elf.RemoteBoard(keys, num_games, num_workers)
+    board.attach(memory)
+    server = _Worker(board, _views(board, memory, keys), make_env, preprocess, reshape_reward, seed)
+    try:
+        while not board.closing():
+            games = board.await_work(worker, _POLL_MS)
+            if not games and os.getppid() != parent_pid:
+                break  # orphaned: the parent died without closing the board
+            for game in games:
+                server.serve(game)
+    finally:
+        server.close()
+
+
+class GymHost:
+    """Worker processes and the shared block for `num_games` Python-hosted games."""
+
+    def __init__(self, game: Any, num_games: int, num_workers: int | None, seed: int,
+                 preprocess: Callable | None, reshape_reward: Callable | None, env_kwargs: dict[str, Any]) -> None:
+        self.name, make_env = _factory(game, env_kwargs)
+        workers = num_workers if num_workers is not None else min(num_games, os.cpu_count() or 1)
+        payload = self._payload(make_env, preprocess, reshape_reward)
+        probe = make_env()
+        try:
+            observation, _ = probe.reset(seed=_seed(seed, 0))
+            self.keys = [*observation_keys(preprocess(observation) if preprocess else observation),
+                         action_key(probe.action_space)]
+        finally:
+            probe.close()
+        self.board = _elf.RemoteBoard(self.keys, num_games, workers)
+        self._fd = os.memfd_create("elf-gym-board")
+        self._processes: list[subprocess.Popen] = []
+        self._closed = False
+        try:
+            os.ftruncate(self._fd, self.board.bytes())
+            self._memory = mmap.mmap(self._fd, self.board.bytes())
+            self.board.attach(self._memory)
+            for worker in range(workers):
+                self._processes.append(self._launch((os.getpid(), self._fd, self.keys, num_games, workers, worker,
+                                                     payload, seed)))
+        except BaseException:
+            self.close()
+            raise
+
+    def _payload(self, make_env: Callable, preprocess: Callable | None, reshape_reward: Callable | None) -> bytes:
+        import cloudpickle  # a gymnasium dependency; pickles lambdas and functions of __main__ by value
+
+        try:
+            return cloudpickle.dumps((make_env, preprocess, reshape_reward))
+        except Exception as error:
+            raise ValueError(f"game '{self.name}': the environment factory and hooks run in worker processes and "
+                             f"must be picklable: {error}") from None
+
+    def _launch(self, arguments: tuple) -> subprocess.Popen:
+        """A fresh interpreter (not fork: this process has threads) that
+        inherits the shared block's descriptor and this process's sys.path."""
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+        process = subprocess.Popen([sys.executable, "-c", "from elfpy.gym_host import worker_main; worker_main()"],
+                                   stdin=subprocess.PIPE, pass_fds=(self._fd,), env=environment)
+        with process.stdin:
+            pickle.dump(arguments, process.stdin)
+        return process
+
+    def dead_worker(self) -> str | None:
+        """A message naming the game and the worker if a worker process died."""
+        for worker, process in enumerate(self._processes):
+            if process.poll() is not None:
+                first, last = self.board.first_game(worker), self.board.first_game(worker + 1) - 1
+                return (f"game '{self.name}': worker process {worker} (pid {process.pid}, games {first}-{last}) "
+                        f"died with exit code {process.returncode}")
+        return None
+
+    def close(self) -> None:
+        """Stops the workers and releases the shared block; call after the
+        engine stopped. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        if hasattr(self, "_memory"):
+            self.board.close()
+        for process in self._processes:
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if hasattr(self, "_memory"):
+            self._memory.close()
+        os.close(self._fd)
