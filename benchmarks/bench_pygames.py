@@ -13,8 +13,9 @@ Configurations:
            skip 4, sticky actions 0.25. envpool is configured to match
            (full-size colour frames, no stacking, no episodic life, no clip).
   atari    the standard DQN preprocessing: 84x84 grayscale, frame skip 4,
-           4 stacked frames, noop starts (Gymnasium's AtariPreprocessing +
-           FrameStackObservation in elfpy and AsyncVectorEnv; envpool's own).
+           4 stacked frames, noop starts (elfpy.gym_presets.atari_env, i.e.
+           Gymnasium's AtariPreprocessing + FrameStackObservation, in elfpy and
+           AsyncVectorEnv; envpool's own).
 elfpy hosts the environments in --workers processes (default: one per core);
 AsyncVectorEnv runs one process per environment, as it always does.
 
@@ -33,6 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -42,31 +44,18 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from elfpy.gym_presets import atari_env, make_gym_env  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 NUM_ACTIONS = 6  # Pong's minimal action set
 LIBRARIES = ("elfpy", "gym_async", "envpool")
 TITLES = {"elfpy": "elfpy GameContext", "gym_async": "gym AsyncVectorEnv", "envpool": "envpool"}
 
 
-def make_atari_env() -> object:
-    """ALE/Pong-v5 with the standard preprocessing (frame skip done by the wrapper)."""
-    import gymnasium
-    from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
-
-    from elfpy.gym_host import make_gym_env
-
-    env = make_gym_env("ALE/Pong-v5", frameskip=1)
-    env = AtariPreprocessing(env, noop_max=30, frame_skip=4, screen_size=84, grayscale_obs=True)
-    return FrameStackObservation(env, 4) if hasattr(gymnasium.wrappers, "FrameStackObservation") else env
-
-
-def make_raw_env() -> object:
-    from elfpy.gym_host import make_gym_env
-
-    return make_gym_env("ALE/Pong-v5")
-
-
-FACTORIES = {"raw": make_raw_env, "atari": make_atari_env}
+FACTORIES = {
+    "raw": functools.partial(make_gym_env, "ALE/Pong-v5"),
+    "atari": functools.partial(atari_env, "ALE/Pong-v5", terminal_on_life_loss=False),
+}
 
 
 # make_* returns (step, close): step() runs one batch and returns its rows.

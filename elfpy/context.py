@@ -164,19 +164,21 @@ class GameContext:
 
     Python-hosted games: `game` is `"gym:<Gymnasium id>"` or a callable that
     returns an environment; they run in `num_workers` processes (default: one
-    per CPU), the extra keyword arguments go to the environment, and the
+    per CPU), the extra keyword arguments go to the environment, `preset`
+    names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), and the
     hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`).
     """
 
     def __init__(self, game: str | Callable[..., Any], num_games: int, num_threads: int | None = None,
                  seed: int = 0, deterministic: bool = False, *, num_workers: int | None = None,
-                 preprocess: Callable[[Any], Any] | None = None,
+                 preset: str | None = None, preprocess: Callable[[Any], Any] | None = None,
                  reshape_reward: Callable[[Any, Any, float, bool], float] | None = None,
                  **game_options: Any) -> None:
         threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
         self._host: GymHost | None = None
         if is_hosted(game):
-            self._host = GymHost(game, num_games, num_workers, seed, preprocess, reshape_reward, game_options)
+            self._host = GymHost(game, num_games, num_workers, seed, preset, preprocess, reshape_reward,
+                                 game_options)
             self.game = self._host.name
             try:
                 self._ctx = _elf.Context(self.game, self._host.board, threads, seed, deterministic)
@@ -184,8 +186,8 @@ class GameContext:
                 self._host.close()
                 raise
         else:
-            if num_workers is not None or preprocess is not None or reshape_reward is not None:
-                raise ValueError(f"num_workers, preprocess and reshape_reward are for Python-hosted games "
+            if any(arg is not None for arg in (num_workers, preset, preprocess, reshape_reward)):
+                raise ValueError(f"num_workers, preset, preprocess and reshape_reward are for Python-hosted games "
                                  f"('gym:<id>' or a factory); '{game}' is a native game")
             options = {name: _option_text(value) for name, value in game_options.items()}
             self.game = game

@@ -23,8 +23,6 @@ functions of the user's script work too.
 
 from __future__ import annotations
 
-import functools
-import importlib
 import mmap
 import os
 import pickle
@@ -38,34 +36,15 @@ from typing import Any
 import numpy as np
 
 from elfpy import _elf
+from elfpy.gym_presets import resolve
 
-# Gymnasium ids whose environments live in a plugin package that must be
-# imported first (gymnasium registers them on import).
-_PLUGINS = {"ALE/": "ale_py", "MiniGrid-": "minigrid", "BabyAI-": "minigrid"}
 _ENGINE_DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool")
 _POLL_MS = 200  # how often an idle worker checks that its parent is alive
-
-
-def make_gym_env(env_id: str, **kwargs: Any) -> Any:
-    """gymnasium.make(env_id), importing the package that registers it."""
-    import gymnasium
-
-    for prefix, module in _PLUGINS.items():
-        if env_id.startswith(prefix):
-            importlib.import_module(module)
-    return gymnasium.make(env_id, **kwargs)
 
 
 def is_hosted(game: Any) -> bool:
     """Whether `game` names a Python-hosted game rather than a native one."""
     return callable(game) or (isinstance(game, str) and game.startswith("gym:"))
-
-
-def _factory(game: Any, env_kwargs: dict[str, Any]) -> tuple[str, Callable[[], Any]]:
-    if isinstance(game, str):
-        return game, functools.partial(make_gym_env, game[len("gym:"):], **env_kwargs)
-    name = getattr(game, "__name__", type(game).__name__)
-    return f"py:{name}", functools.partial(game, **env_kwargs)
 
 
 def _as_arrays(observation: Any) -> dict[str, np.ndarray]:
@@ -220,9 +199,12 @@ def worker_main() -> None:
 class GymHost:
     """Worker processes and the shared block for `num_games` Python-hosted games."""
 
-    def __init__(self, game: Any, num_games: int, num_workers: int | None, seed: int,
+    def __init__(self, game: Any, num_games: int, num_workers: int | None, seed: int, preset: str | None,
                  preprocess: Callable | None, reshape_reward: Callable | None, env_kwargs: dict[str, Any]) -> None:
-        self.name, make_env = _factory(game, env_kwargs)
+        self.name, chosen = resolve(game, preset, env_kwargs)
+        make_env = chosen.make
+        preprocess = preprocess or chosen.preprocess
+        reshape_reward = reshape_reward or chosen.reshape_reward
         workers = num_workers if num_workers is not None else min(num_games, os.cpu_count() or 1)
         payload = self._payload(make_env, preprocess, reshape_reward)
         probe = make_env()

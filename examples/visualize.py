@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
                            ("ai0", args.ai0), ("frame_skip", args.frame_skip)):
             if value is not None:
                 options[key] = value
-        options.update(_parse_options(args.game_options))
+        options.update(_parse_options(args.game_options, literal=False))
         if args.fog:
             options["board_fog"] = True
             if options["seats"] == 0:

@@ -10,6 +10,7 @@ double).
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Callable
 from typing import Any
@@ -37,7 +38,7 @@ class GameLoader(Configurable):
     """Which game, how many copies, on how many threads, and the tags' shapes."""
 
     args = (
-        Arg("game", "cartpole", "native game to play"),
+        Arg("game", "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' hosted in worker processes"),
         Arg("num_games", 64, "games run at once"),
         Arg("num_threads", 0, "engine worker threads (0: one per core)"),
         Arg("seed", 0, "seed of the games, the sampler and the model initialization"),
@@ -45,7 +46,10 @@ class GameLoader(Configurable):
         Arg("actor_batch", 64, "rows per actor batch"),
         Arg("train_batch", 64, "games per train window"),
         Arg("T", 6, "rows per train window (consecutive windows share one row)"),
-        Arg("game_options", "", "the game's options, e.g. 'max_steps=200,foo=1'"),
+        Arg("game_options", "", "the game's options, e.g. 'max_steps=200,foo=1' (gym games: keyword arguments "
+            "of gymnasium.make, values as Python literals)"),
+        Arg("num_workers", 0, "gym games: worker processes hosting the environments (0: one per core)"),
+        Arg("preset", "", "gym games: a standard set-up from elfpy.gym_presets, e.g. 'atari'"),
         Arg("obs_keys", "", "observation keys the model reads, comma-separated (empty: all with a shape)"),
     )
 
@@ -61,6 +65,8 @@ class GameLoader(Configurable):
         T: int = 6,
         game_options: str = "",
         obs_keys: str = "",
+        num_workers: int = 0,
+        preset: str = "",
         context_factory: Callable[..., Any] = _elfpy_context,
     ) -> None:
         self.game = game
@@ -71,7 +77,12 @@ class GameLoader(Configurable):
         self.actor_batch = actor_batch
         self.train_batch = train_batch
         self.T = T
-        self.options = _parse_options(game_options)
+        self.hosted = game.startswith("gym:")
+        self.options = _parse_options(game_options, literal=self.hosted)
+        if self.hosted:
+            self.options.update(num_workers=num_workers or None, preset=preset or None)
+        elif num_workers or preset:
+            raise ValueError(f"--num_workers and --preset are for 'gym:<id>' games, not the native game {game!r}")
         self.obs_keys = [k.strip() for k in obs_keys.split(",") if k.strip()]
         self.context_factory = context_factory
 
@@ -142,11 +153,20 @@ def _actor_inputs(gc: Any) -> list[str]:
     return ACTOR_INPUTS + (["won"] if "won" in gc.spec() else [])
 
 
-def _parse_options(text: str) -> dict[str, str]:
-    options = {}
+def _parse_options(text: str, literal: bool) -> dict[str, Any]:
+    """'a=1,b=x' as a dict; values stay text (native games parse their own)
+    unless `literal`, where '1' becomes 1 and 'x' stays 'x'."""
+    options: dict[str, Any] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"game option {item!r} is not name=value")
-        options[name.strip()] = value.strip()
+        options[name.strip()] = _literal(value.strip()) if literal else value.strip()
     return options
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
