@@ -129,4 +129,4 @@ def _spec(spec: Any) -> dict[str, ObsKey]:
 def default_model_name(spec: Mapping[str, Any] | Any) -> str:
     """``shared`` when some key is an image or a token sequence, else ``mlp``."""
     entries = obs_spec(spec).values()
-    return "shared" if any(e.is_image or e.is_tokens for e in entries) else "mlp"
+    return "shared" if any(e.is_image or e.is_pixels or e.is_tokens for e in entries) else "mlp"

@@ -6,6 +6,8 @@ takes the observation dict ``{key: [..., *shape]}`` and returns features
 training). ``default_encoder`` picks one per key from the observation spec:
 
 - ``[C, H, W]`` floats: ``ConvEncoder`` (3x3 convolutions with max-pooling, then a linear layer);
+- ``[C, H, W]`` uint8 (pixels, e.g. stacked Atari frames): ``PixelEncoder`` (the
+  DQN/A3C convolutional torso, inputs scaled to [0, 1]);
 - integer ``[L]`` with bounds (token sequences, e.g. a mission text): ``TokenEncoder``
   (embedding + GRU, its last hidden state);
 - anything else: ``MLPEncoder`` over the flattened values.
@@ -37,6 +39,7 @@ __all__ = [
     "MLPEncoder",
     "MultiEncoder",
     "ObsKey",
+    "PixelEncoder",
     "TokenEncoder",
     "default_encoder",
     "obs_spec",
@@ -62,6 +65,10 @@ class ObsKey(NamedTuple):
     @property
     def is_image(self) -> bool:
         return len(self.shape) == 3 and self.dtype.kind == "f"
+
+    @property
+    def is_pixels(self) -> bool:
+        return len(self.shape) == 3 and self.dtype == np.uint8
 
     @property
     def is_tokens(self) -> bool:
@@ -147,6 +154,34 @@ class ConvEncoder(nn.Module):
         return self.linear(y.flatten(1)).reshape(*lead, -1)
 
 
+class PixelEncoder(nn.Module):
+    """uint8 frames ``[C, H, W]`` -> /255 -> the convolutional torso of DQN
+    (Mnih et al. 2015): 32 8x8 stride 4, 64 4x4 stride 2, 64 3x3 stride 1,
+    ReLUs -> Linear -> ReLU. Frames of at least 36x36."""
+
+    def __init__(self, key: str, shape: Sequence[int], hidden: int = 512) -> None:
+        super().__init__()
+        self.key = key
+        c, h, w = shape
+        if h < 36 or w < 36:
+            raise ValueError(f"PixelEncoder needs frames of at least 36x36, '{key}' is {h}x{w}")
+        self.conv = nn.Sequential(
+            nn.Conv2d(c, 32, 8, stride=4), nn.ReLU(),
+            nn.Conv2d(32, 64, 4, stride=2), nn.ReLU(),
+            nn.Conv2d(64, 64, 3, stride=1), nn.ReLU(),
+        )
+        with torch.no_grad():
+            size = self.conv(torch.zeros(1, c, h, w)).numel()
+        self.linear = nn.Sequential(nn.Linear(size, hidden), nn.ReLU())
+        self.out_dim = hidden
+
+    def forward(self, obs: Mapping[str, Tensor]) -> Tensor:
+        x = obs[self.key]
+        lead = _lead(x, 3)
+        y = self.conv(x.reshape(-1, *x.shape[-3:]).float() / 255.0)
+        return self.linear(y.flatten(1)).reshape(*lead, -1)
+
+
 class TokenEncoder(nn.Module):
     """Integer tokens ``[L]`` in ``[0, vocab)`` -> embedding -> GRU -> last hidden state."""
 
@@ -186,14 +221,17 @@ def default_encoder(
     channels: str | Sequence[int] = "32,32",
     embed_dim: int = 32,
 ) -> MultiEncoder:
-    """One encoder per kind of key: conv for images, embedding + GRU for token
-    sequences, one MLP over all the remaining (vector) keys; concatenated."""
+    """One encoder per kind of key: conv for images (the DQN torso for uint8
+    pixels), embedding + GRU for token sequences, one MLP over all the
+    remaining (vector) keys; concatenated."""
     if isinstance(channels, str):
         channels = [int(c) for c in channels.split(",") if c.strip()]
     parts: dict[str, nn.Module] = {}
     vectors = []
     for key, entry in spec.items():
-        if entry.is_image:
+        if entry.is_pixels:
+            parts[key] = PixelEncoder(key, entry.shape, hidden=8 * hidden)
+        elif entry.is_image:
             parts[key] = ConvEncoder(key, entry.shape, channels, hidden=4 * hidden)
         elif entry.is_tokens:
             parts[key] = TokenEncoder(key, int(entry.bounds[1]) + 1, embed_dim, hidden)

@@ -14,6 +14,7 @@ from rlpytorch.models import (
     LSTMActorCritic,
     MLPEncoder,
     ObsKey,
+    PixelEncoder,
     PolicyHead,
     QHead,
     SharedActorCritic,
@@ -101,6 +102,19 @@ def test_minirts_default_model_reads_planes_and_scalars_for_acting_and_training(
     train = model({"s": torch.zeros(3, 6, 15, 20, 20), "v": torch.zeros(3, 6, 14)})
     assert act["pi"].shape == (6, 9) and act["V"].shape == (6,)
     assert train["pi"].shape == (3, 6, 9) and train["V"].shape == (3, 6)
+
+
+def test_atari_default_model_reads_uint8_frames_with_the_dqn_torso():
+    frames = {"s": ObsKey((4, 84, 84), np.dtype(np.uint8))}
+    model = ModelLoader("auto").build(frames, 6, {})
+    assert isinstance(model, SharedActorCritic)
+    encoder = model.encoders["policy"].parts["s"]
+    assert isinstance(encoder, PixelEncoder) and encoder.out_dim == 512
+    black = model({"s": torch.zeros(2, 4, 84, 84, dtype=torch.uint8)})
+    white = model({"s": torch.full((2, 4, 84, 84), 255, dtype=torch.uint8)})
+    assert black["pi"].shape == (2, 6) and not torch.allclose(black["V"], white["V"])
+    with pytest.raises(ValueError, match="at least 36x36"):
+        PixelEncoder("s", (3, 7, 7))
 
 
 def test_auto_model_is_the_mlp_for_vector_observations():
