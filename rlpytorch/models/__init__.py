@@ -4,7 +4,16 @@ an optional recurrent core, composed by ``BranchModel``. Ready-made ones are in
 
 from .actor_critic import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
 from .branch import BranchModel
-from .encoders import ConvEncoder, MLPEncoder, MultiEncoder, ObsKey, TokenEncoder, default_encoder, obs_spec
+from .encoders import (
+    ConvEncoder,
+    MLPEncoder,
+    MultiEncoder,
+    ObsKey,
+    PixelEncoder,
+    TokenEncoder,
+    default_encoder,
+    obs_spec,
+)
 from .heads import GaussianHead, PolicyHead, QHead, ValueHead
 from .recurrent import RecurrentCore
 
@@ -18,6 +27,7 @@ __all__ = [
     "MLPEncoder",
     "MultiEncoder",
     "ObsKey",
+    "PixelEncoder",
     "PolicyHead",
     "QHead",
     "RecurrentCore",
