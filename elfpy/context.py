@@ -214,6 +214,11 @@ class GameContext:
         return list(_elf.game_options(game))
 
     @property
+    def worker_pids(self) -> list[int]:
+        """Process ids of the workers hosting a Python-hosted game (none for native games)."""
+        return self._host.pids if self._host is not None else []
+
+    @property
     def num_seats(self) -> int:
         return self._ctx.num_seats()
 

@@ -104,7 +104,9 @@ def env_action(space: Any, stored: np.ndarray) -> Any:
     return stored.copy()
 
 
-def _seed(seed: int, game: int) -> int:
+def game_seed(seed: int, game: int) -> int:
+    """The seed of game `game`'s first reset in a context seeded `seed` (later
+    resets continue the environment's own random stream, as Gymnasium's do)."""
     return int(np.random.SeedSequence([seed, game]).generate_state(1)[0])
 
 
@@ -138,7 +140,7 @@ class _Worker:
         try:
             if game not in self.envs:
                 self.envs[game] = self.make_env()
-                observation, _ = self.envs[game].reset(seed=_seed(self.seed, game))
+                observation, _ = self.envs[game].reset(seed=game_seed(self.seed, game))
                 self.store("obs/", game, observation)
                 self.board.finish(game, 0.0, False, False)
             else:
@@ -209,7 +211,7 @@ class GymHost:
         payload = self._payload(make_env, preprocess, reshape_reward)
         probe = make_env()
         try:
-            observation, _ = probe.reset(seed=_seed(seed, 0))
+            observation, _ = probe.reset(seed=game_seed(seed, 0))
             self.keys = [*observation_keys(preprocess(observation) if preprocess else observation),
                          action_key(probe.action_space)]
         finally:
@@ -247,6 +249,10 @@ class GymHost:
         with process.stdin:
             pickle.dump(arguments, process.stdin)
         return process
+
+    @property
+    def pids(self) -> list[int]:
+        return [process.pid for process in self._processes]
 
     def dead_worker(self) -> str | None:
         """A message naming the game and the worker if a worker process died."""

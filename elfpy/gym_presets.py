@@ -1,15 +1,19 @@
 """Named set-ups of Python-hosted games: an environment factory plus hooks.
 
 `GameContext("gym:ALE/Pong-v5", num_games=16, preset="atari")` runs Pong
-with the standard DQN preprocessing instead of raw frames. A preset is a
-factory `make(env_id, **env_kwargs)` and optional `preprocess` and
-`reshape_reward` hooks (see `elfpy.gym_host`); add one to `PRESETS`.
+with the standard DQN preprocessing instead of raw frames; preset="minigrid"
+turns MiniGrid's dict observation (image, direction, mission text) into
+arrays. A preset is a factory `make(env_id, **env_kwargs)` and optional
+`preprocess` and `reshape_reward` hooks (see `elfpy.gym_host`); add one to
+`PRESETS`.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import re
+import zlib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -56,8 +60,55 @@ def clip_reward(observation: Any, action: Any, reward: float, done: bool) -> flo
     return float(np.sign(reward))
 
 
+# MiniGrid: the dict observation as numbers. The words of every MiniGrid and
+# BabyAI mission (minigrid 3.2.0); a word's id is its place here plus one, so
+# append new words, never reorder.
+MINIGRID_WORDS = (
+    "a", "after", "and", "at", "avoid", "ball", "behind", "blue", "box", "door", "end", "fetch", "find",
+    "from", "front", "get", "go", "goal", "green", "grey", "hallway", "in", "key", "lava", "left", "matching",
+    "must", "near", "next", "object", "of", "on", "open", "opening", "pick", "purple", "put", "reach", "red",
+    "right", "room", "rooms", "square", "the", "then", "to", "traverse", "unlock", "up", "use", "yellow",
+    "you", "your", ",",
+)
+MINIGRID_OTHER_WORDS = 64  # buckets for words not in the list (CRC-32 of the word)
+MINIGRID_VOCAB = 1 + len(MINIGRID_WORDS) + MINIGRID_OTHER_WORDS  # token ids lie in [0, MINIGRID_VOCAB)
+MINIGRID_MISSION_TOKENS = 48  # the longest mission seen (BabyAI) has 37 tokens
+_WORD_IDS = {word: i + 1 for i, word in enumerate(MINIGRID_WORDS)}
+_TOKEN = re.compile(r"[a-z]+|[^\sa-z]")
+
+
+def mission_tokens(text: str, length: int = MINIGRID_MISSION_TOKENS) -> np.ndarray:
+    """A mission as int64 token ids ``[length]``: lower-cased words and
+    punctuation, a known word its fixed id, any other one of
+    ``MINIGRID_OTHER_WORDS`` buckets by CRC-32 (the same in every process,
+    unlike ``hash``). Right-aligned, padded with 0 in front, so a GRU's last
+    state follows the last word; a longer mission keeps its first ``length``."""
+    ids = [_WORD_IDS.get(word) or 1 + len(MINIGRID_WORDS) + zlib.crc32(word.encode()) % MINIGRID_OTHER_WORDS
+           for word in _TOKEN.findall(text.lower())][:length]
+    tokens = np.zeros(length, np.int64)
+    if ids:
+        tokens[length - len(ids):] = ids
+    return tokens
+
+
+def minigrid_observation(observation: dict[str, Any]) -> dict[str, np.ndarray]:
+    """MiniGrid's dict observation as arrays the default models read:
+    ``image`` float32 ``[3, 7, 7]`` (channels first: object, colour and state
+    indices of the agent's egocentric view, unscaled, as torch-rl feeds them),
+    ``direction`` int64 ``[]`` (0-3, scalar: models skip it unless named in
+    ``--obs_keys``) and ``mission`` int64 ``[MINIGRID_MISSION_TOKENS]``
+    (``mission_tokens``). Other keys pass through."""
+    out = {key: np.asarray(value) for key, value in observation.items()
+           if key not in ("image", "direction", "mission")}
+    out["image"] = np.ascontiguousarray(np.asarray(observation["image"], np.float32).transpose(2, 0, 1))
+    out["direction"] = np.asarray(observation["direction"], np.int64)
+    out["mission"] = mission_tokens(observation["mission"])
+    return out
+
+
 PRESETS: dict[str, Preset] = {
     "atari": Preset(atari_env, reshape_reward=clip_reward),
+    "minigrid": Preset(make_gym_env, preprocess=minigrid_observation),
 }
 
 
