@@ -48,8 +48,9 @@ from elfpy.gym_presets import atari_env, make_gym_env  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 NUM_ACTIONS = 6  # Pong's minimal action set
-LIBRARIES = ("elfpy", "gym_async", "envpool")
-TITLES = {"elfpy": "elfpy GameContext", "gym_async": "gym AsyncVectorEnv", "envpool": "envpool"}
+LIBRARIES = ("elfpy", "elfpy_half", "gym_async", "envpool")
+TITLES = {"elfpy": "elfpy (batch N)", "elfpy_half": "elfpy (batch N/2)", "gym_async": "gym AsyncVectorEnv",
+          "envpool": "envpool"}
 
 
 FACTORIES = {
@@ -61,19 +62,26 @@ FACTORIES = {
 # make_* returns (step, close): step() runs one batch and returns its rows.
 
 
-def make_elfpy(config: str, num_envs: int, workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
+def make_elfpy(config: str, num_envs: int, workers: int,
+               batch: int = 0) -> tuple[Callable[[], int], Callable[[], None]]:
     import elfpy
 
+    batch = batch or num_envs
     gc = elfpy.GameContext(FACTORIES[config], num_games=num_envs, num_workers=workers, num_threads=1, seed=0)
-    gc.add_tag("actor", batch_size=num_envs, inputs=["s", "r", "terminal"], replies=["a"])
+    gc.add_tag("actor", batch_size=batch, inputs=["s", "r", "terminal"], replies=["a"])
     gc.reg_callback("actor", lambda batch: {"a": np.random.randint(0, NUM_ACTIONS, len(batch))})
     gc.start()
 
     def step() -> int:
         gc.run()
-        return num_envs
+        return batch
 
     return step, gc.stop
+
+
+def make_elfpy_half(config: str, num_envs: int, workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
+    """Batches of N/2: the other half of the games step while Python holds one."""
+    return make_elfpy(config, num_envs, workers, batch=num_envs // 2)
 
 
 def make_gym_async(config: str, num_envs: int, workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
@@ -107,7 +115,7 @@ def make_envpool(config: str, num_envs: int, workers: int) -> tuple[Callable[[],
     return step, envs.close
 
 
-MAKERS = {"elfpy": make_elfpy, "gym_async": make_gym_async, "envpool": make_envpool}
+MAKERS = {"elfpy": make_elfpy, "elfpy_half": make_elfpy_half, "gym_async": make_gym_async, "envpool": make_envpool}
 
 
 def measure(library: str, config: str, num_envs: int, workers: int, seconds: float) -> float:
