@@ -67,7 +67,7 @@ def make_elfpy(config: str, num_envs: int, workers: int,
     import elfpy
 
     batch = batch or num_envs
-    gc = elfpy.GameContext(FACTORIES[config], num_games=num_envs, num_workers=workers, num_threads=1, seed=0)
+    gc = elfpy.GameContext(FACTORIES[config], num_games=num_envs, num_workers=workers, seed=0)
     gc.add_tag("actor", batch_size=batch, inputs=["s", "r", "terminal"], replies=["a"])
     gc.reg_callback("actor", lambda batch: {"a": np.random.randint(0, NUM_ACTIONS, len(batch))})
     gc.start()

@@ -180,6 +180,8 @@ class GameContext:
             self._host = GymHost(game, num_games, num_workers, seed, preset, preprocess, reshape_reward,
                                  game_options)
             self.game = self._host.name
+            if num_threads is None:  # an engine thread waits while a worker steps: one per worker keeps all busy
+                threads = self._host.board.num_workers
             try:
                 self._ctx = _elf.Context(self.game, self._host.board, threads, seed, deterministic)
             except BaseException:

@@ -11,7 +11,6 @@ double).
 from __future__ import annotations
 
 import ast
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +39,7 @@ class GameLoader(Configurable):
     args = (
         Arg("game", "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' hosted in worker processes"),
         Arg("num_games", 64, "games run at once"),
-        Arg("num_threads", 0, "engine worker threads (0: one per core)"),
+        Arg("num_threads", 0, "engine worker threads (0: one per core; gym games: one per worker process)"),
         Arg("seed", 0, "seed of the games, the sampler and the model initialization"),
         Arg("deterministic", False, "same batches for the same seed, whatever the threads"),
         Arg("actor_batch", 64, "rows per actor batch"),
@@ -71,7 +70,7 @@ class GameLoader(Configurable):
     ) -> None:
         self.game = game
         self.num_games = num_games
-        self.num_threads = num_threads or os.cpu_count() or 1
+        self.num_threads = num_threads or None  # None: the engine picks (one per core, or per gym worker)
         self.seed = seed
         self.deterministic = deterministic
         self.actor_batch = actor_batch
