@@ -207,7 +207,7 @@ class GymHost:
         make_env = chosen.make
         preprocess = preprocess or chosen.preprocess
         reshape_reward = reshape_reward or chosen.reshape_reward
-        workers = num_workers if num_workers is not None else min(num_games, os.cpu_count() or 1)
+        workers = min(num_workers or os.cpu_count() or 1, num_games)  # a worker without games would idle
         payload = self._payload(make_env, preprocess, reshape_reward)
         probe = make_env()
         try:

@@ -3,11 +3,16 @@
 // each option once, with a default and a help line, through SpecBuilder; any
 // option the game did not ask for is an error that lists the valid ones.
 // Not thread-safe; only used while a context is being configured.
+//
+// Numbers are converted with <charconv>, not iostreams: the result never
+// depends on a locale, and the module needs none of libstdc++'s stream
+// machinery (which crashed the module at its first use under one Python
+// that loads its own C++ runtime).
 #pragma once
 
+#include <charconv>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,10 +47,11 @@ class Options {
       if (text == "false" || text == "False" || text == "0") return false;
       throw std::invalid_argument("option '" + name + "' must be a bool, got '" + text + "'");
     } else {
-      std::istringstream in(text);
+      const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+      const char* end = text.data() + text.size();
       T value{};
-      in >> value;
-      if (in.fail() || !in.eof()) {
+      const auto [stop, error] = std::from_chars(begin, end, value);
+      if (error != std::errc() || stop != end || begin == end) {
         throw std::invalid_argument("option '" + name + "' must be a number, got '" + text + "'");
       }
       return value;
@@ -54,5 +60,20 @@ class Options {
 
   std::map<std::string, std::string> values_;
 };
+
+// An option's default as text (for help): numbers in their shortest form,
+// bools as true/false.
+template <typename T>
+std::string OptionText(const T& value) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    return value;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return value ? "true" : "false";
+  } else {
+    char text[64];
+    const auto result = std::to_chars(text, text + sizeof(text), value);
+    return std::string(text, result.ptr);
+  }
+}
 
 }  // namespace elf

@@ -8,7 +8,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -97,9 +96,7 @@ class SpecBuilder {
   // game knows it.
   template <typename T>
   T Option(const std::string& name, const T& fallback, const std::string& help) {
-    std::ostringstream text;
-    text << fallback;
-    spec_.options.push_back({name, text.str(), help});
+    spec_.options.push_back({name, OptionText(fallback), help});
     return options_.Get<T>(name, fallback);
   }
 
