@@ -30,15 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import minirts_render as render  # noqa: E402
 
-
-def _parse_options(text: str) -> dict[str, str]:
-    options = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"game option {item!r} is not key=value")
-        options[key.strip()] = value.strip()
-    return options
+from rlpytorch.game_loader import parse_options  # noqa: E402
 
 
 def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, ...]]:
@@ -112,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
                            ("ai0", args.ai0), ("frame_skip", args.frame_skip)):
             if value is not None:
                 options[key] = value
-        options.update(_parse_options(args.game_options, literal=False))
+        options.update(parse_options(args.game_options))
         if args.fog:
             options["board_fog"] = True
             if options["seats"] == 0:

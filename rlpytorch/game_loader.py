@@ -16,7 +16,7 @@ from typing import Any
 
 from .args_provider import Arg, Configurable
 
-__all__ = ["ACTOR_INPUTS", "ACTOR_REPLIES", "STATE_KEY", "TRAIN_INPUTS", "GameLoader"]
+__all__ = ["ACTOR_INPUTS", "ACTOR_REPLIES", "STATE_KEY", "TRAIN_INPUTS", "GameLoader", "parse_options"]
 
 # Besides the observation keys the model reads (and, for training, their
 # ``final_`` copies where the game has them, so a time-limit truncation can
@@ -77,7 +77,7 @@ class GameLoader(Configurable):
         self.train_batch = train_batch
         self.T = T
         self.hosted = game.startswith("gym:")
-        self.options = _parse_options(game_options, literal=self.hosted)
+        self.options = parse_options(game_options, literal=self.hosted)
         if self.hosted:
             self.options.update(num_workers=num_workers or None, preset=preset or None)
         elif num_workers or preset:
@@ -152,7 +152,7 @@ def _actor_inputs(gc: Any) -> list[str]:
     return ACTOR_INPUTS + (["won"] if "won" in gc.spec() else [])
 
 
-def _parse_options(text: str, literal: bool) -> dict[str, Any]:
+def parse_options(text: str, literal: bool = False) -> dict[str, Any]:
     """'a=1,b=x' as a dict; values stay text (native games parse their own)
     unless `literal`, where '1' becomes 1 and 'x' stays 'x'."""
     options: dict[str, Any] = {}
