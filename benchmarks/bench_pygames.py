@@ -160,13 +160,16 @@ def main() -> None:
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
     print(f"\nPong, {args.num_envs} envs, random actions; {args.workers} elfpy workers / envpool threads; "
           f"median of {args.repeats} x {args.seconds:g} s; commit {commit}; {machine}\n")
-    print("| config | " + " | ".join(TITLES[lib] for lib in args.libraries) + " | elfpy / AsyncVectorEnv |")
-    print("|---|" + "---:|" * (len(args.libraries) + 1))
+    elf_modes = [lib for lib in ("elfpy", "elfpy_half") if lib in args.libraries]
+    ratios = [f"{TITLES[lib]} / AsyncVectorEnv" for lib in elf_modes] if "gym_async" in args.libraries else []
+    print("| config | " + " | ".join([TITLES[lib] for lib in args.libraries] + ratios) + " |")
+    print("|---|" + "---:|" * (len(args.libraries) + len(ratios)))
     for config in args.configs:
         medians = {lib: statistics.median(results[(config, lib)]) for lib in args.libraries}
-        ratio = (f"{medians['elfpy'] / medians['gym_async']:.2f}x"
-                 if "elfpy" in medians and "gym_async" in medians else "n/a")
-        print(f"| {config} | " + " | ".join(f"{medians[lib]:,.0f}" for lib in args.libraries) + f" | {ratio} |")
+        cells = [f"{medians[lib]:,.0f}" for lib in args.libraries]
+        if ratios:
+            cells += [f"{medians[lib] / medians['gym_async']:.2f}x" for lib in elf_modes]
+        print(f"| {config} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
