@@ -33,7 +33,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import cloudpickle  # a gymnasium dependency; pickles lambdas and functions of __main__ by value
 import numpy as np
+from gymnasium import spaces
 
 from elfpy import _elf
 from elfpy.gym_presets import resolve
@@ -77,8 +79,6 @@ def observation_keys(sample: Any) -> list[dict[str, Any]]:
 
 def action_key(space: Any) -> dict[str, Any]:
     """The key `a` for a Gymnasium action space."""
-    import gymnasium.spaces as spaces
-
     key = {"name": "a", "role": "action", "meaning": f"action ({space})"}
     if isinstance(space, spaces.Discrete):
         return {**key, "dtype": "int64", "shape": [], "bounds": (0.0, float(space.n - 1))}
@@ -93,8 +93,6 @@ def action_key(space: Any) -> dict[str, Any]:
 def env_action(space: Any, stored: np.ndarray) -> Any:
     """The action to pass to env.step, from its stored row; per-entry bounds
     of a MultiDiscrete are checked here (the engine checks one common bound)."""
-    import gymnasium.spaces as spaces
-
     if isinstance(space, spaces.Discrete):
         return int(stored) + int(space.start)
     if isinstance(space, spaces.MultiDiscrete):
@@ -232,8 +230,6 @@ class GymHost:
             raise
 
     def _payload(self, make_env: Callable, preprocess: Callable | None, reshape_reward: Callable | None) -> bytes:
-        import cloudpickle  # a gymnasium dependency; pickles lambdas and functions of __main__ by value
-
         try:
             return cloudpickle.dumps((make_env, preprocess, reshape_reward))
         except Exception as error:
