@@ -97,7 +97,12 @@ def minigrid_observation(observation: dict[str, Any]) -> dict[str, np.ndarray]:
     indices of the agent's egocentric view, unscaled, as torch-rl feeds them),
     ``direction`` int64 ``[]`` (0-3, scalar: models skip it unless named in
     ``--obs_keys``) and ``mission`` int64 ``[MINIGRID_MISSION_TOKENS]``
-    (``mission_tokens``). Other keys pass through."""
+    (``mission_tokens``). Other keys pass through.
+
+    Keys of hosted games carry no bounds, so ``--model auto`` reads
+    ``mission`` as a plain vector, not as tokens (embedding + GRU, which
+    needs the vocabulary size). Where the mission never changes (DoorKey,
+    Empty, ...) read the image alone: ``--obs_keys image``."""
     out = {key: np.asarray(value) for key, value in observation.items()
            if key not in ("image", "direction", "mission")}
     out["image"] = np.ascontiguousarray(np.asarray(observation["image"], np.float32).transpose(2, 0, 1))
