@@ -2,7 +2,7 @@
 
 The checkpoint carries the training run's configuration, so the game and the
 model are rebuilt from it; any option given here overrides the saved one
-(e.g. ``--eval_episodes 1000`` or ``--eval_sampler multinomial``).
+(e.g. ``--episodes 1000`` or ``--eval_sampler multinomial``).
 """
 
 from __future__ import annotations
@@ -45,8 +45,11 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
     torch.set_num_threads(config["torch_threads"])
 
     loader = GameLoader.from_config(config)
-    probe = loader.context(num_games=1)
-    model = load_model(config["load"], loader.observation_spec(probe), loader.num_actions(probe))
+    probe = loader.context(num_games=1)  # the spec the model was trained on; never started
+    try:
+        model = load_model(config["load"], loader.observation_spec(probe), loader.num_actions(probe))
+    finally:
+        probe.stop()
     result = evaluate(model, loader, config, progress=config["progress"])
     print(f"{config['eval_sampler']} evaluation of {config['load']} (step {model.step}): {result}")
     return result

@@ -50,6 +50,7 @@ class Arg:
     help: str
     type: Callable[[str], Any] | None = None
     choices: Sequence[Any] | None = None
+    aliases: Sequence[str] = ()  # other command-line names, e.g. ("episodes",) for --episodes
 
     @property
     def value_type(self) -> Callable[[str], Any]:
@@ -175,17 +176,18 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
 
 
 def _add_argument(group: argparse._ArgumentGroup, arg: Arg) -> None:
-    flag = f"--{arg.name}"
+    flags = [f"--{name}" for name in (arg.name, *arg.aliases)]
     if arg.value_type is bool:
         group.add_argument(
-            flag,
+            *flags,
             action=argparse.BooleanOptionalAction,
             default=arg.default,
             help=arg.help,
         )
     else:
         group.add_argument(
-            flag,
+            *flags,
+            dest=arg.name,
             type=arg.value_type,
             default=arg.default,
             choices=arg.choices,

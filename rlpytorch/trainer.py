@@ -223,7 +223,7 @@ class Evaluator(Configurable):
     """
 
     args = (
-        Arg("eval_episodes", 100, "episodes per evaluation"),
+        Arg("eval_episodes", 100, "episodes per evaluation", aliases=("episodes",)),
         Arg("eval_sampler", "greedy", "how the evaluated policy acts", choices=("greedy", "multinomial")),
     )
 

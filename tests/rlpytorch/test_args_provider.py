@@ -100,3 +100,13 @@ def test_from_config_takes_only_declared_keys_plus_extras():
 
 def test_format_config_lists_every_value_sorted():
     assert format_config({"b": 1, "a": "x"}).splitlines() == ["a = 'x'", "b = 1"]
+
+
+def test_an_alias_sets_the_same_argument():
+    class Episodes(Configurable):
+        args = (Arg("eval_episodes", 100, "episodes", aliases=("episodes",)),)
+
+    provider = ArgsProvider([Episodes])
+    assert provider.parse(["--episodes", "7"])["eval_episodes"] == 7
+    assert provider.parse(["--eval_episodes", "8"])["eval_episodes"] == 8
+    assert provider.parse([])["eval_episodes"] == 100
