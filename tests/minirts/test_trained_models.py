@@ -41,6 +41,6 @@ def greedy_win_rate(path: Path, episodes: int) -> float:
     return evaluate(model, loader, config, progress=False).win_rate
 
 
-@pytest.mark.parametrize(("name", "min_win_rate"), [("minirts_simple_ac.pt", 0.85)])
+@pytest.mark.parametrize(("name", "min_win_rate"), [("minirts_simple_ac.pt", 0.85), ("minirts_hit_and_run_ac.pt", 0.8)])
 def test_committed_model_beats_its_built_in_opponent(name, min_win_rate, one_torch_thread):
     assert greedy_win_rate(MODELS / name, episodes=128) >= min_win_rate
