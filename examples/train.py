@@ -99,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     result = None
     if config["eval_at_end"] and not summary.interrupted:
         result = evaluate(trainer.mi["model"], loader, config, progress=config["progress"])
-        print(f"greedy evaluation: {result}")
+        print(f"{config['eval_sampler']} evaluation: {result}")
     return {"summary": summary, "eval": result, "config": config}
 
 
