@@ -68,12 +68,14 @@ def _engine_dtype(name: str, array: np.ndarray) -> str:
                      "pass preprocess= to turn it into numbers (e.g. token ids)")
 
 
-def observation_keys(sample: Any) -> list[dict[str, Any]]:
-    """Keys for observations shaped like `sample` (already preprocessed)."""
+def observation_keys(sample: Any, bounds: dict[str, tuple[float, float]] | None = None) -> list[dict[str, Any]]:
+    """Keys for observations shaped like `sample` (already preprocessed),
+    with the value bounds a preset states for some of them."""
     keys = []
     for name, array in _as_arrays(sample).items():
         keys.append({"name": name, "dtype": _engine_dtype(name, array), "shape": list(array.shape),
-                     "meaning": f"observation '{name}'", "role": "observation", "bounds": None})
+                     "meaning": f"observation '{name}'", "role": "observation",
+                     "bounds": (bounds or {}).get(name)})
     return keys
 
 
@@ -210,7 +212,7 @@ class GymHost:
         probe = make_env()
         try:
             observation, _ = probe.reset(seed=game_seed(seed, 0))
-            self.keys = [*observation_keys(preprocess(observation) if preprocess else observation),
+            self.keys = [*observation_keys(preprocess(observation) if preprocess else observation, chosen.bounds),
                          action_key(probe.action_space)]
         finally:
             probe.close()

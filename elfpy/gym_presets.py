@@ -38,6 +38,9 @@ class Preset(NamedTuple):
     make: Callable[..., Any]
     preprocess: Callable[[Any], Any] | None = None
     reshape_reward: Callable[[Any, Any, float, bool], float] | None = None
+    # Inclusive value bounds of preprocessed observation keys, stated in the
+    # spec (e.g. a token vocabulary, so models embed the key).
+    bounds: dict[str, tuple[float, float]] | None = None
 
 
 def atari_env(env_id: str, noop_max: int = 30, frame_skip: int = 4, screen_size: int = 84, stack: int = 4,
@@ -99,10 +102,10 @@ def minigrid_observation(observation: dict[str, Any]) -> dict[str, np.ndarray]:
     ``--obs_keys``) and ``mission`` int64 ``[MINIGRID_MISSION_TOKENS]``
     (``mission_tokens``). Other keys pass through.
 
-    Keys of hosted games carry no bounds, so ``--model auto`` reads
-    ``mission`` as a plain vector, not as tokens (embedding + GRU, which
-    needs the vocabulary size). Where the mission never changes (DoorKey,
-    Empty, ...) read the image alone: ``--obs_keys image``."""
+    The preset states ``mission``'s bounds [0, MINIGRID_VOCAB), so
+    ``--model auto`` reads it with the token encoder (embedding + GRU).
+    Where the mission never changes (DoorKey, Empty, ...) the image alone
+    is enough: ``--obs_keys image``."""
     out = {key: np.asarray(value) for key, value in observation.items()
            if key not in ("image", "direction", "mission")}
     out["image"] = np.ascontiguousarray(np.asarray(observation["image"], np.float32).transpose(2, 0, 1))
@@ -113,7 +116,8 @@ def minigrid_observation(observation: dict[str, Any]) -> dict[str, np.ndarray]:
 
 PRESETS: dict[str, Preset] = {
     "atari": Preset(atari_env, reshape_reward=clip_reward),
-    "minigrid": Preset(make_gym_env, preprocess=minigrid_observation),
+    "minigrid": Preset(make_gym_env, preprocess=minigrid_observation,
+                       bounds={"mission": (0.0, float(MINIGRID_VOCAB - 1))}),
 }
 
 

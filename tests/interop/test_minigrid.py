@@ -9,10 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("minigrid")
-
-import elfpy  # noqa: E402
-from elfpy.gym_presets import (  # noqa: E402
+import elfpy
+from elfpy.gym_presets import (
     MINIGRID_MISSION_TOKENS,
     MINIGRID_VOCAB,
     MINIGRID_WORDS,
@@ -21,6 +19,8 @@ from elfpy.gym_presets import (  # noqa: E402
     minigrid_observation,
     mission_tokens,
 )
+from rlpytorch.model_loader import ModelLoader
+from rlpytorch.models import ConvEncoder, TokenEncoder
 
 DOORKEY = "MiniGrid-DoorKey-5x5-v0"
 DOORKEY_MISSION = "use the key to open the door and then get to the goal"
@@ -83,7 +83,11 @@ def test_context_with_minigrid_preset_declares_the_preset_keys():
     assert (spec["direction"].dtype, spec["direction"].shape) == (np.int64, ())
     assert (spec["mission"].dtype, spec["mission"].shape) == (np.int64, (MINIGRID_MISSION_TOKENS,))
     assert spec["a"].bounds == (0.0, 6.0)  # MiniGrid's 7 actions
+    assert spec["mission"].bounds == (0.0, MINIGRID_VOCAB - 1.0)
     assert "final_image" in spec
+    model = ModelLoader("auto").build({k: spec[k] for k in ("image", "mission")}, 7, {})
+    parts = model.encoders["policy"].parts
+    assert {type(part) for part in parts.values()} == {ConvEncoder, TokenEncoder}  # the mission is embedded
 
 
 def run_random(game, num_games, seed, episodes, **options):
