@@ -305,13 +305,21 @@ void Context::Start() {
   SubmitAdvance(all);
 }
 
-// Splits games into a few tasks per worker.
+// Splits games into a few tasks per worker, each task on the home worker of
+// its games (see Home), so a game's data stays in one core's cache.
 void Context::SubmitAdvance(const std::vector<int>& games) {
   const std::size_t chunk = std::max<std::size_t>(16, (games.size() + 2 * num_threads_ - 1) / (2 * num_threads_));
-  for (std::size_t begin = 0; begin < games.size(); begin += chunk) {
-    std::vector<int> part(games.begin() + begin, games.begin() + std::min(games.size(), begin + chunk));
-    pool_->Submit([this, part = std::move(part)]() mutable { AdvanceMany(std::move(part)); });
+  std::vector<std::vector<int>> by_home(num_threads_);
+  for (int game : games) by_home[Home(game)].push_back(game);
+  std::vector<WorkerPool::Job> jobs;
+  for (int home = 0; home < num_threads_; ++home) {
+    const auto& mine = by_home[home];
+    for (std::size_t begin = 0; begin < mine.size(); begin += chunk) {
+      std::vector<int> part(mine.begin() + begin, mine.begin() + std::min(mine.size(), begin + chunk));
+      jobs.push_back({[this, part = std::move(part)]() mutable { AdvanceMany(std::move(part)); }, home});
+    }
   }
+  pool_->SubmitMany(std::move(jobs));
 }
 
 // Runs each game as far as it can go without waiting. The rows they then send
@@ -661,13 +669,18 @@ void Context::SubmitReplies(const BatchRef& ref) {
   TakeBack(tag, ref);
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   buffer.unconsumed_replies.store(ref.size);
+  // Rows are claimed in runs by the task that stepped their games, so a chunk
+  // goes to the home of its first row's game.
   const int chunk = std::max(16, (ref.size + 2 * num_threads_ - 1) / (2 * num_threads_));
+  std::vector<WorkerPool::Job> jobs;
   for (int begin = 0; begin < ref.size; begin += chunk) {
     const int end = std::min(ref.size, begin + chunk);
-    pool_->Submit([this, tag_index = ref.tag, batch = ref.batch, begin, end] {
-      ConsumeReplies(tag_index, batch, begin, end);
-    });
+    jobs.push_back({[this, tag_index = ref.tag, batch = ref.batch, begin, end] {
+                      ConsumeReplies(tag_index, batch, begin, end);
+                    },
+                    Home(buffer.game_ids[begin])});
   }
+  pool_->SubmitMany(std::move(jobs));
 }
 
 // Copies rows [begin, end) of a replied batch into their games' histories and

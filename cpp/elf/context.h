@@ -111,6 +111,9 @@ class Context {
   void BuildKeys();
   void ValidateRouting() const;
   void Wire();
+  // The worker that steps `game` when it is free: games split into
+  // num_threads contiguous ranges.
+  int Home(int game) const { return static_cast<int>(int64_t{game} * num_threads_ / num_games_); }
   void SubmitAdvance(const std::vector<int>& games);
   void AdvanceMany(std::vector<int> games);
   void BeginStepIfReplied(GameSlot& slot);
