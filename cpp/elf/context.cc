@@ -355,6 +355,7 @@ void Context::AdvanceMany(std::vector<int> games) {
         BeginStepIfReplied(games_[game]);
       }
       std::vector<int> at_sends;
+      at_sends.reserve(games.size());
       for (int game : games) {
         current = game;
         if (RunToObservationSends(games_[game], game)) at_sends.push_back(game);
@@ -398,7 +399,7 @@ bool Context::RunToObservationSends(GameSlot& slot, int game) {
         slot.stage = Stage::kSendAfterReplies;
         break;
       case Stage::kSendAfterReplies:
-        if (!SendAll(game, after_reply_sends_, false)) return false;  // parked
+        if (!after_reply_sends_.empty() && !SendAll(game, after_reply_sends_, false)) return false;  // parked
         slot.stage = Stage::kStep;
         break;
       case Stage::kStep:
@@ -533,15 +534,16 @@ bool Context::SendAll(int game, const std::vector<Send>& sends, bool hand_over) 
 
 void Context::WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome) {
   Channel& channel = channels_[ChannelId(slot, seat)];
-  History& history = channel.history;
+  uint8_t* record = channel.history.Record(slot.step);
   channel.episode_return += reward;
   const bool over = outcome.Over();
   if (slot.step > 0) ++channel.episode_length;
-  *static_cast<float*>(history.Key(slot.step, reward_key_)) = reward;
-  *static_cast<bool*>(history.Key(slot.step, terminal_key_)) = over;
-  *static_cast<bool*>(history.Key(slot.step, truncated_key_)) = over && !outcome.terminated;
-  *static_cast<float*>(history.Key(slot.step, return_key_)) = channel.episode_return;
-  *static_cast<int32_t*>(history.Key(slot.step, length_key_)) = channel.episode_length;
+  const bool truncated = over && !outcome.terminated;
+  std::memcpy(record + layout_.offset(reward_key_), &reward, sizeof reward);
+  std::memcpy(record + layout_.offset(terminal_key_), &over, sizeof over);
+  std::memcpy(record + layout_.offset(truncated_key_), &truncated, sizeof truncated);
+  std::memcpy(record + layout_.offset(return_key_), &channel.episode_return, sizeof channel.episode_return);
+  std::memcpy(record + layout_.offset(length_key_), &channel.episode_length, sizeof channel.episode_length);
   if (over) {
     channel.episode_return = 0.0f;
     channel.episode_length = 0;
