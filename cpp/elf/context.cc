@@ -8,12 +8,13 @@
 
 namespace elf {
 
+// One seat of one game: channel g * num_seats + seat. Per tag, its position
+// among the tag's channels and its messages sent live in `positions_` and
+// `sent_` (deterministic mode only), so a channel stays small.
 struct Context::Channel {
   int game = 0;
   int seat = 0;
   History history;
-  std::vector<int> position;  // per tag: index among the tag's channels, -1 if not routed
-  std::vector<int64_t> sent;  // per tag: messages sent so far
   float episode_return = 0.0f;
   int32_t episode_length = 0;
 };
@@ -21,16 +22,32 @@ struct Context::Channel {
 struct Context::GameSlot {
   std::unique_ptr<Game> game;
   Rng rng;
-  std::vector<int> channels;  // per seat
   std::vector<Row> rows;      // per seat, pointed at the current step's record
   int64_t step = 0;
   Stage stage = Stage::kStart;
-  std::size_t cursor = 0;     // sends done in the current stage
   bool step_begun = false;    // BeginStep was called for the coming Step
+  int cursor = 0;             // sends done in the current stage
+  // Replies still to come, counted only when a game sends several rows to
+  // tags with replies (with one row, its reply is the last one).
   std::atomic<int> pending{0};
 };
 
+inline int Context::ChannelId(const GameSlot& slot, int seat) const {
+  return static_cast<int>(&slot - games_.get()) * num_seats() + seat;
+}
+
 namespace {
+
+// memcpy with the common key sizes inlined.
+inline void CopyKey(void* to, const void* from, std::size_t bytes) {
+  switch (bytes) {
+    case 1: std::memcpy(to, from, 1); return;
+    case 4: std::memcpy(to, from, 4); return;
+    case 8: std::memcpy(to, from, 8); return;
+    case 16: std::memcpy(to, from, 16); return;
+    default: std::memcpy(to, from, bytes); return;
+  }
+}
 
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string joined;
@@ -240,18 +257,21 @@ void Context::Wire() {
       channel.game = g;
       channel.seat = seat;
       channel.history = History(&layout_, history_length, history_arena_.data() + words * id);
-      channel.position.assign(num_tags(), -1);
-      channel.sent.assign(num_tags(), 0);
-      slot.channels.push_back(id);
       slot.rows.emplace_back(&game_spec_.keys, &layout_);
     }
   }
+  positions_.assign(static_cast<std::size_t>(num_channels_) * num_tags(), -1);
+  sent_.assign(positions_.size(), 0);
+  input_copies_.assign(num_tags(), {});
+  reply_copies_.assign(num_tags(), {});
   for (auto& tag : tags_) {
+    for (int key : tag->input_keys()) input_copies_[tag->index()].push_back({layout_.offset(key), keys_[key].Bytes()});
+    for (int key : tag->reply_keys()) reply_copies_[tag->index()].push_back({layout_.offset(key), keys_[key].Bytes()});
     const auto& seats = tag->config().seats;
     for (int id = 0; id < num_channels_; ++id) {
       Channel& channel = channels_[id];
       if (!seats.empty() && std::count(seats.begin(), seats.end(), channel.seat) == 0) continue;
-      channel.position[tag->index()] = static_cast<int>(tag->channels().size());
+      positions_[static_cast<std::size_t>(id) * num_tags() + tag->index()] = static_cast<int>(tag->channels().size());
       tag->AddChannel(id);
     }
     const int routed = static_cast<int>(tag->channels().size());
@@ -305,13 +325,21 @@ void Context::Start() {
   SubmitAdvance(all);
 }
 
-// Splits games into a few tasks per worker.
+// Splits games into a few tasks per worker, each task on the home worker of
+// its games (see Home), so a game's data stays in one core's cache.
 void Context::SubmitAdvance(const std::vector<int>& games) {
   const std::size_t chunk = std::max<std::size_t>(16, (games.size() + 2 * num_threads_ - 1) / (2 * num_threads_));
-  for (std::size_t begin = 0; begin < games.size(); begin += chunk) {
-    std::vector<int> part(games.begin() + begin, games.begin() + std::min(games.size(), begin + chunk));
-    pool_->Submit([this, part = std::move(part)]() mutable { AdvanceMany(std::move(part)); });
+  std::vector<std::vector<int>> by_home(num_threads_);
+  for (int game : games) by_home[Home(game)].push_back(game);
+  std::vector<WorkerPool::Job> jobs;
+  for (int home = 0; home < num_threads_; ++home) {
+    const auto& mine = by_home[home];
+    for (std::size_t begin = 0; begin < mine.size(); begin += chunk) {
+      std::vector<int> part(mine.begin() + begin, mine.begin() + std::min(mine.size(), begin + chunk));
+      jobs.push_back({[this, part = std::move(part)]() mutable { AdvanceMany(std::move(part)); }, home});
+    }
   }
+  pool_->SubmitMany(std::move(jobs));
 }
 
 // Runs each game as far as it can go without waiting. The rows they then send
@@ -327,6 +355,7 @@ void Context::AdvanceMany(std::vector<int> games) {
         BeginStepIfReplied(games_[game]);
       }
       std::vector<int> at_sends;
+      at_sends.reserve(games.size());
       for (int game : games) {
         current = game;
         if (RunToObservationSends(games_[game], game)) at_sends.push_back(game);
@@ -358,55 +387,71 @@ bool Context::RunToObservationSends(GameSlot& slot, int game) {
         for (int seat = 0; seat < num_seats(); ++seat) WriteStepHeader(slot, seat, 0.0f, Outcome{});
         Observe(slot);
         slot.stage = Stage::kSendObservation;
-        slot.pending.store(static_cast<int>(observation_sends_.size()) + 1);
+        ExpectReplies(slot);
         break;
       case Stage::kSendObservation:
         if (slot.cursor == 0) return true;
-        if (!SendAll(game, observation_sends_)) return false;  // a resumed game, parked again
-        if (!AwaitReplies(slot)) return false;
-        break;
+        // A resumed game: parked again, or its last row sent (and the game
+        // handed to whoever copies its last reply).
+        SendAll(game, observation_sends_, true);
+        return false;
       case Stage::kAwaitReplies:  // the last reply came in
         slot.stage = Stage::kSendAfterReplies;
         break;
       case Stage::kSendAfterReplies:
-        if (!SendAll(game, after_reply_sends_)) return false;  // parked
+        if (!after_reply_sends_.empty() && !SendAll(game, after_reply_sends_, false)) return false;  // parked
         slot.stage = Stage::kStep;
         break;
       case Stage::kStep:
         StepGame(slot);
         slot.stage = Stage::kSendObservation;
-        slot.pending.store(static_cast<int>(observation_sends_.size()) + 1);
+        ExpectReplies(slot);
         break;
     }
   }
   return false;
 }
 
-// Drops the +1 guard on `pending` after the sends: whoever brings it to zero,
-// this thread or the thread copying the last reply, carries the game on.
-bool Context::AwaitReplies(GameSlot& slot) {
-  slot.stage = Stage::kAwaitReplies;
-  return slot.pending.fetch_sub(1, std::memory_order_acq_rel) == 1;
+// Before a game's first observation send. Its last row is committed only
+// after the game is marked kAwaitReplies, and from that commit on the game
+// belongs to the thread that copies its last reply (it may come at once):
+// the sending thread leaves it alone. The commit and the batch's delivery
+// order the game's state before that thread reads it.
+void Context::ExpectReplies(GameSlot& slot) {
+  if (observation_sends_.size() > 1) {
+    slot.pending.store(static_cast<int>(observation_sends_.size()), std::memory_order_relaxed);
+  }
 }
 
-// Sends the observation rows of games that are all at the first send; returns
-// those whose replies are already all in (they go on at once).
+// The game's last row to a tag with replies is written: hand the game over
+// (see ExpectReplies). Call before the commit.
+void Context::HandOver(GameSlot& slot) {
+  slot.stage = Stage::kAwaitReplies;
+  slot.cursor = 0;
+}
+
+// Sends the observation rows of games that are all at the first send. Their
+// last rows hand them over to the reply copiers; returns the games that
+// need no replies (there is no tag with replies), which go on at once.
 std::vector<int> Context::SendObservations(std::vector<int> games) {
-  for (std::size_t route = 0; route < observation_sends_.size() && !games.empty(); ++route) {
-    games = SendBlock(games, observation_sends_[route]);
-    for (int game : games) games_[game].cursor = route + 1;
+  const std::size_t routes = observation_sends_.size();
+  if (routes == 0) {
+    for (int game : games) HandOver(games_[game]);
+    return games;
   }
-  std::vector<int> replied;
-  for (int game : games) {
-    games_[game].cursor = 0;
-    if (AwaitReplies(games_[game])) replied.push_back(game);
+  for (std::size_t route = 0; route < routes && !games.empty(); ++route) {
+    const bool last = route + 1 == routes;
+    games = SendBlock(games, observation_sends_[route], last);
+    if (last) break;
+    for (int game : games) games_[game].cursor = static_cast<int>(route + 1);
   }
-  return replied;
+  return {};
 }
 
 // One row per game to one (seat, tag) route; returns the games that sent, in
-// order. The others parked on a busy buffer and resume later.
-std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& send) {
+// order (none if `hand_over`: they are no longer this thread's). The others
+// parked on a busy buffer and resume later.
+std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& send, bool hand_over) {
   Tag& tag = *tags_[send.tag];
   std::vector<int> sent;
   std::size_t next = 0;
@@ -418,8 +463,13 @@ std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& s
       continue;
     }
     for (int i = 0; i < claim.rows; ++i, ++next) {
-      WriteRow(games_[games[next]], send, claim, claim.row + i);
-      sent.push_back(games[next]);
+      GameSlot& slot = games_[games[next]];
+      WriteRow(slot, send, claim, claim.row + i);
+      if (hand_over) {
+        HandOver(slot);
+      } else {
+        sent.push_back(games[next]);
+      }
     }
     if (tag.Commit(claim, claim.rows)) NotifyReady(tag.index(), claim.batch);
   }
@@ -429,33 +479,37 @@ std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& s
 Claim Context::ClaimFor(GameSlot& slot, const Send& send, int want) {
   Tag& tag = *tags_[send.tag];
   if (!deterministic_) return tag.ClaimNext(want);
-  const Channel& channel = channels_[slot.channels[send.seat]];
-  return tag.ClaimFixed(channel.position[tag.index()], channel.sent[tag.index()]);
+  const std::size_t at = static_cast<std::size_t>(ChannelId(slot, send.seat)) * num_tags() + tag.index();
+  return tag.ClaimFixed(positions_[at], sent_[at]);
 }
 
 // Copies a seat's keys (a T-step window for T > 1) from its history into `row`.
 void Context::WriteRow(GameSlot& slot, const Send& send, const Claim& claim, int row) {
   Tag& tag = *tags_[send.tag];
   const int T = tag.T();
-  const int channel_id = slot.channels[send.seat];
+  const int channel_id = ChannelId(slot, send.seat);
   Channel& channel = channels_[channel_id];
-  const auto& inputs = tag.input_keys();
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const std::size_t bytes = keys_[inputs[i]].Bytes();
-    for (int t = 0; t < T; ++t) {
-      std::memcpy(claim.buffer->Input(static_cast<int>(i), t, row, bytes, tag.capacity()),
-                  channel.history.Key(slot.step - (T - 1) + t, inputs[i]), bytes);
+  const auto& copies = input_copies_[send.tag];
+  BatchBuffer& buffer = *claim.buffer;
+  const int capacity = tag.capacity();
+  for (int t = 0; t < T; ++t) {
+    const uint8_t* record = channel.history.Record(slot.step - (T - 1) + t);
+    const std::size_t at = static_cast<std::size_t>(t) * capacity + row;
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+      CopyKey(reinterpret_cast<uint8_t*>(buffer.inputs[i].data()) + at * copies[i].bytes, record + copies[i].offset,
+              copies[i].bytes);
     }
   }
-  ++channel.sent[tag.index()];
+  if (deterministic_) ++sent_[static_cast<std::size_t>(channel_id) * num_tags() + tag.index()];
   Tag::Label(claim, row, channel.game, channel.seat, channel_id);
 }
 
 // One game through its sends from its cursor on (the path for resumed games
-// and for tags without replies). Returns false if it parked.
-bool Context::SendAll(int game, const std::vector<Send>& sends) {
+// and for tags without replies). Returns false if it parked, or if
+// `hand_over` and it sent its last row (the game is no longer this thread's).
+bool Context::SendAll(int game, const std::vector<Send>& sends, bool hand_over) {
   GameSlot& slot = games_[game];
-  while (slot.cursor < sends.size()) {
+  while (slot.cursor < static_cast<int>(sends.size())) {
     const Send& send = sends[slot.cursor];
     Tag& tag = *tags_[send.tag];
     const int T = tag.T();
@@ -467,7 +521,10 @@ bool Context::SendAll(int game, const std::vector<Send>& sends) {
         continue;  // the buffer came free meanwhile: try again
       }
       WriteRow(slot, send, claim, claim.row);
+      const bool last = hand_over && slot.cursor + 1 == static_cast<int>(sends.size());
+      if (last) HandOver(slot);
       if (tag.Commit(claim, 1)) NotifyReady(tag.index(), claim.batch);
+      if (last) return false;
     }
     ++slot.cursor;
   }
@@ -476,16 +533,17 @@ bool Context::SendAll(int game, const std::vector<Send>& sends) {
 }
 
 void Context::WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome) {
-  Channel& channel = channels_[slot.channels[seat]];
-  History& history = channel.history;
+  Channel& channel = channels_[ChannelId(slot, seat)];
+  uint8_t* record = channel.history.Record(slot.step);
   channel.episode_return += reward;
   const bool over = outcome.Over();
   if (slot.step > 0) ++channel.episode_length;
-  *static_cast<float*>(history.Key(slot.step, reward_key_)) = reward;
-  *static_cast<bool*>(history.Key(slot.step, terminal_key_)) = over;
-  *static_cast<bool*>(history.Key(slot.step, truncated_key_)) = over && !outcome.terminated;
-  *static_cast<float*>(history.Key(slot.step, return_key_)) = channel.episode_return;
-  *static_cast<int32_t*>(history.Key(slot.step, length_key_)) = channel.episode_length;
+  const bool truncated = over && !outcome.terminated;
+  std::memcpy(record + layout_.offset(reward_key_), &reward, sizeof reward);
+  std::memcpy(record + layout_.offset(terminal_key_), &over, sizeof over);
+  std::memcpy(record + layout_.offset(truncated_key_), &truncated, sizeof truncated);
+  std::memcpy(record + layout_.offset(return_key_), &channel.episode_return, sizeof channel.episode_return);
+  std::memcpy(record + layout_.offset(length_key_), &channel.episode_length, sizeof channel.episode_length);
   if (over) {
     channel.episode_return = 0.0f;
     channel.episode_length = 0;
@@ -495,7 +553,7 @@ void Context::WriteStepHeader(GameSlot& slot, int seat, float reward, const Outc
 void Context::Observe(GameSlot& slot) {
   for (int seat = 0; seat < num_seats(); ++seat) {
     Row& row = slot.rows[seat];
-    row.Point(channels_[slot.channels[seat]].history.Record(slot.step));
+    row.Point(channels_[ChannelId(slot, seat)].history.Record(slot.step));
     slot.game->Observe(seat, row);
   }
 }
@@ -520,7 +578,7 @@ void Context::StepGame(GameSlot& slot) {
 void Context::KeepFinalObservation(GameSlot& slot) {
   Observe(slot);
   for (int seat = 0; seat < num_seats(); ++seat) {
-    History& history = channels_[slot.channels[seat]].history;
+    History& history = channels_[ChannelId(slot, seat)].history;
     for (int key = 0; key < num_game_keys_; ++key) {
       if (final_keys_[key] < 0) continue;
       std::memcpy(history.Key(slot.step, final_keys_[key]), history.Key(slot.step, key), keys_[key].Bytes());
@@ -661,13 +719,18 @@ void Context::SubmitReplies(const BatchRef& ref) {
   TakeBack(tag, ref);
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   buffer.unconsumed_replies.store(ref.size);
+  // Rows are claimed in runs by the task that stepped their games, so a chunk
+  // goes to the home of its first row's game.
   const int chunk = std::max(16, (ref.size + 2 * num_threads_ - 1) / (2 * num_threads_));
+  std::vector<WorkerPool::Job> jobs;
   for (int begin = 0; begin < ref.size; begin += chunk) {
     const int end = std::min(ref.size, begin + chunk);
-    pool_->Submit([this, tag_index = ref.tag, batch = ref.batch, begin, end] {
-      ConsumeReplies(tag_index, batch, begin, end);
-    });
+    jobs.push_back({[this, tag_index = ref.tag, batch = ref.batch, begin, end] {
+                      ConsumeReplies(tag_index, batch, begin, end);
+                    },
+                    Home(buffer.game_ids[begin])});
   }
+  pool_->SubmitMany(std::move(jobs));
 }
 
 // Copies rows [begin, end) of a replied batch into their games' histories and
@@ -675,18 +738,18 @@ void Context::SubmitReplies(const BatchRef& ref) {
 void Context::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
   Tag& tag = *tags_[tag_index];
   BatchBuffer& buffer = tag.buffer(static_cast<int>(batch % tag.num_buffers()));
-  const auto& replies = tag.reply_keys();
+  const auto& copies = reply_copies_[tag_index];
+  const bool counted = observation_sends_.size() > 1;
   std::vector<int> ready_games;
+  ready_games.reserve(end - begin);
   for (int row = begin; row < end; ++row) {
     Channel& channel = channels_[buffer.channels[row]];
-    const int64_t step = games_[channel.game].step;
-    for (std::size_t i = 0; i < replies.size(); ++i) {
-      const std::size_t bytes = keys_[replies[i]].Bytes();
-      std::memcpy(channel.history.Key(step, replies[i]), buffer.Reply(static_cast<int>(i), row, bytes), bytes);
+    GameSlot& slot = games_[channel.game];
+    uint8_t* record = channel.history.Record(slot.step);
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+      CopyKey(record + copies[i].offset, buffer.Reply(static_cast<int>(i), row, copies[i].bytes), copies[i].bytes);
     }
-    if (games_[channel.game].pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      ready_games.push_back(channel.game);
-    }
+    if (!counted || slot.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) ready_games.push_back(channel.game);
   }
   // The rows are copied out: the buffer may go to the next batch before the
   // games run on (they may want to write into it).

@@ -111,16 +111,20 @@ class Context {
   void BuildKeys();
   void ValidateRouting() const;
   void Wire();
+  // The worker that steps `game` when it is free: games split into
+  // num_threads contiguous ranges.
+  int Home(int game) const { return static_cast<int>(int64_t{game} * num_threads_ / num_games_); }
   void SubmitAdvance(const std::vector<int>& games);
   void AdvanceMany(std::vector<int> games);
   void BeginStepIfReplied(GameSlot& slot);
   bool RunToObservationSends(GameSlot& slot, int game);
-  bool AwaitReplies(GameSlot& slot);
+  void ExpectReplies(GameSlot& slot);
+  void HandOver(GameSlot& slot);
   std::vector<int> SendObservations(std::vector<int> games);
-  std::vector<int> SendBlock(const std::vector<int>& games, const Send& send);
+  std::vector<int> SendBlock(const std::vector<int>& games, const Send& send, bool hand_over);
   Claim ClaimFor(GameSlot& slot, const Send& send, int want);
   void WriteRow(GameSlot& slot, const Send& send, const Claim& claim, int row);
-  bool SendAll(int game, const std::vector<Send>& sends);
+  bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
   void WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome);
   void Observe(GameSlot& slot);
   void StepGame(GameSlot& slot);
@@ -154,6 +158,17 @@ class Context {
   std::unique_ptr<Channel[]> channels_;
   std::unique_ptr<GameSlot[]> games_;
   int num_channels_ = 0;
+  int ChannelId(const GameSlot& slot, int seat) const;  // g * num_seats + seat
+  // Per (channel, tag), at channel * num_tags + tag: the channel's position
+  // among the tag's channels (-1: not routed) and its messages sent so far.
+  std::vector<int> positions_;
+  std::vector<int64_t> sent_;
+  // Per tag, per input (reply) key: where it sits in a history record.
+  struct KeyCopy {
+    std::size_t offset;
+    std::size_t bytes;
+  };
+  std::vector<std::vector<KeyCopy>> input_copies_, reply_copies_;
   std::vector<uint64_t> history_arena_;
   std::unique_ptr<WorkerPool> pool_;
 

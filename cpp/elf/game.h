@@ -52,7 +52,11 @@ class Row {
  private:
   int Find(std::string_view name) const {
     for (std::size_t i = 0; i < keys_->size(); ++i) {
-      if ((*keys_)[i].name == name) return static_cast<int>(i);
+      const std::string& key = (*keys_)[i].name;
+      // Length and first character first: most keys differ there.
+      if (key.size() == name.size() && (name.empty() || key[0] == name[0]) && key == name) {
+        return static_cast<int>(i);
+      }
     }
     throw std::out_of_range("game has no key '" + std::string(name) + "'");
   }

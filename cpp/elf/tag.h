@@ -68,7 +68,10 @@ struct BatchBuffer {
   std::atomic<int64_t> owner{0};
   std::atomic<uint64_t> claims{0};  // Fresh(batch) | kClosed once no more may join | rows claimed
   std::atomic<int> committed{0};
-  std::atomic<bool> completing{false};  // elects the one thread that completes the batch
+  // The last batch this buffer completed: elects the one thread that
+  // completes a batch, by the batch's number, so a committer of an earlier
+  // batch that runs late cannot complete a later one of the same buffer.
+  std::atomic<int64_t> completed{-1};
   std::atomic<bool> ready{false};
   std::atomic<int64_t> first_claim_ns{kNoClaimYet};
   std::atomic<int> unconsumed_replies{0};
@@ -135,6 +138,7 @@ class Tag {
       buffer->channels.assign(capacity_, -1);
       buffer->owner = i;
       buffer->claims = BatchBuffer::Fresh(i);
+      buffer->completed = i - num_buffers;
       buffers_.push_back(std::move(buffer));
     }
   }
@@ -236,7 +240,6 @@ class Tag {
     const int64_t next = batch + num_buffers();
     buffer.committed.store(0);
     buffer.ready.store(false);
-    buffer.completing.store(false);
     buffer.size = 0;
     buffer.first_claim_ns.store(BatchBuffer::kNoClaimYet);
     std::lock_guard<std::mutex> lock(park_mutex_);
@@ -287,7 +290,8 @@ class Tag {
       if (!closed) return false;
     }
     if (buffer.committed.load() != rows) return false;
-    if (buffer.completing.exchange(true)) return false;  // another thread completed it
+    int64_t previous = batch - num_buffers();
+    if (!buffer.completed.compare_exchange_strong(previous, batch)) return false;  // someone completed it
     buffer.size = rows;
     buffer.ready.store(true, std::memory_order_release);  // after size: readers of ready see it
     return true;

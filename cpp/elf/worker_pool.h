@@ -1,4 +1,8 @@
-// A fixed set of worker threads running submitted tasks in FIFO order.
+// A fixed set of worker threads running submitted tasks. Each worker has its
+// own FIFO queue: a task submitted with a `home` worker runs there unless that
+// worker is still busy when another runs out of work, which then takes
+// (steals) it from the back of the home queue. Giving the same games the same
+// home keeps their data in one core's cache from one batch to the next.
 // Idle workers block on a condition variable: nothing spins. On Linux, a
 // pool with a thread for every CPU this process may use pins worker i to the
 // i-th of them: otherwise the scheduler tends to queue every worker the
@@ -27,15 +31,21 @@ namespace elf {
 class WorkerPool {
  public:
   using Task = std::function<void()>;
+  // A task and the worker it should run on (kAnyWorker: round robin).
+  struct Job {
+    Task task;
+    int home;
+  };
+  static constexpr int kAnyWorker = -1;
 
-  explicit WorkerPool(int num_threads) {
+  explicit WorkerPool(int num_threads) : workers_(num_threads) {
     const std::vector<int> cpus = AllowedCpus();
     const bool pin = cpus.size() > 1 && num_threads >= static_cast<int>(cpus.size());
     for (int i = 0; i < num_threads; ++i) {
       const int cpu = pin ? cpus[i % cpus.size()] : -1;
-      threads_.emplace_back([this, cpu] {
+      threads_.emplace_back([this, cpu, i] {
         PinTo(cpu);
-        Work();
+        Work(i);
       });
     }
   }
@@ -43,28 +53,75 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  void Submit(Task task) {
+  int size() const { return static_cast<int>(workers_.size()); }
+
+  void Submit(Task task, int home = kAnyWorker) {
+    std::vector<Job> jobs;
+    jobs.push_back({std::move(task), home});
+    SubmitMany(std::move(jobs));
+  }
+
+  // Queues every job at once, then wakes their home workers, so a worker
+  // woken for its own job does not steal a job another worker is about to
+  // start. A job whose home is busy running a task also wakes one worker
+  // that is asleep and got nothing: an idle core takes the work.
+  void SubmitMany(std::vector<Job> jobs) {
+    std::vector<int> wake;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_) return;
-      tasks_.push_back(std::move(task));
+      for (auto& job : jobs) {
+        int home = job.home;
+        if (home < 0 || home >= size()) home = static_cast<int>(next_++ % workers_.size());
+        workers_[home].queue.push_back(std::move(job.task));
+        workers_[home].given = true;
+      }
+      bool home_busy = false;
+      for (auto& worker : workers_) {
+        if (!worker.given) continue;
+        if (worker.asleep) {
+          worker.asleep = false;
+          wake.push_back(static_cast<int>(&worker - workers_.data()));
+        } else if (worker.running) {
+          home_busy = true;
+        }
+      }
+      for (auto& worker : workers_) {
+        if (home_busy && worker.asleep && !worker.given) {
+          worker.asleep = false;
+          wake.push_back(static_cast<int>(&worker - workers_.data()));
+          home_busy = false;
+        }
+        worker.given = false;
+      }
     }
-    wake_.notify_one();
+    for (int i : wake) workers_[i].wake.notify_one();
   }
 
   void Stop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
-      tasks_.clear();
+      for (auto& worker : workers_) {
+        worker.queue.clear();
+        worker.asleep = false;
+      }
     }
-    wake_.notify_all();
+    for (auto& worker : workers_) worker.wake.notify_all();
     for (auto& thread : threads_) {
       if (thread.joinable()) thread.join();
     }
   }
 
  private:
+  struct Worker {
+    std::deque<Task> queue;
+    std::condition_variable wake;
+    bool asleep = false;   // waiting on `wake` with nothing to do
+    bool running = false;  // running a task
+    bool given = false;    // scratch for SubmitMany
+  };
+
   static std::vector<int> AllowedCpus() {
     std::vector<int> cpus;
 #ifdef __linux__
@@ -89,23 +146,50 @@ class WorkerPool {
 #endif
   }
 
-  void Work() {
+  // The front of worker `self`'s queue, else the back of the fullest other
+  // queue. Needs the lock.
+  bool Take(int self, Task& task) {
+    auto& own = workers_[self].queue;
+    if (!own.empty()) {
+      task = std::move(own.front());
+      own.pop_front();
+      return true;
+    }
+    Worker* victim = nullptr;
+    for (auto& worker : workers_) {
+      if (!worker.queue.empty() && (victim == nullptr || worker.queue.size() > victim->queue.size())) {
+        victim = &worker;
+      }
+    }
+    if (victim == nullptr) return false;
+    task = std::move(victim->queue.back());
+    victim->queue.pop_back();
+    return true;
+  }
+
+  void Work(int self) {
+    Worker& me = workers_[self];
     for (;;) {
       Task task;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-        if (stopping_) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
+        me.running = false;
+        for (;;) {
+          if (stopping_) return;
+          if (Take(self, task)) break;
+          me.asleep = true;
+          me.wake.wait(lock, [&] { return stopping_ || !me.asleep; });
+          me.asleep = false;
+        }
+        me.running = true;
       }
       task();
     }
   }
 
   std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<Task> tasks_;
+  std::vector<Worker> workers_;
+  std::size_t next_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "check.h"
 
@@ -144,6 +145,52 @@ TEST(submit_from_a_task_while_stopping_is_dropped_not_deadlocked) {
   const int after = done.load();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK_EQ(done.load(), after);
+}
+
+TEST(jobs_run_on_their_home_worker_when_it_is_free) {
+  elf::WorkerPool pool(2);
+  std::mutex mutex;
+  std::condition_variable all_in;
+  std::thread::id seen[3][2];
+  for (int round = 0; round < 3; ++round) {
+    int inside = 0;
+    std::atomic<int> done{0};
+    std::vector<elf::WorkerPool::Job> jobs;
+    for (int home = 0; home < 2; ++home) {
+      jobs.push_back({[&, round, home] {
+                        std::unique_lock<std::mutex> lock(mutex);
+                        seen[round][home] = std::this_thread::get_id();
+                        ++inside;
+                        all_in.notify_all();
+                        // Both jobs run at once, so neither worker can take both.
+                        all_in.wait_for(lock, std::chrono::seconds(10), [&] { return inside == 2; });
+                        ++done;
+                      },
+                      home});
+    }
+    pool.SubmitMany(std::move(jobs));
+    REQUIRE(WaitFor(done, 2));
+  }
+  CHECK(seen[0][0] != seen[0][1]);
+  for (int round = 1; round < 3; ++round) {
+    CHECK(seen[round][0] == seen[0][0]);
+    CHECK(seen[round][1] == seen[0][1]);
+  }
+}
+
+TEST(an_idle_worker_takes_the_jobs_of_a_busy_one) {
+  elf::WorkerPool pool(2);
+  std::atomic<bool> release{false};
+  std::atomic<int> started{0}, stolen{0};
+  pool.Submit([&] {
+    ++started;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }, 0);
+  REQUIRE(WaitFor(started, 1));
+  for (int i = 0; i < 5; ++i) pool.Submit([&] { ++stolen; }, 0);
+  CHECK(WaitFor(stolen, 5));  // worker 0 is still blocked: worker 1 ran them
+  release = true;
+  pool.Stop();
 }
 
 TEST(idle_workers_block_instead_of_spinning) {
