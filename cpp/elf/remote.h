@@ -97,7 +97,7 @@ class RemoteGame : public Game {
   void Observe(int seat, const Row& row) override;
   void BeginStep(const std::vector<Row>& replies) override;
   Outcome Step(const std::vector<Row>& replies, Rng& rng) override;
-  float Reward(int seat) const override { return reward_; }
+  float Reward(int /*seat*/) const override { return reward_; }
 
  private:
   std::shared_ptr<RemoteBoard> board_;
