@@ -17,7 +17,7 @@ Two rates are reported: per wall-clock second (one worker thread; Python's
 thread runs beside it) and per CPU second of the whole process (all threads:
 the honest "per core" figure on a machine with spare cores).
 
-The same AI-vs-AI loop without the engine at all (cpp/games/minirts/ai.h
+The same AI-vs-AI loop without the engine at all (cpp/games/rts/ai.h
 PlayMatch) prints its rate in the C++ test: `test_minirts soak_ai_against_ai_and_speed`.
 
     python benchmarks/bench_minirts.py            # ~1 minute

@@ -25,7 +25,7 @@ import numpy as np
 import elfpy
 
 BUILD_WORKER, BUILD_BARRACKS, BUILD_MELEE, ATTACK, DEFEND = 1, 2, 3, 6, 8
-# Entries of `v` (cpp/games/minirts/features.h): resources / 100, own counts / 10.
+# Entries of `v` (cpp/games/rts/features.h): resources / 100, own counts / 10.
 RESOURCES, WORKERS, MELEE, RANGED, BARRACKS = 0, 1, 2, 3, 5
 
 

@@ -1,4 +1,4 @@
-// MiniRTS (cpp/games/minirts): the rules of the tick loop, fog of war, the
+// MiniRTS (cpp/games/rts): the rules of the tick loop, fog of war, the
 // command layer, determinism for a seed, the game's options, and a soak of
 // AI-vs-AI games that also prints the game's speed (ticks per second, one core).
 #include <algorithm>
@@ -11,11 +11,11 @@
 
 #include "check.h"
 #include "elf/registry.h"
-#include "games/minirts/ai.h"
-#include "games/minirts/commands.h"
-#include "games/minirts/features.h"
-#include "games/minirts/fog.h"
-#include "games/minirts/world.h"
+#include "games/rts/ai.h"
+#include "games/rts/commands.h"
+#include "games/rts/features.h"
+#include "games/rts/fog.h"
+#include "games/rts/world.h"
 
 using namespace elf::minirts;
 

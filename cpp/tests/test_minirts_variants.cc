@@ -1,4 +1,4 @@
-// MiniRTS variants (cpp/games/minirts, rules in world.h): capture the flag's
+// MiniRTS variants (cpp/games/rts, rules in world.h): capture the flag's
 // pick-up, drop, return and capture; tower defense's waves, towers and both
 // ways to end; their features, commands, options and board characters; and
 // a soak of built-in AI games in each variant.
@@ -10,11 +10,11 @@
 
 #include "check.h"
 #include "elf/registry.h"
-#include "games/minirts/ai.h"
-#include "games/minirts/commands.h"
-#include "games/minirts/features.h"
-#include "games/minirts/fog.h"
-#include "games/minirts/world.h"
+#include "games/rts/ai.h"
+#include "games/rts/commands.h"
+#include "games/rts/features.h"
+#include "games/rts/fog.h"
+#include "games/rts/world.h"
 
 using namespace elf::minirts;
 

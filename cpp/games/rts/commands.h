@@ -11,7 +11,7 @@
 //                   up to kMaxTowers).
 #pragma once
 
-#include "games/minirts/world.h"
+#include "games/rts/world.h"
 
 namespace elf::minirts {
 

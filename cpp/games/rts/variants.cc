@@ -2,7 +2,7 @@
 // flag's flags and tower defense's waves (see world.h for the rules in words).
 #include <stdexcept>
 
-#include "games/minirts/world.h"
+#include "games/rts/world.h"
 
 namespace elf::minirts {
 

@@ -1,4 +1,4 @@
-#include "games/minirts/world.h"
+#include "games/rts/world.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "elf/rng.h"
-#include "games/minirts/world.h"
+#include "games/rts/world.h"
 
 namespace elf::minirts {
 

@@ -1,4 +1,4 @@
-#include "games/minirts/commands.h"
+#include "games/rts/commands.h"
 
 #include <cstdlib>
 

@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "elf/rng.h"
-#include "games/minirts/map.h"
-#include "games/minirts/units.h"
+#include "games/rts/map.h"
+#include "games/rts/units.h"
 
 namespace elf::minirts {
 

@@ -1,4 +1,4 @@
-#include "games/minirts/features.h"
+#include "games/rts/features.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
-#include "games/minirts/map.h"
+#include "games/rts/map.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "games/minirts/units.h"
+#include "games/rts/units.h"
 
 namespace elf::minirts {
 

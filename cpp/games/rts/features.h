@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
-#include "games/minirts/fog.h"
-#include "games/minirts/world.h"
+#include "games/rts/fog.h"
+#include "games/rts/world.h"
 
 namespace elf::minirts {
 

@@ -1,4 +1,4 @@
-#include "games/minirts/fog.h"
+#include "games/rts/fog.h"
 
 #include <algorithm>
 

@@ -33,11 +33,11 @@
 
 #include "elf/game.h"
 #include "elf/registry.h"
-#include "games/minirts/ai.h"
-#include "games/minirts/commands.h"
-#include "games/minirts/features.h"
-#include "games/minirts/fog.h"
-#include "games/minirts/world.h"
+#include "games/rts/ai.h"
+#include "games/rts/commands.h"
+#include "games/rts/features.h"
+#include "games/rts/fog.h"
+#include "games/rts/world.h"
 
 namespace elf::games {
 

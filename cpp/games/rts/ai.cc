@@ -1,8 +1,8 @@
-#include "games/minirts/ai.h"
+#include "games/rts/ai.h"
 
 #include <stdexcept>
 
-#include "games/minirts/commands.h"
+#include "games/rts/commands.h"
 
 namespace elf::minirts {
 

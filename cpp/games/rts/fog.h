@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "games/minirts/world.h"
+#include "games/rts/world.h"
 
 namespace elf::minirts {
 
