@@ -28,7 +28,9 @@ from ..model_base import Model
 
 __all__ = [
     "RECURRENCE",
+    "alive_after",
     "backward_returns",
+    "final_after",
     "final_values",
     "forward_window",
     "masked_mean",
@@ -44,18 +46,32 @@ RECURRENCE = Arg(
 )
 
 
-def backward_returns(
-    V: Tensor, cut: Tensor, final_value: Tensor | None, step: Callable[[int, Tensor, Tensor], Tensor]
-) -> Tensor:
-    """Returns ``R`` ``[T, B]`` scanned from the window's end: ``R_{T-1} = V_{T-1}``,
-    ``R_t = V_t`` at cuts, else ``step(t, R_{t+1}, F_{t+1})`` where ``F`` is
-    ``final_value`` (0 when None)."""
-    F = torch.zeros_like(V) if final_value is None else final_value.to(V.dtype)
+def backward_returns(V: Tensor, cut: Tensor, base: Tensor, decay: Tensor) -> Tensor:
+    """Returns ``R`` ``[T, B]`` of a linear recursion scanned from the window's end:
+    ``R_{T-1} = V_{T-1}``, ``R_t = V_t`` at cuts, else ``R_t = base_t + decay_t R_{t+1}``.
+
+    ``base`` and ``decay`` are ``[T - 1, B]`` (rows ``0..T-2``), computed for all
+    rows at once by the caller, so the scan itself is one fused multiply-add
+    per row (every returns part is such a recursion). ``V`` should be detached.
+    """
+    keep = ~cut[:-1]
+    base = torch.where(keep, base.to(V.dtype), V[:-1])
+    decay = decay.to(V.dtype) * keep
     R = torch.empty_like(V)
     R[-1] = V[-1]
     for t in range(V.shape[0] - 2, -1, -1):
-        R[t] = torch.where(cut[t], V[t], step(t, R[t + 1], F[t + 1]))
+        torch.addcmul(base[t], decay[t], R[t + 1], out=R[t])
     return R
+
+
+def alive_after(terminal: Tensor, dtype: torch.dtype) -> Tensor:
+    """``1 - terminal_{t+1}`` for rows ``t = 0..T-2``: ``[T - 1, B]`` of ``dtype``."""
+    return 1.0 - terminal[1:].to(dtype)
+
+
+def final_after(final_value: Tensor | None, V: Tensor) -> Tensor | float:
+    """``F_{t+1}`` for rows ``t = 0..T-2`` (0 when ``final_value`` is None)."""
+    return 0.0 if final_value is None else final_value[1:].to(V.dtype)
 
 
 def window_cuts(terminal: Tensor, truncated: Tensor | None = None) -> Tensor:
