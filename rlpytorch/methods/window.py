@@ -34,6 +34,7 @@ __all__ = [
     "final_values",
     "forward_window",
     "masked_mean",
+    "normalized",
     "returns_of",
     "window_cuts",
 ]
@@ -90,6 +91,13 @@ def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
     """Mean of ``x`` over the rows where ``mask`` is set (0 if none is)."""
     mask = mask.to(x.dtype)
     return (x * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def normalized(x: Tensor, mask: Tensor, eps: float = 1e-8) -> Tensor:
+    """``(x - m) / (s + eps)`` with ``m``, ``s`` the mean and std of ``x`` over the rows of ``mask``."""
+    mean = masked_mean(x, mask)
+    std = masked_mean((x - mean).square(), mask).sqrt()
+    return (x - mean) / (std + eps)
 
 
 def forward_window(model: Model, batch: Mapping[str, Tensor], recurrence: int = 0) -> dict[str, Tensor]:
