@@ -33,6 +33,7 @@ __all__ = [
     "final_after",
     "final_values",
     "forward_window",
+    "mask_weights",
     "masked_mean",
     "normalized",
     "returns_of",
@@ -85,6 +86,13 @@ def window_cuts(terminal: Tensor, truncated: Tensor | None = None) -> Tensor:
     if truncated is not None:
         cut[:-1] = truncated[1:].bool()
     return cut
+
+
+def mask_weights(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
+    """``1 / n`` on the ``n`` rows where ``mask`` is set, 0 elsewhere (all 0 if none is):
+    ``(x * mask_weights(mask)).sum()`` is ``masked_mean(x, mask)``."""
+    weight = mask.to(dtype)
+    return weight / weight.sum().clamp(min=1.0)
 
 
 def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
