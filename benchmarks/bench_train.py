@@ -8,10 +8,13 @@ runs with its default hyperparameters on 8 Gymnasium ``CartPole-v1``
 environments (``make_vec_env``); rlpytorch runs ``examples/train.py``'s
 defaults for each method on the engine's CartPole. Every contender uses the
 same number of torch threads. Each rlpytorch method is compared with its
-Stable-Baselines3 counterpart (ActorCritic with A2C, PPO with PPO). The tables
-go to stdout and, with ``--out``, to a Markdown file.
+Stable-Baselines3 counterpart (ActorCritic with A2C, PPO with PPO). With
+``--repeats N`` every contender trains N times (seeds ``seed .. seed+N-1``),
+interleaved (all four contenders, then the next seed), and the tables show
+medians; the ratios are medians of the per-repeat ratios. The tables go to
+stdout and, with ``--out``, to a Markdown file.
 
-    python benchmarks/bench_train.py --out results.md
+    python benchmarks/bench_train.py --repeats 3 --out results.md
 """
 
 from __future__ import annotations
@@ -103,25 +106,47 @@ def run_sb3(algo: str, seed: int, max_frames: int) -> Result:
     )
 
 
-def table(results: list[Result]) -> str:
-    """One row per contender: frames/s, wall time and frames to the target."""
-    lines = ["| trainer | frames/s | time to 475 | frames to 475 |", "|---|---:|---:|---:|"]
-    for r in results:
-        solved = f"{r.solved_seconds:.1f} s" if r.solved_seconds is not None else f"not in {r.frames:,}"
-        frames = f"{r.solved_frames:,}" if r.solved_frames is not None else "-"
-        lines.append(f"| {r.name} | {r.fps:,.0f} | {solved} | {frames} |")
+def _median(values: list[float]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+def table(runs: list[list[Result]]) -> str:
+    """One row per contender (``runs[i]``: its repeats): frames/s, wall time and
+    frames to the target, medians over the repeats that reached it."""
+    lines = [
+        "| trainer | frames/s | time to 475 | frames to 475 | reached 475 | frames/s of each repeat |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for rs in runs:
+        solved = [r for r in rs if r.solved_seconds is not None]
+        seconds = _median([r.solved_seconds for r in solved])
+        frames = _median([r.solved_frames for r in solved])
+        each = ", ".join(f"{r.fps:,.0f}" for r in rs)
+        lines.append(
+            f"| {rs[0].name} | {_median([r.fps for r in rs]):,.0f} | "
+            f"{f'{seconds:.1f} s' if seconds is not None else '-'} | "
+            f"{f'{frames:,.0f}' if frames is not None else '-'} | {len(solved)} of {len(rs)} | {each} |"
+        )
     return "\n".join(lines)
 
 
-def ratios(pairs: list[tuple[Result, Result]]) -> str:
-    """rlpytorch over Stable-Baselines3, per pair: frames/s ratio and time-to-target ratio."""
-    lines = ["| rlpytorch vs Stable-Baselines3 | frames/s ratio | time-to-475 ratio |", "|---|---:|---:|"]
+def ratios(pairs: list[tuple[list[Result], list[Result]]]) -> str:
+    """rlpytorch over Stable-Baselines3, per pair: medians of the per-repeat
+    frames/s ratios and time-to-target ratios (repeats where both reached it)."""
+    lines = [
+        "| rlpytorch vs Stable-Baselines3 | frames/s ratio | time-to-475 ratio | frames/s ratio of each repeat |",
+        "|---|---:|---:|---|",
+    ]
     for ours, theirs in pairs:
-        if ours.solved_seconds and theirs.solved_seconds is not None:
-            time_ratio = f"{theirs.solved_seconds / ours.solved_seconds:.1f}x"
-        else:
-            time_ratio = "-"
-        lines.append(f"| {ours.name} vs {theirs.name} | {ours.fps / theirs.fps:.1f}x | {time_ratio} |")
+        fps = [o.fps / t.fps for o, t in zip(ours, theirs, strict=True)]
+        times = [
+            t.solved_seconds / o.solved_seconds
+            for o, t in zip(ours, theirs, strict=True)
+            if o.solved_seconds and t.solved_seconds is not None
+        ]
+        time_ratio = f"{_median(times):.1f}x" if times else "-"
+        each = ", ".join(f"{x:.1f}x" for x in fps)
+        lines.append(f"| {ours[0].name} vs {theirs[0].name} | {_median(fps):.1f}x | {time_ratio} | {each} |")
     return "\n".join(lines)
 
 
@@ -162,24 +187,31 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--frames", type=int, default=1_000_000, help="rlpytorch frame budget")
     parser.add_argument("--sb3_frames", type=int, default=300_000, help="Stable-Baselines3 frame budget")
+    parser.add_argument("--repeats", type=int, default=1, help="trainings per contender (seeds seed, seed+1, ...)")
     parser.add_argument("--torch_threads", type=int, default=1)
     parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
     args = parser.parse_args()
     torch.set_num_threads(args.torch_threads)
 
-    results: dict[str, Result] = {}
-    for key, run in (
-        ("actor_critic", lambda: run_rlpytorch("actor_critic", args.seed, args.frames)),
-        ("ppo", lambda: run_rlpytorch("ppo", args.seed, args.frames)),
-        ("sb3_a2c", lambda: run_sb3("a2c", args.seed, args.sb3_frames)),
-        ("sb3_ppo", lambda: run_sb3("ppo", args.seed, args.sb3_frames)),
-    ):
-        results[key] = run()
-        print(f"{results[key].name}: {results[key].fps:,.0f} FPS", flush=True)
+    contenders = {
+        "actor_critic": lambda seed: run_rlpytorch("actor_critic", seed, args.frames),
+        "ppo": lambda seed: run_rlpytorch("ppo", seed, args.frames),
+        "sb3_a2c": lambda seed: run_sb3("a2c", seed, args.sb3_frames),
+        "sb3_ppo": lambda seed: run_sb3("ppo", seed, args.sb3_frames),
+    }
+    results: dict[str, list[Result]] = {key: [] for key in contenders}
+    loads = []
+    for seed in range(args.seed, args.seed + args.repeats):
+        for key, run in contenders.items():
+            results[key].append(run(seed))
+            print(f"seed {seed}: {results[key][-1].name}: {results[key][-1].fps:,.0f} FPS", flush=True)
+        loads.append(os.getloadavg()[0])
     pairs = [(results["actor_critic"], results["sb3_a2c"]), (results["ppo"], results["sb3_ppo"])]
+    seeds = f"seed {args.seed}" if args.repeats == 1 else f"seeds {args.seed}-{args.seed + args.repeats - 1}"
     text = (
-        f"CartPole training, seed {args.seed}, target: mean return of the last 100 training "
-        f"episodes >= {TARGET:.0f}.\n\nMachine: {machine()}.\n"
+        f"CartPole training, {seeds}, target: mean return of the last 100 training "
+        f"episodes >= {TARGET:.0f}.\n\nMachine: {machine()}; load average after each repeat "
+        f"{', '.join(f'{x:.1f}' for x in loads)}.\n"
         f"Measured {datetime.date.today().isoformat()} at commit {commit()}.\n\n"
         f"{table(list(results.values()))}\n\n{ratios(pairs)}\n"
     )

@@ -15,7 +15,7 @@ from .lambda_return import LambdaReturn
 from .policy_gradient import PolicyGradient
 from .ppo import PPO
 from .value_matcher import ValueMatcher
-from .window import final_values, forward_window, masked_mean, returns_of, window_cuts
+from .window import final_values, forward_window, masked_mean, normalized, returns_of, window_cuts
 
 METHODS = {"actor_critic": ActorCritic, "ppo": PPO}
 
@@ -34,6 +34,7 @@ __all__ = [
     "final_values",
     "forward_window",
     "masked_mean",
+    "normalized",
     "returns_of",
     "window_cuts",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from .window import backward_returns
+from .window import alive_after, backward_returns, final_after
 
 
 class DiscountedReward:
@@ -23,8 +23,5 @@ class DiscountedReward:
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None
     ) -> Tensor:
-        def step(t: int, R_next: Tensor, F_next: Tensor) -> Tensor:
-            alive = 1.0 - terminal[t + 1].to(V.dtype)
-            return r[t + 1] + self.gamma * (alive * R_next + F_next)
-
-        return backward_returns(V, cut, final_value, step)
+        base = r[1:].to(V.dtype) + self.gamma * final_after(final_value, V)
+        return backward_returns(V, cut, base, self.gamma * alive_after(terminal, V.dtype))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
-from .window import backward_returns
+from .window import backward_returns, final_after
 
 
 class FinalReward:
@@ -21,7 +20,6 @@ class FinalReward:
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None
     ) -> Tensor:
-        def step(t: int, R_next: Tensor, F_next: Tensor) -> Tensor:
-            return torch.where(terminal[t + 1].bool(), r[t + 1].to(V.dtype) + F_next, R_next)
-
-        return backward_returns(V, cut, final_value, step)
+        ended = terminal[1:].to(V.dtype)
+        base = ended * (r[1:].to(V.dtype) + final_after(final_value, V))
+        return backward_returns(V, cut, base, 1.0 - ended)

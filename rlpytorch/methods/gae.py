@@ -5,7 +5,7 @@ from __future__ import annotations
 from torch import Tensor
 
 from ..args_provider import Arg, Configurable
-from .window import backward_returns
+from .window import alive_after, backward_returns, final_after
 
 
 class GAE(Configurable):
@@ -28,9 +28,8 @@ class GAE(Configurable):
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None
     ) -> Tensor:
         # Scanned as R = A + V, so A_{t+1} = R_{t+1} - V_{t+1} and A = 0 at cuts.
-        def step(t: int, R_next: Tensor, F_next: Tensor) -> Tensor:
-            alive = 1.0 - terminal[t + 1].to(V.dtype)
-            delta = r[t + 1] + self.gamma * (alive * V[t + 1] + F_next) - V[t]
-            return V[t] + delta + self.gamma * self.gae_lambda * alive * (R_next - V[t + 1])
-
-        return backward_returns(V, cut, final_value, step)
+        # R_t = V_t + delta_t + gamma lambda alive (R_{t+1} - V_{t+1}): linear in R_{t+1}.
+        alive = alive_after(terminal, V.dtype)
+        decay = self.gamma * self.gae_lambda * alive
+        delta = r[1:].to(V.dtype) + self.gamma * (alive * V[1:] + final_after(final_value, V)) - V[:-1]
+        return backward_returns(V, cut, V[:-1] + delta - decay * V[1:], decay)

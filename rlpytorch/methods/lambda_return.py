@@ -5,7 +5,7 @@ from __future__ import annotations
 from torch import Tensor
 
 from ..args_provider import Arg, Configurable
-from .window import backward_returns
+from .window import alive_after, backward_returns, final_after
 
 
 class LambdaReturn(Configurable):
@@ -32,9 +32,7 @@ class LambdaReturn(Configurable):
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None
     ) -> Tensor:
-        def step(t: int, G_next: Tensor, F_next: Tensor) -> Tensor:
-            alive = 1.0 - terminal[t + 1].to(V.dtype)
-            mixed = (1.0 - self.td_lambda) * V[t + 1] + self.td_lambda * G_next
-            return r[t + 1] + self.gamma * (alive * mixed + F_next)
-
-        return backward_returns(V, cut, final_value, step)
+        alive = alive_after(terminal, V.dtype)
+        mixed_v = (1.0 - self.td_lambda) * V[1:]
+        base = r[1:].to(V.dtype) + self.gamma * (alive * mixed_v + final_after(final_value, V))
+        return backward_returns(V, cut, base, self.gamma * self.td_lambda * alive)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor
 
 from ..args_provider import Arg, Configurable
-from .window import masked_mean
+from .window import mask_weights
 
 
 def entropy_of(pi: Tensor, min_prob: float) -> Tensor:
@@ -46,16 +47,19 @@ class PolicyGradient(Configurable):
         self, pi: Tensor, mu: Tensor, a: Tensor, advantage: Tensor, mask: Tensor
     ) -> tuple[Tensor, dict[str, float]]:
         index = a.long().unsqueeze(-1)
-        pi_a = pi.gather(-1, index).squeeze(-1)
-        mu_a = mu.gather(-1, index).squeeze(-1)
-        log_pi_a = pi_a.clamp(min=self.min_prob).log()
-        ratio = (pi_a.detach() / mu_a.clamp(min=self.min_prob)).clamp(max=self.ratio_clamp)
-        entropy = entropy_of(pi, self.min_prob)
-        policy_loss = -masked_mean(ratio * advantage.detach() * log_pi_a, mask)
-        entropy_mean = masked_mean(entropy, mask)
+        log_pi = pi.clamp(min=self.min_prob).log()  # one log serves the action and the entropy
+        log_pi_a = log_pi.gather(-1, index).squeeze(-1)
+        with torch.no_grad():
+            pi_a = pi.gather(-1, index).squeeze(-1)
+            mu_a = mu.gather(-1, index).squeeze(-1)
+            ratio = (pi_a / mu_a.clamp(min=self.min_prob)).clamp(max=self.ratio_clamp)
+            weight = mask_weights(mask, pi.dtype)  # 1/n on the n rows of mask
+        entropy = -(pi * log_pi).sum(-1)
+        policy_loss = -(ratio * advantage.detach() * weight * log_pi_a).sum()
+        entropy_mean = (entropy * weight).sum()
         stats = {
             "policy_loss": policy_loss.item(),
             "entropy": entropy_mean.item(),
-            "ratio": masked_mean(ratio, mask).item(),
+            "ratio": (ratio * weight).sum().item(),
         }
         return policy_loss - self.entropy_coef * entropy_mean, stats

@@ -17,7 +17,7 @@ from .clipped_policy_gradient import ClippedPolicyGradient
 from .gae import GAE
 from .lambda_return import LambdaReturn
 from .value_matcher import ValueMatcher
-from .window import RECURRENCE, forward_window, masked_mean, returns_of
+from .window import RECURRENCE, forward_window, normalized, returns_of
 
 
 class PPO(Configurable):
@@ -165,9 +165,7 @@ class PPO(Configurable):
         out = model(obs) if state is None else model(obs, state, mb["terminal"])
         advantage, mask = mb["A"], mb["mask"]
         if self.norm_adv:
-            mean = masked_mean(advantage, mask)
-            std = masked_mean((advantage - mean).square(), mask).sqrt()
-            advantage = (advantage - mean) / (std + 1e-8)
+            advantage = normalized(advantage, mask)
         pg_loss, pg_stats = self.policy_gradient(out["pi"], mb["mu"], mb["a"], advantage, mask)
         v_loss, v_stats = self.value_matcher(out["V"], mb["R"], mask, mb["V_old"])
         loss = pg_loss + v_loss

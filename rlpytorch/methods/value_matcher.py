@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..args_provider import Arg, Configurable
-from .window import masked_mean
+from .window import mask_weights
 
 
 class ValueMatcher(Configurable):
@@ -52,8 +52,9 @@ class ValueMatcher(Configurable):
             V_old = V_old.detach().to(V.dtype)
             clipped = V_old + (V - V_old).clamp(-self.value_clip, self.value_clip)
             per_row = torch.maximum(per_row, self.error(clipped, target))
-        loss = masked_mean(per_row, mask)
+        weight = mask_weights(mask, per_row.dtype)
+        loss = (per_row * weight).sum()
         return self.value_coef * loss, {
             "value_loss": loss.item(),
-            "value": masked_mean(V, mask).item(),
+            "value": (V.detach() * weight).sum().item(),
         }

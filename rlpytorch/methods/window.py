@@ -28,10 +28,14 @@ from ..model_base import Model
 
 __all__ = [
     "RECURRENCE",
+    "alive_after",
     "backward_returns",
+    "final_after",
     "final_values",
     "forward_window",
+    "mask_weights",
     "masked_mean",
+    "normalized",
     "returns_of",
     "window_cuts",
 ]
@@ -44,18 +48,32 @@ RECURRENCE = Arg(
 )
 
 
-def backward_returns(
-    V: Tensor, cut: Tensor, final_value: Tensor | None, step: Callable[[int, Tensor, Tensor], Tensor]
-) -> Tensor:
-    """Returns ``R`` ``[T, B]`` scanned from the window's end: ``R_{T-1} = V_{T-1}``,
-    ``R_t = V_t`` at cuts, else ``step(t, R_{t+1}, F_{t+1})`` where ``F`` is
-    ``final_value`` (0 when None)."""
-    F = torch.zeros_like(V) if final_value is None else final_value.to(V.dtype)
+def backward_returns(V: Tensor, cut: Tensor, base: Tensor, decay: Tensor) -> Tensor:
+    """Returns ``R`` ``[T, B]`` of a linear recursion scanned from the window's end:
+    ``R_{T-1} = V_{T-1}``, ``R_t = V_t`` at cuts, else ``R_t = base_t + decay_t R_{t+1}``.
+
+    ``base`` and ``decay`` are ``[T - 1, B]`` (rows ``0..T-2``), computed for all
+    rows at once by the caller, so the scan itself is one fused multiply-add
+    per row (every returns part is such a recursion). ``V`` should be detached.
+    """
+    keep = ~cut[:-1]
+    base = torch.where(keep, base.to(V.dtype), V[:-1])
+    decay = decay.to(V.dtype) * keep
     R = torch.empty_like(V)
     R[-1] = V[-1]
     for t in range(V.shape[0] - 2, -1, -1):
-        R[t] = torch.where(cut[t], V[t], step(t, R[t + 1], F[t + 1]))
+        torch.addcmul(base[t], decay[t], R[t + 1], out=R[t])
     return R
+
+
+def alive_after(terminal: Tensor, dtype: torch.dtype) -> Tensor:
+    """``1 - terminal_{t+1}`` for rows ``t = 0..T-2``: ``[T - 1, B]`` of ``dtype``."""
+    return 1.0 - terminal[1:].to(dtype)
+
+
+def final_after(final_value: Tensor | None, V: Tensor) -> Tensor | float:
+    """``F_{t+1}`` for rows ``t = 0..T-2`` (0 when ``final_value`` is None)."""
+    return 0.0 if final_value is None else final_value[1:].to(V.dtype)
 
 
 def window_cuts(terminal: Tensor, truncated: Tensor | None = None) -> Tensor:
@@ -70,10 +88,24 @@ def window_cuts(terminal: Tensor, truncated: Tensor | None = None) -> Tensor:
     return cut
 
 
+def mask_weights(mask: Tensor, dtype: torch.dtype = torch.float32) -> Tensor:
+    """``1 / n`` on the ``n`` rows where ``mask`` is set, 0 elsewhere (all 0 if none is):
+    ``(x * mask_weights(mask)).sum()`` is ``masked_mean(x, mask)``."""
+    weight = mask.to(dtype)
+    return weight / weight.sum().clamp(min=1.0)
+
+
 def masked_mean(x: Tensor, mask: Tensor) -> Tensor:
     """Mean of ``x`` over the rows where ``mask`` is set (0 if none is)."""
     mask = mask.to(x.dtype)
     return (x * mask).sum() / mask.sum().clamp(min=1.0)
+
+
+def normalized(x: Tensor, mask: Tensor, eps: float = 1e-8) -> Tensor:
+    """``(x - m) / (s + eps)`` with ``m``, ``s`` the mean and std of ``x`` over the rows of ``mask``."""
+    mean = masked_mean(x, mask)
+    std = masked_mean((x - mean).square(), mask).sqrt()
+    return (x - mean) / (std + eps)
 
 
 def forward_window(model: Model, batch: Mapping[str, Tensor], recurrence: int = 0) -> dict[str, Tensor]:

@@ -32,6 +32,7 @@ def trained(tmp_path_factory):
 def test_cartpole_return_rises_well_above_random_within_the_frame_budget(trained):
     out, _ = trained
     assert out["summary"].frames == pytest.approx(FRAMES, abs=64)
+    assert out["config"]["lr"] == 2e-3  # ActorCritic's suggested rate, not ModelInterface's default
     assert out["summary"].mean_return > 4 * RANDOM_POLICY_RETURN
     assert out["eval"].mean > 4 * RANDOM_POLICY_RETURN
 

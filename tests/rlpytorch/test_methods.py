@@ -16,6 +16,7 @@ from rlpytorch.methods import (
     ValueMatcher,
     final_values,
     forward_window,
+    normalized,
     returns_of,
     window_cuts,
 )
@@ -243,6 +244,30 @@ def test_actor_critic_loss_is_the_sum_of_its_parts():
     v, _ = ValueMatcher()(out["V"], R, ~cut)
     assert loss.item() == pytest.approx((pg + v).item(), rel=1e-6)
     assert set(stats) >= {"policy_loss", "entropy", "ratio", "value_loss"}
+
+
+def test_normalized_uses_mean_and_std_of_the_masked_rows_only():
+    x = col(1.0, 3.0, 100.0)
+    mask = col(True, True, False, dtype=torch.bool)
+    # mean 2, std 1 over the first two rows; the third row is scaled alike
+    assert normalized(x, mask).squeeze(1).tolist() == pytest.approx([-1.0, 1.0, 98.0])
+
+
+def test_actor_critic_with_norm_adv_feeds_normalized_advantages_to_the_policy_gradient():
+    torch.manual_seed(0)
+    model = MLPActorCritic((4,), 2)
+    batch = cartpole_window()
+    loss, _ = ActorCritic.from_config({"gamma": 0.9, "norm_adv": True}).loss(model, batch)
+
+    out = model(batch["s"])
+    cut = window_cuts(batch["terminal"])
+    R = DiscountedReward(0.9)(batch["r"], batch["terminal"], out["V"].detach(), cut)
+    advantage = normalized(R - out["V"].detach(), ~cut)
+    pg, _ = PolicyGradient()(out["pi"], batch["pi"], batch["a"], advantage, ~cut)
+    v, _ = ValueMatcher()(out["V"], R, ~cut)
+    assert loss.item() == pytest.approx((pg + v).item(), rel=1e-6)
+    plain, _ = ActorCritic.from_config({"gamma": 0.9}).loss(model, batch)
+    assert plain.item() != pytest.approx(loss.item(), rel=1e-3)
 
 
 def test_actor_critic_update_clips_global_grad_norm_and_counts_the_step():
