@@ -153,6 +153,15 @@ void RemoteBoard::Close() {
 bool RemoteBoard::closing() const { return Word("closing", 0)->load(std::memory_order_acquire) != 0; }
 
 RemoteGame::RemoteGame(std::shared_ptr<RemoteBoard> board, int index) : board_(std::move(board)), index_(index) {
+  for (const auto& key : board_->keys()) {
+    if (key.role == KeyRole::kObservation) {
+      observations_.push_back({key.name, key.Bytes(), board_->Slot("obs/" + key.name, index_),
+                               board_->Slot("final/" + key.name, index_)});
+    }
+    if (key.role == KeyRole::kAction) {
+      actions_.push_back({key.name, key.Bytes(), board_->Slot("action/" + key.name, index_), nullptr});
+    }
+  }
   board_->Request(index_);  // the first reset: every game's runs while the engine wires the others
 }
 
@@ -165,18 +174,13 @@ void RemoteGame::Reset(Rng&) {
 }
 
 void RemoteGame::Observe(int, const Row& row) {
-  const char* region = showing_final_ ? "final/" : "obs/";
-  for (const auto& key : board_->keys()) {
-    if (key.role != KeyRole::kObservation) continue;
-    std::memcpy(row.Bytes(key.name), board_->Slot(region + key.name, index_), key.Bytes());
+  for (const auto& key : observations_) {
+    std::memcpy(row.Bytes(key.name), showing_final_ ? key.ended : key.now, key.bytes);
   }
 }
 
 void RemoteGame::BeginStep(const std::vector<Row>& replies) {
-  for (const auto& key : board_->keys()) {
-    if (key.role != KeyRole::kAction) continue;
-    std::memcpy(board_->Slot("action/" + key.name, index_), replies[0].Bytes(key.name), key.Bytes());
-  }
+  for (const auto& key : actions_) std::memcpy(key.now, replies[0].Bytes(key.name), key.bytes);
   board_->Request(index_);
 }
 

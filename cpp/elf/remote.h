@@ -100,8 +100,18 @@ class RemoteGame : public Game {
   float Reward(int /*seat*/) const override { return reward_; }
 
  private:
+  // This game's slots in the shared block, found once (not per step).
+  struct KeySlot {
+    std::string name;
+    std::size_t bytes;
+    uint8_t* now;    // obs/<key> or action/<key>
+    uint8_t* ended;  // final/<key> (observations only)
+  };
+
   std::shared_ptr<RemoteBoard> board_;
   int index_;
+  std::vector<KeySlot> observations_;
+  std::vector<KeySlot> actions_;
   bool started_ = false;
   bool showing_final_ = false;  // between an episode's end and the engine's Reset
   float reward_ = 0.0f;
