@@ -401,6 +401,6 @@ class GameContext:
             expected = (size, *spec.shape)
             if value.shape != expected:
                 raise ValueError(f"{where}, key '{key}': reply has shape {value.shape}, expected {expected}")
-            if not np.can_cast(value.dtype, spec.dtype, casting="same_kind"):
+            if value.dtype != spec.dtype and not np.can_cast(value.dtype, spec.dtype, casting="same_kind"):
                 raise ValueError(f"{where}, key '{key}': reply has dtype {value.dtype}, expected {spec.dtype}")
             np.copyto(views[key][:size], value, casting="same_kind")

@@ -28,6 +28,7 @@ class EpisodeStats:
         self.lengths: deque[int] = deque(maxlen=window)
         self.wins: deque[bool] = deque(maxlen=window)
         self.total = 0
+        self._mean_return: float | None = None  # cached: read after every batch, changes only in add
 
     def add(
         self,
@@ -42,11 +43,14 @@ class EpisodeStats:
         if wins is not None:
             self.wins.extend(wins)
         self.total += len(returns)
+        self._mean_return = None
 
     @property
     def mean_return(self) -> float:
         """Mean return of the window (NaN before the first episode ends)."""
-        return float(np.mean(self.returns)) if self.returns else math.nan
+        if self._mean_return is None:
+            self._mean_return = float(np.mean(self.returns)) if self.returns else math.nan
+        return self._mean_return
 
     def summary(self) -> dict[str, float]:
         """Mean/std/min/max return, mean length, win rate (NaN when unknown)."""

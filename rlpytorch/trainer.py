@@ -45,7 +45,11 @@ def to_tensors(
     """The ``keys`` present in ``batch`` (all with None) as tensors on ``device``
     (zero-copy on CPU)."""
     present = list(batch.keys())
-    keys = present if keys is None else [k for k in keys if k in set(present)]
+    if keys is None:
+        keys = present
+    else:
+        present_set = set(present)
+        keys = [k for k in keys if k in present_set]
     return {key: torch.as_tensor(np.asarray(batch[key])).to(device, non_blocking=True) for key in keys}
 
 
@@ -97,6 +101,8 @@ def episodes_in(
         empty = np.zeros(0)
         return empty.astype(np.int64), empty, empty, None
     rows = np.flatnonzero(np.asarray(batch["terminal"]))
+    if rows.size == 0:  # most batches: no episode ended, and indexing costs more than the check
+        return rows, np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool) if "won" in keys else None
     returns = np.asarray(batch["episode_return"])[rows].astype(np.float64)
     lengths = np.asarray(batch["episode_length"])[rows].astype(np.int64)
     wins = np.asarray(batch["won"])[rows].astype(bool) if "won" in keys else None
