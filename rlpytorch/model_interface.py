@@ -9,14 +9,15 @@ importance-sampling correction in ``PolicyGradient`` accounts for the lag.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Iterable, Iterator
 
 import torch
 
 from .args_provider import Arg, Configurable
 from .model_base import Model
 
-__all__ = ["ModelInterface"]
+__all__ = ["ModelInterface", "clip_grad_norm"]
 
 _OPTIMIZERS = ("adam", "rmsprop", "sgd")
 
@@ -94,6 +95,17 @@ class ModelInterface(Configurable):
         """The optimizer of model ``name``."""
         return self.optimizers[name]
 
+    def step(self, name: str, loss: torch.Tensor, grad_clip: float = 0.0) -> float:
+        """One optimizer step of model ``name`` on ``loss``: back-propagate, clip
+        the global gradient norm to ``grad_clip`` (0: no clipping), update.
+        Returns the gradient norm before clipping."""
+        optimizer = self.optimizers[name]
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = clip_grad_norm(self.models[name].parameters(), grad_clip if grad_clip > 0 else math.inf)
+        optimizer.step()
+        return grad_norm
+
     def scale_lr(self, factor: float) -> None:
         """Set every optimizer's learning rate to ``factor * lr`` (for schedules)."""
         for optimizer in self.optimizers.values():
@@ -128,3 +140,23 @@ class ModelInterface(Configurable):
         actor = mi.add_model("actor", model.clone())
         actor.requires_grad_(False)
         return mi
+
+
+def clip_grad_norm(parameters: Iterable[torch.Tensor], max_norm: float) -> float:
+    """Scale the gradients so their global L2 norm is at most ``max_norm``;
+    returns the norm before scaling (the maths of ``torch.nn.utils.clip_grad_norm_``).
+
+    For gradients on one device with one dtype (a model's, as a rule) this is a
+    handful of foreach ops; ``clip_grad_norm_`` regroups the tensors by device
+    and dtype on every call, which costs small models more than the clipping.
+    """
+    parameters = [p for p in parameters if p.grad is not None]
+    if not parameters:
+        return 0.0
+    grads = [p.grad for p in parameters]
+    if len({(g.device, g.dtype) for g in grads}) > 1:
+        return float(torch.nn.utils.clip_grad_norm_(parameters, max_norm))
+    norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    if max_norm < math.inf:
+        torch._foreach_mul_(grads, (max_norm / (norm + 1e-6)).clamp(max=1.0))
+    return norm.item()

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-import torch
 from torch import Tensor
 
 from ..args_provider import Arg, Configurable
@@ -122,12 +120,8 @@ class ActorCritic(Configurable):
 
     def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]:
         """One optimizer step of ``mi["model"]`` on ``batch``; returns the stats."""
-        model, optimizer = mi["model"], mi.optimizer("model")
+        model = mi["model"]
         loss, stats = self.loss(model, batch)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        max_norm = self.grad_clip if self.grad_clip > 0 else math.inf
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        optimizer.step()
+        grad_norm = mi.step("model", loss, self.grad_clip)
         model.increment_step()
-        return {**stats, "loss": loss.item(), "grad_norm": grad_norm.item()}
+        return {**stats, "loss": loss.item(), "grad_norm": grad_norm}

@@ -109,7 +109,7 @@ class PPO(Configurable):
 
     def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]:
         """``ppo_epochs`` passes of minibatch steps of ``mi["model"]`` on one window."""
-        model, optimizer = mi["model"], mi.optimizer("model")
+        model = mi["model"]
         with torch.no_grad():
             out = forward_window(model, batch, self.recurrence)
             V_old = out["V"]
@@ -127,7 +127,7 @@ class PPO(Configurable):
             order = torch.randperm(count, generator=self._shuffle_generator()).to(R.device)
             for first in range(0, count, size):
                 cols = order[first : first + size]
-                stats = self._step(model, optimizer, {k: v[:, cols] for k, v in seqs.items()},
+                stats = self._step(mi, {k: v[:, cols] for k, v in seqs.items()},
                                    None if start_states is None else start_states[cols])
                 for key, value in stats.items():
                     totals[key] = totals.get(key, 0.0) + value
@@ -158,9 +158,8 @@ class PPO(Configurable):
             return 1
         return min(self.recurrence, rows) if self.recurrence > 0 else rows
 
-    def _step(
-        self, model: Model, optimizer: torch.optim.Optimizer, mb: Mapping[str, Tensor], state: Tensor | None
-    ) -> dict[str, float]:
+    def _step(self, mi: ModelInterface, mb: Mapping[str, Tensor], state: Tensor | None) -> dict[str, float]:
+        model = mi["model"]
         obs = {k: mb[k] for k in model.obs_keys}
         out = model(obs) if state is None else model(obs, state, mb["terminal"])
         advantage, mask = mb["A"], mb["mask"]
@@ -169,12 +168,8 @@ class PPO(Configurable):
         pg_loss, pg_stats = self.policy_gradient(out["pi"], mb["mu"], mb["a"], advantage, mask)
         v_loss, v_stats = self.value_matcher(out["V"], mb["R"], mask, mb["V_old"])
         loss = pg_loss + v_loss
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        max_norm = self.grad_clip if self.grad_clip > 0 else math.inf
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        optimizer.step()
-        return {**pg_stats, **v_stats, "loss": loss.item(), "grad_norm": grad_norm.item()}
+        grad_norm = mi.step("model", loss, self.grad_clip)
+        return {**pg_stats, **v_stats, "loss": loss.item(), "grad_norm": grad_norm}
 
 
 def _sequences(

@@ -28,6 +28,7 @@ import torch
 from torch import Tensor, nn
 
 from ..args_provider import Arg
+from .layers import DirectSequential
 
 __all__ = [
     "ACTIVATION",
@@ -93,11 +94,11 @@ def obs_spec(spec: Any) -> dict[str, ObsKey]:
     return out
 
 
-def _mlp(sizes: Sequence[int], activation: str) -> nn.Sequential:
+def _mlp(sizes: Sequence[int], activation: str) -> DirectSequential:
     layers: list[nn.Module] = []
     for n_in, n_out in itertools.pairwise(sizes):
         layers += [nn.Linear(n_in, n_out), ACTIVATIONS[activation]()]
-    return nn.Sequential(*layers)
+    return DirectSequential(*layers)
 
 
 def _lead(x: Tensor, ndim: int) -> tuple[int, ...]:

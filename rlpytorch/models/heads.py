@@ -17,16 +17,18 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from .layers import DirectSequential
+
 __all__ = ["GaussianHead", "PolicyHead", "QHead", "ValueHead"]
 
 
-def _linear_stack(in_dim: int, hidden: Sequence[int], out_dim: int) -> nn.Sequential:
+def _linear_stack(in_dim: int, hidden: Sequence[int], out_dim: int) -> DirectSequential:
     layers: list[nn.Module] = []
     for width in hidden:
         layers += [nn.Linear(in_dim, width), nn.ReLU()]
         in_dim = width
     layers.append(nn.Linear(in_dim, out_dim))
-    return nn.Sequential(*layers)
+    return DirectSequential(*layers)
 
 
 class PolicyHead(nn.Module):

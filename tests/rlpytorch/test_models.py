@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from rlpytorch.model_base import CheckpointMismatchError, read_checkpoint
-from rlpytorch.model_interface import ModelInterface
+from rlpytorch.model_interface import ModelInterface, clip_grad_norm
 from rlpytorch.model_loader import ModelLoader, load_model
 from rlpytorch.models import MLPActorCritic
 
@@ -82,6 +82,32 @@ def test_scale_lr_sets_a_fraction_of_the_base_rate():
     mi = ModelInterface.actor_critic(make(), {"lr": 0.01})
     mi.scale_lr(0.25)
     assert mi.optimizer("model").param_groups[0]["lr"] == pytest.approx(0.0025)
+
+
+@pytest.mark.parametrize("max_norm", [0.05, 1e6])
+def test_clip_grad_norm_matches_torch(max_norm):
+    ours, theirs = make(seed=3), make(seed=3)
+    x = torch.randn(16, 4, generator=torch.Generator().manual_seed(0))
+    for model in (ours, theirs):
+        out = model(x)
+        (out["V"].square().mean() + out["pi"][:, 0].mean()).backward()
+    norm = clip_grad_norm(ours.parameters(), max_norm)
+    expected = torch.nn.utils.clip_grad_norm_(theirs.parameters(), max_norm)
+    assert norm == pytest.approx(float(expected), rel=1e-6)
+    assert norm > 0.05  # so the small max_norm really clips
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        torch.testing.assert_close(a.grad, b.grad)
+
+
+def test_step_backpropagates_clips_and_updates():
+    model = make()
+    mi = ModelInterface(optimizer="sgd", lr=1.0)
+    mi.add_model("model", model, optimize=True)
+    before = [p.detach().clone() for p in model.parameters()]
+    loss = model(torch.ones(2, 4))["V"].sum() * 100
+    norm = mi.step("model", loss, grad_clip=0.5)
+    moved = torch.sqrt(sum(((p.detach() - b) ** 2).sum() for p, b in zip(model.parameters(), before, strict=True)))
+    assert norm > 0.5 and float(moved) == pytest.approx(0.5, rel=1e-4)  # an SGD step of lr 1 moves by the clipped norm
 
 
 def test_model_loader_builds_by_name_with_args_and_loads_checkpoint(tmp_path):
