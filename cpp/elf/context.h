@@ -103,6 +103,7 @@ class Context {
   struct Channel;
   struct GameSlot;
   enum class Stage { kStart, kSendObservation, kAwaitReplies, kSendAfterReplies, kStep };
+  enum class Progress { kWaits, kAtStep, kAtSends };
   struct Send {
     int seat;
     int tag;
@@ -117,7 +118,7 @@ class Context {
   void SubmitAdvance(const std::vector<int>& games);
   void AdvanceMany(std::vector<int> games);
   void BeginStepIfReplied(GameSlot& slot);
-  bool RunToObservationSends(GameSlot& slot, int game);
+  Progress RunToStepOrSends(GameSlot& slot, int game);
   void ExpectReplies(GameSlot& slot);
   void HandOver(GameSlot& slot);
   std::vector<int> SendObservations(std::vector<int> games);
@@ -127,7 +128,8 @@ class Context {
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
   void WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome);
   void Observe(GameSlot& slot);
-  void StepGame(GameSlot& slot);
+  Outcome Step(GameSlot& slot);
+  void FinishStep(GameSlot& slot, const Outcome& outcome);
   void KeepFinalObservation(GameSlot& slot);
   std::vector<bool> StoredKeys();
   void ConsumeReplies(int tag, int64_t batch, int begin, int end);

@@ -52,6 +52,17 @@ void MaybeTimeout(std::mt19937& rng, TagConfig& tag, bool always = false) {
   }
 }
 
+// A game whose step needs replies from two tags waits for both. With `tag`
+// timing out, delivery can always go on if its min_batch is at most
+// games - other.batch_size + 1: when neither tag can deliver, the games
+// outside `other`'s partial batch (at least games - other.batch_size + 1
+// of them) all wait in `tag`'s. A larger min_batch can leave every game
+// waiting in two partial batches that never fill, a deadlock of the
+// configuration the engine cannot resolve.
+void KeepReachable(TagConfig& tag, const TagConfig& other, int games) {
+  tag.min_batch = std::min(tag.min_batch, games - other.batch_size + 1);
+}
+
 // Checks what counter games sent to each tag. A tag with replies holds its
 // game until the reply, so a game's rows arrive in step order: counts go up
 // by one. A tag without replies delivers batches in completion order, which
@@ -211,9 +222,10 @@ Round MakeRound(unsigned seed) {
     TagConfig log = MakeTag("log", Uniform(rng, 1, 3 * kGames), {"count", "episode_return", "episode_length"});
     if (!round.deterministic) {
       MaybeTimeout(rng, actor);
-      MaybeTimeout(rng, value);
+      MaybeTimeout(rng, value, critic);
       MaybeTimeout(rng, train);
       MaybeTimeout(rng, log, true);  // at least one tag always times out
+      if (critic) KeepReachable(value, actor, kGames);
     }
     round.tags = {actor, train, log};
     if (critic) round.tags.push_back(value);
@@ -226,6 +238,7 @@ Round MakeRound(unsigned seed) {
     seat1.seats = {1};
     TagConfig train = MakeTag("train", Uniform(rng, 1, kGames), {"s", "a", "r", "terminal"}, {}, Uniform(rng, 1, 4));
     MaybeTimeout(rng, seat1, true);
+    KeepReachable(seat1, seat0, round.games);
     MaybeTimeout(rng, train);
     round.tags = {seat0, seat1, train};
   } else {  // cartpole: actor + train
