@@ -677,7 +677,16 @@ std::optional<BatchRef> Context::Wait(int timeout_ms) {
       }
       wake_ns = std::min(wake_ns, tag->TimeoutDeadlineNs(now_ns));
     }
-    if (auto ref = TakeReady()) return ref;
+    if (auto ref = TakeReady()) {
+      ++delivered_;
+      return ref;
+    }
+    if (Stuck()) {
+      failed_ = true;
+      failure_ = StuckMessage();
+      halted_.store(true);
+      throw GameError(failure_);
+    }
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     auto wake = deadline;
     if (wake_ns != INT64_MAX) {
@@ -731,6 +740,36 @@ void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
   }
 }
 
+// Nothing can ever happen again: the caller holds no batch (so none will be
+// replied or released), none is ready, no thread works or has work queued,
+// and no partial batch will be delivered by its timeout. Every game then
+// waits for a batch that cannot complete: a configuration in which, for
+// example, each game waits for replies from two tags and the rows left to
+// each are fewer than its batch (or its min_batch) needs. Needs the lock
+// (ready_ and the order with NotifyReady: a thread that completes a batch
+// still counts as working until it has taken the lock).
+bool Context::Stuck() {
+  if (delivered_.load() > 0 || !ready_.empty() || !pool_->Idle()) return false;
+  for (const auto& tag : tags_) {
+    if (tag->WillTimeOut()) return false;
+  }
+  return true;
+}
+
+std::string Context::StuckMessage() const {
+  std::string tags;
+  for (const auto& tag : tags_) {
+    const TagConfig& config = tag->config();
+    tags += (tags.empty() ? "" : "; ") + std::string("tag '") + tag->name() + "': " +
+            std::to_string(tag->FillingRows()) + " of " + std::to_string(config.batch_size) + " rows, ";
+    tags += config.timeout_ms < 0 || deterministic_ ? std::string("no timeout")
+                                                    : "its timeout needs min_batch " + std::to_string(config.min_batch);
+  }
+  return "stuck: every game waits for a batch that can never be delivered, and the caller holds no batch (" + tags +
+         "). When each game waits for replies from several tags, the rows left to a tag can be fewer than it "
+         "needs: lower the batch sizes, or add timeouts with a min_batch these rows reach";
+}
+
 // A delivered batch is handed back exactly once: its `ready` flag is taken
 // here, so a second hand-back is refused instead of corrupting the ring.
 void Context::TakeBack(Tag& tag, const BatchRef& ref) {
@@ -760,6 +799,7 @@ void Context::SubmitReplies(const BatchRef& ref) {
                     Home(buffer.game_ids[begin])});
   }
   pool_->SubmitMany(std::move(jobs));
+  --delivered_;  // only now: until the jobs are queued, a waiting thread must not think the games stuck
 }
 
 // Copies rows [begin, end) of a replied batch into their games' histories and
@@ -791,6 +831,7 @@ void Context::Release(const BatchRef& ref) {
   if (tag.has_replies()) throw std::logic_error("tag '" + tag.name() + "' expects replies");
   TakeBack(tag, ref);
   ReleaseBuffer(tag, ref.batch);
+  --delivered_;  // after the parked games are queued (see SubmitReplies)
 }
 
 void Context::ReleaseBuffer(Tag& tag, int64_t batch) { Resume(tag.Release(batch)); }

@@ -134,6 +134,8 @@ class Context {
   std::vector<bool> StoredKeys();
   void ConsumeReplies(int tag, int64_t batch, int begin, int end);
   void ReleaseBuffer(Tag& tag, int64_t batch);
+  bool Stuck();
+  std::string StuckMessage() const;
   void Resume(const std::vector<int>& games);
   void NotifyReady(int tag, int64_t batch);
   std::optional<BatchRef> TakeReady();
@@ -180,6 +182,7 @@ class Context {
   std::mutex ready_mutex_;
   std::condition_variable ready_cv_;
   std::deque<BatchRef> ready_;  // first-come mode: batches in completion order
+  std::atomic<int> delivered_{0};  // batches handed to the caller and not yet handed back
   bool failed_ = false;
   bool stopped_ = false;
   std::string failure_;

@@ -219,6 +219,20 @@ class Tag {
     return batch;
   }
 
+  // Rows claimed in the batch being filled (0 while its buffer still holds
+  // an earlier batch).
+  int FillingRows() const {
+    const int64_t batch = fill_.load(std::memory_order_acquire);
+    const uint64_t claims = buffers_[batch % buffers_.size()]->claims.load(std::memory_order_acquire);
+    return BatchBuffer::For(claims, batch) ? BatchBuffer::Count(claims) : 0;
+  }
+
+  // Whether the batch being filled will be delivered by its timeout with the
+  // rows it has.
+  bool WillTimeOut() const {
+    return !deterministic_ && config_.timeout_ms >= 0 && FillingRows() >= std::max(1, config_.min_batch);
+  }
+
   // When to check the batch being filled for a timeout again (INT64_MAX:
   // never). No event says when a first row or the min_batch-th row arrives,
   // so until the time is known and ahead, poll every quarter timeout (>= 1 ms).

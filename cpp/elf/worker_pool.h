@@ -98,6 +98,16 @@ class WorkerPool {
     for (int i : wake) workers_[i].wake.notify_one();
   }
 
+  // True when no task runs and none is queued: nothing will happen until
+  // something is submitted.
+  bool Idle() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& worker : workers_) {
+      if (worker.running || !worker.queue.empty()) return false;
+    }
+    return true;
+  }
+
   void Stop() {
     {
       std::lock_guard<std::mutex> lock(mutex_);

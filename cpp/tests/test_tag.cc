@@ -256,6 +256,22 @@ TEST(timeout_closes_a_partial_batch_of_at_least_min_batch_rows) {
   CHECK_EQ(next.row, 0);
 }
 
+TEST(filling_rows_and_whether_the_timeout_will_deliver_them) {
+  auto untimed = MakeTag(4, 4);
+  CommitRow(*untimed, untimed->ClaimNext(), 0);
+  CHECK_EQ(untimed->FillingRows(), 1);
+  CHECK(!untimed->WillTimeOut());  // no timeout: only a full batch is delivered
+  auto timed = MakeTag(4, 4, false, 20, 2);
+  CHECK(!timed->WillTimeOut());  // empty
+  CommitRow(*timed, timed->ClaimNext(), 0);
+  CHECK(!timed->WillTimeOut());  // 1 row < min_batch 2
+  CommitRow(*timed, timed->ClaimNext(), 1);
+  CHECK_EQ(timed->FillingRows(), 2);
+  CHECK(timed->WillTimeOut());
+  CHECK(timed->CloseIfTimedOut(timed->buffer(0).first_claim_ns.load() + 20 * kMs).has_value());
+  CHECK_EQ(timed->FillingRows(), 0);  // the next batch has no row yet
+}
+
 TEST(timeout_close_with_a_commit_pending_completes_on_that_commit) {
   auto tag = MakeTag(4, 4, false, 10, 1);
   const Claim a = tag->ClaimNext(), b = tag->ClaimNext();

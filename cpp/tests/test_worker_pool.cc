@@ -193,6 +193,25 @@ TEST(an_idle_worker_takes_the_jobs_of_a_busy_one) {
   pool.Stop();
 }
 
+TEST(idle_means_no_task_running_or_queued) {
+  elf::WorkerPool pool(1);
+  CHECK(pool.Idle());
+  std::atomic<bool> release{false};
+  std::atomic<int> started{0}, done{0};
+  pool.Submit([&] {
+    ++started;
+    while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  pool.Submit([&] { ++done; });
+  REQUIRE(WaitFor(started, 1));
+  CHECK(!pool.Idle());  // one running, one queued
+  release = true;
+  REQUIRE(WaitFor(done, 1));
+  for (int i = 0; i < 1000 && !pool.Idle(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(pool.Idle());
+  pool.Stop();
+}
+
 TEST(idle_workers_block_instead_of_spinning) {
   elf::WorkerPool pool(2);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let them go idle

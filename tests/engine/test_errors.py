@@ -261,6 +261,21 @@ def test_asking_for_the_next_batch_before_replying_raises():
             next(batches)
 
 
+def test_a_caller_holding_every_game_is_waited_for_not_called_stuck():
+    # Every game waits for the reply to the batch the caller holds: nothing
+    # moves, but the caller can still reply, so the engine must not report a
+    # deadlock (it does when nothing at all can move; see Context::Stuck).
+    gc = elfpy.GameContext("cartpole", num_games=4, num_threads=2)
+    gc.add_tag("actor", batch_size=4, inputs=["s"], replies=["a"])
+    with gc:
+        batches = iter(gc)
+        batch = next(batches)
+        for _ in range(3):
+            assert gc._ctx.wait(20) is None
+        batch.reply({"a": np.zeros(4, np.int64)})
+        assert len(next(batches)) == 4
+
+
 # --- faults while running -----------------------------------------------------
 
 
