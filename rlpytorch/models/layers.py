@@ -12,8 +12,9 @@ class DirectSequential(nn.Sequential):
 
     Calling a module costs a few microseconds of bookkeeping (hooks, tracing
     state), and a small model of classic control is mostly that: skipping it on
-    the inner layers makes an actor's forward pass about 15% faster. Hooks on
-    the inner layers therefore do not run; hooks on the stack itself do.
+    the inner layers made a 64-row actor forward pass of the CartPole model
+    about 13% faster (206 to 179 us). Hooks on the inner layers therefore do
+    not run; hooks on the stack itself do.
     Parameters, indexing and checkpoint keys are those of ``nn.Sequential``.
     """
 

@@ -7,6 +7,7 @@ from rlpytorch.model_base import CheckpointMismatchError, read_checkpoint
 from rlpytorch.model_interface import ModelInterface, clip_grad_norm
 from rlpytorch.model_loader import ModelLoader, load_model
 from rlpytorch.models import MLPActorCritic
+from rlpytorch.models.layers import DirectSequential
 
 
 def make(hidden=8, layers=1, seed=0):
@@ -82,6 +83,15 @@ def test_scale_lr_sets_a_fraction_of_the_base_rate():
     mi = ModelInterface.actor_critic(make(), {"lr": 0.01})
     mi.scale_lr(0.25)
     assert mi.optimizer("model").param_groups[0]["lr"] == pytest.approx(0.0025)
+
+
+def test_direct_sequential_computes_and_saves_as_nn_sequential():
+    torch.manual_seed(0)
+    layers = [torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)]
+    direct, plain = DirectSequential(*layers), torch.nn.Sequential(*layers)
+    x = torch.randn(5, 4)
+    torch.testing.assert_close(direct(x), plain(x), rtol=0, atol=0)
+    assert list(direct.state_dict()) == list(plain.state_dict())
 
 
 @pytest.mark.parametrize("max_norm", [0.05, 1e6])

@@ -22,6 +22,17 @@ def test_episode_stats_are_nan_before_any_episode():
     assert math.isnan(EpisodeStats().summary()["win_rate"])
 
 
+def test_mean_return_follows_every_added_episode():
+    stats = EpisodeStats(window=2)
+    assert math.isnan(stats.mean_return)
+    stats.add([1.0], [1])
+    assert stats.mean_return == 1.0
+    stats.add([3.0], [1])
+    assert stats.mean_return == 2.0
+    stats.add([5.0], [1])  # the window drops the first
+    assert stats.mean_return == 4.0
+
+
 def test_running_mean_averages_between_pops():
     mean = RunningMean()
     mean.add({"loss": 1.0})
