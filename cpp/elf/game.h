@@ -23,12 +23,16 @@
 namespace elf {
 
 // One step of one seat: the game's keys inside a history record the engine
-// owns (see history.h). The game reads and writes them by name.
+// owns (see history.h). A game reads and writes them through the Key handles
+// its spec returned (direct); tools that do not know the game use names.
 class Row {
  public:
   Row(const std::vector<KeySpec>* keys, const RecordLayout* layout) : keys_(keys), layout_(layout) {}
 
   // The key's storage as an array of T (NumElements() of them).
+  template <typename T>
+  T* Get(Key<T> key) const { return reinterpret_cast<T*>(record_ + layout_->offset(key.index())); }
+  // The same by name, checking the dtype.
   template <typename T>
   T* Get(std::string_view name) const {
     const int index = Find(name);
@@ -42,7 +46,9 @@ class Row {
   // The key's storage as raw bytes (KeySpec::Bytes() of them), for games
   // that move keys without interpreting them.
   uint8_t* Bytes(std::string_view name) const { return record_ + layout_->offset(Find(name)); }
-  // First element of a scalar key, for actions: `replies[0].Scalar<int64_t>("a")`.
+  // First element of a scalar key, for actions: `replies[0].Scalar(config_.a)`.
+  template <typename T>
+  T Scalar(Key<T> key) const { return *Get(key); }
   template <typename T>
   T Scalar(std::string_view name) const { return *Get<T>(name); }
 

@@ -44,6 +44,20 @@ struct KeySpec {
   bool IsReply() const { return role == KeyRole::kAction || role == KeyRole::kExtra; }
 };
 
+// A game's own key as its spec declared it: a Row reads and writes it
+// through this handle with neither a lookup by name nor a dtype check (the
+// type was fixed when the key was declared).
+template <typename T>
+class Key {
+ public:
+  Key() = default;
+  explicit Key(int index) : index_(index) {}
+  int index() const { return index_; }
+
+ private:
+  int index_ = -1;
+};
+
 // Keys the engine writes for every seat of every game, every step.
 namespace keys {
 inline constexpr const char* kReward = "r";
@@ -72,21 +86,27 @@ class SpecBuilder {
  public:
   explicit SpecBuilder(const Options& options) : options_(options) {}
 
+  // An observation of C++ type T (float, double, int32_t, int64_t, uint8_t, bool).
+  template <typename T>
+  Key<T> Observation(const std::string& name, std::vector<int64_t> shape, const std::string& meaning) {
+    return Key<T>(Add({name, DTypeOf<T>::value, std::move(shape), meaning, KeyRole::kObservation, std::nullopt}));
+  }
+  // The same with the dtype known only at run time (a spec read from data).
   void Observation(const std::string& name, DType dtype, std::vector<int64_t> shape,
                    const std::string& meaning) {
     Add({name, dtype, std::move(shape), meaning, KeyRole::kObservation, std::nullopt});
   }
   // A discrete action: one int64 per row in [0, num_values).
-  void DiscreteAction(const std::string& name, int64_t num_values, const std::string& meaning) {
+  Key<int64_t> DiscreteAction(const std::string& name, int64_t num_values, const std::string& meaning) {
     if (num_values < 1) throw std::invalid_argument("action '" + name + "' needs num_values >= 1");
-    Add({name, DType::kInt64, {}, meaning, KeyRole::kAction,
-         std::make_pair(0.0, static_cast<double>(num_values - 1))});
+    return Key<int64_t>(Add({name, DType::kInt64, {}, meaning, KeyRole::kAction,
+                             std::make_pair(0.0, static_cast<double>(num_values - 1))}));
   }
   // A continuous action: float32 values in [low, high] (not clipped by the engine).
-  void ContinuousAction(const std::string& name, std::vector<int64_t> shape, double low, double high,
-                        const std::string& meaning) {
-    Add({name, DType::kFloat32, std::move(shape), meaning, KeyRole::kAction,
-         std::make_pair(low, high)});
+  Key<float> ContinuousAction(const std::string& name, std::vector<int64_t> shape, double low, double high,
+                              const std::string& meaning) {
+    return Key<float>(Add({name, DType::kFloat32, std::move(shape), meaning, KeyRole::kAction,
+                           std::make_pair(low, high)}));
   }
   void Seats(int num_seats) {
     if (num_seats < 1) throw std::invalid_argument("a game needs at least one seat");
@@ -110,11 +130,13 @@ class SpecBuilder {
   }
 
  private:
-  void Add(KeySpec key) {
+  // Returns the key's index: game keys come first in a context, in this order.
+  int Add(KeySpec key) {
     for (const auto& existing : spec_.keys) {
       if (existing.name == key.name) throw std::invalid_argument("key '" + key.name + "' declared twice");
     }
     spec_.keys.push_back(std::move(key));
+    return static_cast<int>(spec_.keys.size()) - 1;
   }
   std::string UnknownOption(const std::string& name) const {
     std::string valid;

@@ -15,14 +15,16 @@ class CartPole : public Game {
  public:
   struct Config {
     int max_steps = 500;
+    Key<float> s;
+    Key<int64_t> a;
   };
 
   static Config DefineSpec(SpecBuilder& spec) {
     Config config;
     config.max_steps = spec.Option("max_steps", 500, "steps before an episode is truncated");
     if (config.max_steps < 1) throw std::invalid_argument("option 'max_steps' must be >= 1");
-    spec.Observation("s", DType::kFloat32, {4}, "cart position, cart velocity, pole angle, pole angular velocity");
-    spec.DiscreteAction("a", 2, "push the cart left (0) or right (1)");
+    config.s = spec.Observation<float>("s", {4}, "cart position, cart velocity, pole angle, pole angular velocity");
+    config.a = spec.DiscreteAction("a", 2, "push the cart left (0) or right (1)");
     return config;
   }
 
@@ -34,12 +36,12 @@ class CartPole : public Game {
   }
 
   void Observe(int, const Row& row) override {
-    float* s = row.Get<float>("s");
+    float* s = row.Get(config_.s);
     for (int i = 0; i < 4; ++i) s[i] = static_cast<float>(state_[i]);
   }
 
   Outcome Step(const std::vector<Row>& replies, Rng&) override {
-    const double force = replies[0].Scalar<int64_t>("a") == 1 ? kForceMag : -kForceMag;
+    const double force = replies[0].Scalar(config_.a) == 1 ? kForceMag : -kForceMag;
     auto& [x, x_dot, theta, theta_dot] = state_;
     const double cos_theta = std::cos(theta);
     const double sin_theta = std::sin(theta);
