@@ -49,6 +49,27 @@ inline void CopyKey(void* to, const void* from, std::size_t bytes) {
   }
 }
 
+// Copies a key's bytes from `count` records into consecutive rows.
+template <std::size_t kBytes>
+void CopyColumn(uint8_t* to, const uint8_t* const* records, int count, std::size_t offset) {
+  for (int i = 0; i < count; ++i) std::memcpy(to + i * kBytes, records[i] + offset, kBytes);
+}
+
+void CopyColumn(uint8_t* to, const uint8_t* const* records, int count, std::size_t offset, std::size_t bytes) {
+  switch (bytes) {
+    case 1: return CopyColumn<1>(to, records, count, offset);
+    case 4: return CopyColumn<4>(to, records, count, offset);
+    case 8: return CopyColumn<8>(to, records, count, offset);
+    case 16: return CopyColumn<16>(to, records, count, offset);
+    default:
+      for (int i = 0; i < count; ++i) std::memcpy(to + i * bytes, records[i] + offset, bytes);
+  }
+}
+
+// Rows written key by key, this many at a time: each key's copy is then one
+// tight loop of a fixed size.
+constexpr int kRowBlock = 64;
+
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string joined;
   for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
@@ -232,6 +253,8 @@ void Context::ValidateRouting() const {
 
 void Context::Wire() {
   layout_ = RecordLayout(keys_, StoredKeys());
+  header_ = {layout_.offset(reward_key_), layout_.offset(terminal_key_), layout_.offset(truncated_key_),
+             layout_.offset(return_key_), layout_.offset(length_key_)};
   for (const auto& tag : tags_) {
     for (int seat = 0; seat < num_seats(); ++seat) {
       const auto& seats = tag->config().seats;
@@ -409,7 +432,9 @@ Context::Progress Context::RunToStepOrSends(GameSlot& slot, int game) {
     switch (slot.stage) {
       case Stage::kStart:
         slot.game->Reset(slot.rng);
-        for (int seat = 0; seat < num_seats(); ++seat) WriteStepHeader(slot, seat, 0.0f, Outcome{});
+        for (int seat = 0; seat < num_seats(); ++seat) {
+          WriteStepHeader(channels_[ChannelId(slot, seat)], slot.step, 0.0f, Outcome{});
+        }
         Observe(slot);
         slot.stage = Stage::kSendObservation;
         ExpectReplies(slot);
@@ -484,11 +509,10 @@ std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& s
       if (tag.Park(games[next], claim.batch)) ++next;  // else the buffer came free: retry
       continue;
     }
+    WriteRows(&games[next], claim.rows, send, claim, claim.row);
     for (int i = 0; i < claim.rows; ++i, ++next) {
-      GameSlot& slot = games_[games[next]];
-      WriteRow(slot, send, claim, claim.row + i);
       if (hand_over) {
-        HandOver(slot);
+        HandOver(games_[games[next]]);
       } else {
         sent.push_back(games[next]);
       }
@@ -505,25 +529,36 @@ Claim Context::ClaimFor(GameSlot& slot, const Send& send, int want) {
   return tag.ClaimFixed(positions_[at], sent_[at]);
 }
 
-// Copies a seat's keys (a T-step window for T > 1) from its history into `row`.
-void Context::WriteRow(GameSlot& slot, const Send& send, const Claim& claim, int row) {
+// Copies seat `send.seat` of `count` games (a T-step window each for T > 1)
+// from their histories into rows [row, row + count) of a claim.
+void Context::WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row) {
   Tag& tag = *tags_[send.tag];
   const int T = tag.T();
-  const int channel_id = ChannelId(slot, send.seat);
-  Channel& channel = channels_[channel_id];
   const auto& copies = input_copies_[send.tag];
   BatchBuffer& buffer = *claim.buffer;
-  const int capacity = tag.capacity();
-  for (int t = 0; t < T; ++t) {
-    const uint8_t* record = channel.history.Record(slot.step - (T - 1) + t);
-    const std::size_t at = static_cast<std::size_t>(t) * capacity + row;
-    for (std::size_t i = 0; i < copies.size(); ++i) {
-      CopyKey(reinterpret_cast<uint8_t*>(buffer.inputs[i].data()) + at * copies[i].bytes, record + copies[i].offset,
-              copies[i].bytes);
+  const std::size_t capacity = tag.capacity();
+  for (int first = 0; first < count; first += kRowBlock) {
+    const int block = std::min(kRowBlock, count - first);
+    int channel_ids[kRowBlock];
+    const uint8_t* records[kRowBlock];
+    for (int i = 0; i < block; ++i) channel_ids[i] = ChannelId(games_[games[first + i]], send.seat);
+    for (int t = 0; t < T; ++t) {
+      for (int i = 0; i < block; ++i) {
+        const int64_t step = games_[games[first + i]].step - (T - 1) + t;
+        records[i] = channels_[channel_ids[i]].history.Record(step);
+      }
+      const std::size_t at = t * capacity + row + first;
+      for (std::size_t k = 0; k < copies.size(); ++k) {
+        CopyColumn(reinterpret_cast<uint8_t*>(buffer.inputs[k].data()) + at * copies[k].bytes, records, block,
+                   copies[k].offset, copies[k].bytes);
+      }
+    }
+    for (int i = 0; i < block; ++i) {
+      const int id = channel_ids[i];
+      if (deterministic_) ++sent_[static_cast<std::size_t>(id) * num_tags() + tag.index()];
+      Tag::Label(claim, row + first + i, channels_[id].game, channels_[id].seat, id);
     }
   }
-  if (deterministic_) ++sent_[static_cast<std::size_t>(channel_id) * num_tags() + tag.index()];
-  Tag::Label(claim, row, channel.game, channel.seat, channel_id);
 }
 
 // One game through its sends from its cursor on (the path for resumed games
@@ -542,7 +577,7 @@ bool Context::SendAll(int game, const std::vector<Send>& sends, bool hand_over) 
         if (tag.Park(game, claim.batch)) return false;
         continue;  // the buffer came free meanwhile: try again
       }
-      WriteRow(slot, send, claim, claim.row);
+      WriteRows(&game, 1, send, claim, claim.row);
       const bool last = hand_over && slot.cursor + 1 == static_cast<int>(sends.size());
       if (last) HandOver(slot);
       if (tag.Commit(claim, 1)) NotifyReady(tag.index(), claim.batch);
@@ -554,18 +589,17 @@ bool Context::SendAll(int game, const std::vector<Send>& sends, bool hand_over) 
   return true;
 }
 
-void Context::WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome) {
-  Channel& channel = channels_[ChannelId(slot, seat)];
-  uint8_t* record = channel.history.Record(slot.step);
+void Context::WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome) {
+  uint8_t* record = channel.history.Record(step);
   channel.episode_return += reward;
+  if (step > 0) ++channel.episode_length;
   const bool over = outcome.Over();
-  if (slot.step > 0) ++channel.episode_length;
   const bool truncated = over && !outcome.terminated;
-  std::memcpy(record + layout_.offset(reward_key_), &reward, sizeof reward);
-  std::memcpy(record + layout_.offset(terminal_key_), &over, sizeof over);
-  std::memcpy(record + layout_.offset(truncated_key_), &truncated, sizeof truncated);
-  std::memcpy(record + layout_.offset(return_key_), &channel.episode_return, sizeof channel.episode_return);
-  std::memcpy(record + layout_.offset(length_key_), &channel.episode_length, sizeof channel.episode_length);
+  std::memcpy(record + header_.reward, &reward, sizeof reward);
+  std::memcpy(record + header_.terminal, &over, sizeof over);
+  std::memcpy(record + header_.truncated, &truncated, sizeof truncated);
+  std::memcpy(record + header_.episode_return, &channel.episode_return, sizeof channel.episode_return);
+  std::memcpy(record + header_.episode_length, &channel.episode_length, sizeof channel.episode_length);
   if (over) {
     channel.episode_return = 0.0f;
     channel.episode_length = 0;
@@ -590,8 +624,9 @@ Outcome Context::Step(GameSlot& slot) {
 // observation; the game then goes to its observation sends.
 void Context::FinishStep(GameSlot& slot, const Outcome& outcome) {
   ++slot.step;
+  Channel* channels = &channels_[ChannelId(slot, 0)];
   for (int seat = 0; seat < num_seats(); ++seat) {
-    WriteStepHeader(slot, seat, slot.game->Reward(seat), outcome);
+    WriteStepHeader(channels[seat], slot.step, slot.game->Reward(seat), outcome);
   }
   if (outcome.Over()) {
     if (keep_final_) KeepFinalObservation(slot);

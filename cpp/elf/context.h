@@ -124,9 +124,9 @@ class Context {
   std::vector<int> SendObservations(std::vector<int> games);
   std::vector<int> SendBlock(const std::vector<int>& games, const Send& send, bool hand_over);
   Claim ClaimFor(GameSlot& slot, const Send& send, int want);
-  void WriteRow(GameSlot& slot, const Send& send, const Claim& claim, int row);
+  void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
-  void WriteStepHeader(GameSlot& slot, int seat, float reward, const Outcome& outcome);
+  void WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome);
   void Observe(GameSlot& slot);
   Outcome Step(GameSlot& slot);
   void FinishStep(GameSlot& slot, const Outcome& outcome);
@@ -155,6 +155,11 @@ class Context {
   bool keep_final_ = false;      // some tag reads a final_ key
   int reward_key_ = -1, terminal_key_ = -1, truncated_key_ = -1, return_key_ = -1, length_key_ = -1;
   RecordLayout layout_;
+  // Where the engine's per-step keys sit in a record.
+  struct HeaderOffsets {
+    std::size_t reward, terminal, truncated, episode_return, episode_length;
+  };
+  HeaderOffsets header_{};
   std::vector<std::unique_ptr<Tag>> tags_;
   std::vector<Send> observation_sends_;    // to tags with replies, in (tag, seat) order
   std::vector<Send> after_reply_sends_;    // to tags without replies
