@@ -133,6 +133,7 @@ PYBIND11_MODULE(_elf, m) {
                        uint64_t seed, bool deterministic) {
              elf::GameSpec spec;
              spec.keys = board->keys();
+             spec.steps_elsewhere = true;
              auto make = [board](int index) { return std::make_unique<elf::RemoteGame>(board, index); };
              return std::make_unique<elf::Context>(name, std::move(spec), make, board->num_games(), num_threads,
                                                    seed, deterministic);

@@ -38,35 +38,38 @@ inline int Context::ChannelId(const GameSlot& slot, int seat) const {
 
 namespace {
 
-// memcpy with the common key sizes inlined.
-inline void CopyKey(void* to, const void* from, std::size_t bytes) {
-  switch (bytes) {
-    case 1: std::memcpy(to, from, 1); return;
-    case 4: std::memcpy(to, from, 4); return;
-    case 8: std::memcpy(to, from, 8); return;
-    case 16: std::memcpy(to, from, 16); return;
-    default: std::memcpy(to, from, bytes); return;
+// Moves one key between `count` records (at `offset` in each) and a column
+// of consecutive rows: into the column (kGather) or out of it.
+template <std::size_t kBytes, bool kGather>
+void MoveColumn(uint8_t* column, uint8_t* const* records, int count, std::size_t offset) {
+  for (int i = 0; i < count; ++i) {
+    if (kGather) {
+      std::memcpy(column + i * kBytes, records[i] + offset, kBytes);
+    } else {
+      std::memcpy(records[i] + offset, column + i * kBytes, kBytes);
+    }
   }
 }
 
-// Copies a key's bytes from `count` records into consecutive rows.
-template <std::size_t kBytes>
-void CopyColumn(uint8_t* to, const uint8_t* const* records, int count, std::size_t offset) {
-  for (int i = 0; i < count; ++i) std::memcpy(to + i * kBytes, records[i] + offset, kBytes);
-}
-
-void CopyColumn(uint8_t* to, const uint8_t* const* records, int count, std::size_t offset, std::size_t bytes) {
+// The same for a key of `bytes` bytes, with the common sizes inlined.
+template <bool kGather>
+void MoveColumn(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, std::size_t bytes) {
   switch (bytes) {
-    case 1: return CopyColumn<1>(to, records, count, offset);
-    case 4: return CopyColumn<4>(to, records, count, offset);
-    case 8: return CopyColumn<8>(to, records, count, offset);
-    case 16: return CopyColumn<16>(to, records, count, offset);
-    default:
-      for (int i = 0; i < count; ++i) std::memcpy(to + i * bytes, records[i] + offset, bytes);
+    case 1: return MoveColumn<1, kGather>(column, records, count, offset);
+    case 4: return MoveColumn<4, kGather>(column, records, count, offset);
+    case 8: return MoveColumn<8, kGather>(column, records, count, offset);
+    case 16: return MoveColumn<16, kGather>(column, records, count, offset);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (kGather) {
+      std::memcpy(column + i * bytes, records[i] + offset, bytes);
+    } else {
+      std::memcpy(records[i] + offset, column + i * bytes, bytes);
+    }
   }
 }
 
-// Rows written key by key, this many at a time: each key's copy is then one
+// Rows copied key by key, this many at a time: each key's copy is then one
 // tight loop of a fixed size.
 constexpr int kRowBlock = 64;
 
@@ -381,9 +384,11 @@ void Context::AdvanceMany(std::vector<int> games) {
   int current = -1;
   try {
     while (!games.empty() && !halted_.load(std::memory_order_acquire)) {
-      for (int game : games) {
-        current = game;
-        BeginStepIfReplied(games_[game]);
+      if (game_spec_.steps_elsewhere) {
+        for (int game : games) {
+          current = game;
+          BeginStepIfReplied(games_[game]);
+        }
       }
       std::vector<int> at_step;
       std::vector<int> at_sends;
@@ -447,11 +452,11 @@ Context::Progress Context::RunToStepOrSends(GameSlot& slot, int game) {
         return Progress::kWaits;
       case Stage::kAwaitReplies:  // the last reply came in
         slot.stage = Stage::kSendAfterReplies;
-        break;
+        [[fallthrough]];
       case Stage::kSendAfterReplies:
         if (!after_reply_sends_.empty() && !SendAll(game, after_reply_sends_, false)) return Progress::kWaits;
         slot.stage = Stage::kStep;
-        break;
+        return Progress::kAtStep;
       case Stage::kStep:
         return Progress::kAtStep;
     }
@@ -540,7 +545,7 @@ void Context::WriteRows(const int* games, int count, const Send& send, const Cla
   for (int first = 0; first < count; first += kRowBlock) {
     const int block = std::min(kRowBlock, count - first);
     int channel_ids[kRowBlock];
-    const uint8_t* records[kRowBlock];
+    uint8_t* records[kRowBlock];
     for (int i = 0; i < block; ++i) channel_ids[i] = ChannelId(games_[games[first + i]], send.seat);
     for (int t = 0; t < T; ++t) {
       for (int i = 0; i < block; ++i) {
@@ -549,8 +554,8 @@ void Context::WriteRows(const int* games, int count, const Send& send, const Cla
       }
       const std::size_t at = t * capacity + row + first;
       for (std::size_t k = 0; k < copies.size(); ++k) {
-        CopyColumn(reinterpret_cast<uint8_t*>(buffer.inputs[k].data()) + at * copies[k].bytes, records, block,
-                   copies[k].offset, copies[k].bytes);
+        MoveColumn<true>(reinterpret_cast<uint8_t*>(buffer.inputs[k].data()) + at * copies[k].bytes, records, block,
+                         copies[k].offset, copies[k].bytes);
       }
     }
     for (int i = 0; i < block; ++i) {
@@ -615,7 +620,7 @@ void Context::Observe(GameSlot& slot) {
 }
 
 Outcome Context::Step(GameSlot& slot) {
-  if (!slot.step_begun) slot.game->BeginStep(slot.rows);
+  if (game_spec_.steps_elsewhere && !slot.step_begun) slot.game->BeginStep(slot.rows);
   slot.step_begun = false;
   return slot.game->Step(slot.rows, slot.rng);
 }
@@ -822,16 +827,27 @@ void Context::SubmitReplies(const BatchRef& ref) {
   TakeBack(tag, ref);
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   buffer.unconsumed_replies.store(ref.size);
-  // Rows are claimed in runs by the task that stepped their games, so a chunk
-  // goes to the home of its first row's game.
-  const int chunk = std::max(16, (ref.size + 2 * num_threads_ - 1) / (2 * num_threads_));
+  // Rows are claimed in runs by tasks that each advance games of one home
+  // worker. A job takes the rows of one run (or a piece of a long one) to
+  // that home, so no game's data moves to another core; runs shorter than
+  // kMinJob rows join the job before them rather than make a job each.
+  constexpr int kMinJob = 16;
+  const int chunk = std::max(kMinJob, (ref.size + 2 * num_threads_ - 1) / (2 * num_threads_));
   std::vector<WorkerPool::Job> jobs;
-  for (int begin = 0; begin < ref.size; begin += chunk) {
-    const int end = std::min(ref.size, begin + chunk);
+  for (int begin = 0; begin < ref.size;) {
+    const int home = Home(buffer.game_ids[begin]);
+    const int first_game = FirstGameOf(home), end_game = FirstGameOf(home + 1);
+    int end = begin + 1;
+    while (end < ref.size && end - begin < chunk) {
+      const int game = buffer.game_ids[end];
+      if ((game < first_game || game >= end_game) && end - begin >= kMinJob) break;
+      ++end;
+    }
     jobs.push_back({[this, tag_index = ref.tag, batch = ref.batch, begin, end] {
                       ConsumeReplies(tag_index, batch, begin, end);
                     },
-                    Home(buffer.game_ids[begin])});
+                    home});
+    begin = end;
   }
   pool_->SubmitMany(std::move(jobs));
   --delivered_;  // only now: until the jobs are queued, a waiting thread must not think the games stuck
@@ -846,14 +862,21 @@ void Context::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
   const bool counted = observation_sends_.size() > 1;
   std::vector<int> ready_games;
   ready_games.reserve(end - begin);
-  for (int row = begin; row < end; ++row) {
-    Channel& channel = channels_[buffer.channels[row]];
-    GameSlot& slot = games_[channel.game];
-    uint8_t* record = channel.history.Record(slot.step);
-    for (std::size_t i = 0; i < copies.size(); ++i) {
-      CopyKey(record + copies[i].offset, buffer.Reply(static_cast<int>(i), row, copies[i].bytes), copies[i].bytes);
+  for (int first = begin; first < end; first += kRowBlock) {
+    const int block = std::min(kRowBlock, end - first);
+    uint8_t* records[kRowBlock];
+    for (int i = 0; i < block; ++i) {
+      Channel& channel = channels_[buffer.channels[first + i]];
+      records[i] = channel.history.Record(games_[channel.game].step);
     }
-    if (!counted || slot.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) ready_games.push_back(channel.game);
+    for (std::size_t k = 0; k < copies.size(); ++k) {
+      MoveColumn<false>(static_cast<uint8_t*>(buffer.Reply(static_cast<int>(k), first, copies[k].bytes)), records,
+                        block, copies[k].offset, copies[k].bytes);
+    }
+    for (int i = 0; i < block; ++i) {
+      const int game = channels_[buffer.channels[first + i]].game;
+      if (!counted || games_[game].pending.fetch_sub(1, std::memory_order_acq_rel) == 1) ready_games.push_back(game);
+    }
   }
   // The rows are copied out: the buffer may go to the next batch before the
   // games run on (they may want to write into it).

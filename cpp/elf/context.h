@@ -115,6 +115,10 @@ class Context {
   // The worker that steps `game` when it is free: games split into
   // num_threads contiguous ranges.
   int Home(int game) const { return static_cast<int>(int64_t{game} * num_threads_ / num_games_); }
+  // The first game whose home is `home` (num_games for home num_threads).
+  int FirstGameOf(int home) const {
+    return static_cast<int>((int64_t{home} * num_games_ + num_threads_ - 1) / num_threads_);
+  }
   void SubmitAdvance(const std::vector<int>& games);
   void AdvanceMany(std::vector<int> games);
   void BeginStepIfReplied(GameSlot& slot);

@@ -3,7 +3,8 @@
 // worker thread at a time (never concurrently):
 //   Reset(rng)                 start an episode
 //   Observe(seat, row)         write the seat's observation keys into `row`
-//   BeginStep(replies)         optional: the replies are in, Step comes soon
+//   BeginStep(replies)         only if the spec sets steps_elsewhere: the
+//                              replies are in, Step comes soon
 //   Step(replies, rng)         apply replies[seat] (the action keys), advance
 //   Reward(seat)               the seat's reward for that Step
 // Episodes reset automatically when Step reports them over. An exception
@@ -83,9 +84,10 @@ class Game {
   virtual ~Game() = default;
   virtual void Reset(Rng& rng) = 0;
   virtual void Observe(int seat, const Row& row) = 0;
-  // Called for each game whose replies came in before the engine steps any of
-  // them, so a game computed elsewhere (another process) starts its step now
-  // and the games of a batch step in parallel. Native games ignore it.
+  // For games whose spec sets steps_elsewhere: called for each game whose
+  // replies came in before the engine steps any of them, so a game computed
+  // in another process starts its step now and the games of a batch step in
+  // parallel. Not called for other games.
   virtual void BeginStep(const std::vector<Row>& /*replies*/) {}
   virtual Outcome Step(const std::vector<Row>& replies, Rng& rng) = 0;
   virtual float Reward(int seat) const = 0;

@@ -78,6 +78,9 @@ struct GameSpec {
   std::vector<KeySpec> keys;
   std::vector<OptionSpec> options;
   int num_seats = 1;
+  // The games compute in other processes: the engine calls Game::BeginStep
+  // for every replied game before it steps any (native games leave it off).
+  bool steps_elsewhere = false;
 };
 
 // Handed to a game's static DefineSpec(SpecBuilder&). Records keys and reads

@@ -71,9 +71,11 @@ TEST(allocation_sizes_buffers_for_every_key_and_at_least_two_buffers) {
   // Buffer addressing is time-major: [T, capacity, ...].
   CHECK_EQ(static_cast<uint8_t*>(buffer.Input(0, 2, 1, 8, 4)) - static_cast<uint8_t*>(buffer.Input(0, 0, 0, 8, 4)),
            std::ptrdiff_t{(2 * 4 + 1) * 8});
-  // Channels split into groups of `capacity`, one buffer more than groups.
-  CHECK_EQ(MakeTag(10, 4)->num_buffers(), 4);
+  // Channels split into groups of `capacity`; first-come, two buffers more
+  // than groups when there are several (one when deterministic).
+  CHECK_EQ(MakeTag(10, 4)->num_buffers(), 5);
   CHECK_EQ(MakeTag(10, 4)->groups(), 3);
+  CHECK_EQ(MakeTag(10, 4, true)->num_buffers(), 4);
 }
 
 TEST(claims_fill_rows_in_order_and_the_last_commit_completes_the_batch) {
