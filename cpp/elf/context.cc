@@ -390,25 +390,26 @@ void Context::AdvanceMany(std::vector<int> games) {
           BeginStepIfReplied(games_[game]);
         }
       }
-      std::vector<int> at_step;
       std::vector<int> at_sends;
       at_sends.reserve(games.size());
-      for (int game : games) {
-        current = game;
-        const Progress progress = RunToStepOrSends(games_[game], game);
-        if (progress == Progress::kAtStep) at_step.push_back(game);
-        if (progress == Progress::kAtSends) at_sends.push_back(game);
-      }
-      for (std::size_t begin = 0; begin < at_step.size(); begin += kStepBlock) {
-        const std::size_t end = std::min(at_step.size(), begin + kStepBlock);
-        Outcome outcomes[kStepBlock];
+      for (std::size_t begin = 0; begin < games.size(); begin += kStepBlock) {
+        const std::size_t end = std::min(games.size(), begin + kStepBlock);
+        int at_step[kStepBlock];
+        std::size_t due = 0;
         for (std::size_t i = begin; i < end; ++i) {
-          current = at_step[i];
-          outcomes[i - begin] = Step(games_[current]);
+          current = games[i];
+          const Progress progress = RunToStepOrSends(games_[current], current);
+          if (progress == Progress::kAtStep) at_step[due++] = current;
+          if (progress == Progress::kAtSends) at_sends.push_back(current);
         }
-        for (std::size_t i = begin; i < end; ++i) {
+        Outcome outcomes[kStepBlock];
+        for (std::size_t i = 0; i < due; ++i) {
           current = at_step[i];
-          FinishStep(games_[current], outcomes[i - begin]);
+          outcomes[i] = Step(games_[current]);
+        }
+        for (std::size_t i = 0; i < due; ++i) {
+          current = at_step[i];
+          FinishStep(games_[current], outcomes[i]);
           at_sends.push_back(current);
         }
       }
@@ -558,10 +559,11 @@ void Context::WriteRows(const int* games, int count, const Send& send, const Cla
                          copies[k].offset, copies[k].bytes);
       }
     }
+    // `records` now hold the current step, where replies go.
     for (int i = 0; i < block; ++i) {
       const int id = channel_ids[i];
       if (deterministic_) ++sent_[static_cast<std::size_t>(id) * num_tags() + tag.index()];
-      Tag::Label(claim, row + first + i, channels_[id].game, channels_[id].seat, id);
+      Tag::Label(claim, row + first + i, channels_[id].game, channels_[id].seat, records[i]);
     }
   }
 }
@@ -862,21 +864,13 @@ void Context::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
   const bool counted = observation_sends_.size() > 1;
   std::vector<int> ready_games;
   ready_games.reserve(end - begin);
-  for (int first = begin; first < end; first += kRowBlock) {
-    const int block = std::min(kRowBlock, end - first);
-    uint8_t* records[kRowBlock];
-    for (int i = 0; i < block; ++i) {
-      Channel& channel = channels_[buffer.channels[first + i]];
-      records[i] = channel.history.Record(games_[channel.game].step);
-    }
-    for (std::size_t k = 0; k < copies.size(); ++k) {
-      MoveColumn<false>(static_cast<uint8_t*>(buffer.Reply(static_cast<int>(k), first, copies[k].bytes)), records,
-                        block, copies[k].offset, copies[k].bytes);
-    }
-    for (int i = 0; i < block; ++i) {
-      const int game = channels_[buffer.channels[first + i]].game;
-      if (!counted || games_[game].pending.fetch_sub(1, std::memory_order_acq_rel) == 1) ready_games.push_back(game);
-    }
+  for (std::size_t k = 0; k < copies.size(); ++k) {
+    MoveColumn<false>(static_cast<uint8_t*>(buffer.Reply(static_cast<int>(k), begin, copies[k].bytes)),
+                      &buffer.reply_to[begin], end - begin, copies[k].offset, copies[k].bytes);
+  }
+  for (int row = begin; row < end; ++row) {
+    const int game = buffer.game_ids[row];
+    if (!counted || games_[game].pending.fetch_sub(1, std::memory_order_acq_rel) == 1) ready_games.push_back(game);
   }
   // The rows are copied out: the buffer may go to the next batch before the
   // games run on (they may want to write into it).

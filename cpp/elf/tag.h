@@ -63,7 +63,7 @@ struct BatchBuffer {
   std::vector<std::vector<uint64_t>> replies;
   std::vector<int32_t> game_ids;
   std::vector<int32_t> seats;
-  std::vector<int32_t> channels;
+  std::vector<uint8_t*> reply_to;  // per row: where its replies are copied (tags with replies)
 
   std::atomic<int64_t> owner{0};
   std::atomic<uint64_t> claims{0};  // Fresh(batch) | kClosed once no more may join | rows claimed
@@ -142,7 +142,7 @@ class Tag {
       for (int key : reply_keys_) buffer->replies.emplace_back(Words(keys[key].Bytes() * capacity_));
       buffer->game_ids.assign(capacity_, -1);
       buffer->seats.assign(capacity_, -1);
-      buffer->channels.assign(capacity_, -1);
+      buffer->reply_to.assign(capacity_, nullptr);
       buffer->owner = i;
       buffer->claims = BatchBuffer::Fresh(i);
       buffer->completed = i - num_buffers;
@@ -193,10 +193,10 @@ class Tag {
   }
 
   // Records who wrote row `row` of a claim (before Commit).
-  static void Label(const Claim& claim, int row, int game_id, int seat, int channel) {
+  static void Label(const Claim& claim, int row, int game_id, int seat, uint8_t* reply_to = nullptr) {
     claim.buffer->game_ids[row] = game_id;
     claim.buffer->seats[row] = seat;
-    claim.buffer->channels[row] = channel;
+    claim.buffer->reply_to[row] = reply_to;
   }
 
   // Publishes `rows` written rows of a claim. Returns true when this commit

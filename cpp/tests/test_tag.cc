@@ -53,7 +53,7 @@ constexpr int64_t kMs = 1000000;
 
 // Labels a one-row claim with `id` (game, seat 0, channel) and commits it.
 bool CommitRow(Tag& tag, const Claim& claim, int id) {
-  Tag::Label(claim, claim.row, id, 0, id);
+  Tag::Label(claim, claim.row, id, 0);
   return tag.Commit(claim, 1);
 }
 
@@ -89,7 +89,8 @@ TEST(claims_fill_rows_in_order_and_the_last_commit_completes_the_batch) {
     CHECK(claims[i].buffer == &tag->buffer(0));
   }
   // Out of order: only the commit that makes the batch whole completes it.
-  Tag::Label(claims[1], 1, 11, 1, 1);
+  uint8_t record[8];
+  Tag::Label(claims[1], 1, 11, 1, record);
   CHECK(!CommitRow(*tag, claims[2], 12));
   CHECK(!CommitRow(*tag, claims[0], 10));
   CHECK(!tag->buffer(0).ready.load());
@@ -99,7 +100,7 @@ TEST(claims_fill_rows_in_order_and_the_last_commit_completes_the_batch) {
   CHECK_EQ(tag->buffer(0).game_ids[0], 10);
   CHECK_EQ(tag->buffer(0).game_ids[2], 12);
   CHECK_EQ(tag->buffer(0).seats[1], 1);
-  CHECK_EQ(tag->buffer(0).channels[2], 12);
+  CHECK(tag->buffer(0).reply_to[1] == record);
   const Claim next = tag->ClaimNext();
   CHECK(next.ok);
   CHECK_EQ(next.batch, int64_t{1});
@@ -119,7 +120,7 @@ TEST(block_claim_takes_up_to_the_rows_left_in_the_batch) {
   const Claim third = tag->ClaimNext(4);
   CHECK_EQ(third.batch, int64_t{1});
   CHECK_EQ(third.rows, 4);
-  for (int row = 0; row < 5; ++row) Tag::Label(row < 3 ? first : second, row, 100 + row, 0, row);
+  for (int row = 0; row < 5; ++row) Tag::Label(row < 3 ? first : second, row, 100 + row, 0);
   CHECK(!tag->Commit(second, 2));
   CHECK(tag->Commit(first, 3));
   CHECK_EQ(tag->buffer(0).size, 5);
@@ -337,7 +338,7 @@ struct RingStress {
       }
       ++commits;
       for (int row = claim.row; row < claim.row + claim.rows; ++row) {
-        Tag::Label(claim, row, static_cast<int32_t>(claim.batch), id, row);
+        Tag::Label(claim, row, static_cast<int32_t>(claim.batch), id);
       }
       if (tag->Commit(claim, claim.rows)) {
         std::lock_guard<std::mutex> lock(mutex);
