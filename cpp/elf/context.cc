@@ -741,13 +741,31 @@ std::optional<BatchRef> Context::Wait(int timeout_ms) {
 namespace {
 
 // Index of the first of `count` values of type V outside [low, high], or -1.
+// One unsigned comparison per value: v - low, modulo 2^64, exceeds
+// high - low exactly when v is outside (it wraps around when v < low).
 template <typename V>
 int64_t FirstOutOfRange(const void* data, int64_t count, int64_t low, int64_t high) {
   const V* values = static_cast<const V*>(data);
+  const auto base = static_cast<uint64_t>(low);
+  const uint64_t width = static_cast<uint64_t>(high) - base;
   for (int64_t i = 0; i < count; ++i) {
-    if (values[i] < low || values[i] > high) return i;
+    if (static_cast<uint64_t>(static_cast<int64_t>(values[i])) - base > width) return i;
   }
   return -1;
+}
+
+// The end of the run of rows from `begin` whose games lie in [first_game,
+// end_game), at most `limit`. Looks at blocks of rows without branching.
+int RunEnd(const int32_t* game_ids, int begin, int limit, int first_game, int end_game) {
+  constexpr int kBlock = 16;
+  int row = begin;
+  for (; row + kBlock <= limit; row += kBlock) {
+    bool outside = false;
+    for (int i = row; i < row + kBlock; ++i) outside |= (game_ids[i] < first_game) | (game_ids[i] >= end_game);
+    if (outside) break;
+  }
+  while (row < limit && game_ids[row] >= first_game && game_ids[row] < end_game) ++row;
+  return row;
 }
 
 int64_t IntegerAt(const void* data, DType dtype, int64_t index) {
@@ -838,13 +856,8 @@ void Context::SubmitReplies(const BatchRef& ref) {
   std::vector<WorkerPool::Job> jobs;
   for (int begin = 0; begin < ref.size;) {
     const int home = Home(buffer.game_ids[begin]);
-    const int first_game = FirstGameOf(home), end_game = FirstGameOf(home + 1);
-    int end = begin + 1;
-    while (end < ref.size && end - begin < chunk) {
-      const int game = buffer.game_ids[end];
-      if ((game < first_game || game >= end_game) && end - begin >= kMinJob) break;
-      ++end;
-    }
+    const int end = RunEnd(buffer.game_ids.data(), std::min(ref.size, begin + kMinJob),
+                           std::min(ref.size, begin + chunk), FirstGameOf(home), FirstGameOf(home + 1));
     jobs.push_back({[this, tag_index = ref.tag, batch = ref.batch, begin, end] {
                       ConsumeReplies(tag_index, batch, begin, end);
                     },

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -415,6 +416,11 @@ TEST(out_of_range_action_is_rejected_and_no_game_resumes) {
   a[2] = 1;
   a[0] = -1;
   CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "replied -1");
+  // The extremes, where a check by subtraction could overflow.
+  a[0] = std::numeric_limits<int64_t>::min();
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "row 0");
+  a[0] = std::numeric_limits<int64_t>::max();
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "row 0");
   // The batch held all four games; none of them may have stepped.
   CHECK(!ctx.Wait(200).has_value());
   const auto start = std::chrono::steady_clock::now();
