@@ -16,6 +16,8 @@ class Memory : public Game {
   struct Config {
     int delay = 3;
     int num_cues = 2;
+    Key<float> s;
+    Key<int64_t> a;
   };
 
   static Config DefineSpec(SpecBuilder& spec) {
@@ -24,9 +26,9 @@ class Memory : public Game {
     config.num_cues = spec.Option("num_cues", 2, "number of distinct cues (and actions)");
     if (config.delay < 0) throw std::invalid_argument("option 'delay' must be >= 0");
     if (config.num_cues < 2) throw std::invalid_argument("option 'num_cues' must be >= 2");
-    spec.Observation("s", DType::kFloat32, {config.num_cues + 1},
-                     "one-hot cue on the first step (else 0), then the query flag on the last");
-    spec.DiscreteAction("a", config.num_cues, "at the query: the cue recalled; before it: ignored");
+    config.s = spec.Observation<float>("s", {config.num_cues + 1},
+                                       "one-hot cue on the first step (else 0), then the query flag on the last");
+    config.a = spec.DiscreteAction("a", config.num_cues, "at the query: the cue recalled; before it: ignored");
     return config;
   }
 
@@ -39,7 +41,7 @@ class Memory : public Game {
   }
 
   void Observe(int, const Row& row) override {
-    float* s = row.Get<float>("s");
+    float* s = row.Get(config_.s);
     for (int i = 0; i <= config_.num_cues; ++i) s[i] = 0.0f;
     if (step_ == 0) s[cue_] = 1.0f;
     if (step_ == QueryStep()) s[config_.num_cues] = 1.0f;
@@ -47,7 +49,7 @@ class Memory : public Game {
 
   Outcome Step(const std::vector<Row>& replies, Rng&) override {
     const bool query = step_ == QueryStep();
-    reward_ = query && replies[0].Scalar<int64_t>("a") == cue_ ? 1.0f : 0.0f;
+    reward_ = query && replies[0].Scalar(config_.a) == cue_ ? 1.0f : 0.0f;
     ++step_;
     Outcome outcome;
     outcome.terminated = query;

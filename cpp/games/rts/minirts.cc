@@ -59,6 +59,10 @@ class MiniRTS : public Game {
     bool board = false;
     bool board_fog = true;
     int64_t episode_seed = -1;
+    Key<float> s, v;
+    Key<int32_t> frames, won;
+    Key<uint8_t> board_key;
+    Key<int64_t> episode_seed_key, a;
   };
 
   static Config DefineSpec(SpecBuilder& spec) {
@@ -106,16 +110,17 @@ class MiniRTS : public Game {
     const int n = config.map_size;
     const FeatureLayout layout = LayoutOf(config.rules.variant);
     spec.Seats(config.seats == 2 ? 2 : 1);
-    spec.Observation("s", DType::kFloat32, {layout.planes, n, n}, layout.planes_help);
-    spec.Observation("v", DType::kFloat32, {layout.scalars}, layout.scalars_help);
-    spec.Observation("frames", DType::kInt32, {},
-                     "ticks the previous action ran for (frame_skip, fewer at the end; 0 on a game's first row)");
-    if (config.board) spec.Observation("board", DType::kUint8, {n, n}, kBoardHelp);
+    config.s = spec.Observation<float>("s", {layout.planes, n, n}, layout.planes_help);
+    config.v = spec.Observation<float>("v", {layout.scalars}, layout.scalars_help);
+    config.frames = spec.Observation<int32_t>(
+        "frames", {}, "ticks the previous action ran for (frame_skip, fewer at the end; 0 on a game's first row)");
+    if (config.board) config.board_key = spec.Observation<uint8_t>("board", {n, n}, kBoardHelp);
     // int32 rather than bool: generic wrappers (Gymnasium boxes) take signed types.
-    spec.Observation("won", DType::kInt32, {},
-                     "on a terminal row: 1 if the seat's player won the episode that ended (0 elsewhere)");
-    spec.Observation("episode_seed", DType::kInt64, {}, "seed of the current episode (replays it with episode_seed=)");
-    spec.DiscreteAction("a", NumCommands(config.rules.variant), CommandHelp(config.rules.variant));
+    config.won = spec.Observation<int32_t>(
+        "won", {}, "on a terminal row: 1 if the seat's player won the episode that ended (0 elsewhere)");
+    config.episode_seed_key =
+        spec.Observation<int64_t>("episode_seed", {}, "seed of the current episode (replays it with episode_seed=)");
+    config.a = spec.DiscreteAction("a", NumCommands(config.rules.variant), CommandHelp(config.rules.variant));
     return config;
   }
 
@@ -139,21 +144,21 @@ class MiniRTS : public Game {
   }
 
   void Observe(int seat, const Row& row) override {
-    WriteFeatures(world_, fog_, seat, config_.max_tick, row.Get<float>("s"), row.Get<float>("v"));
-    *row.Get<int32_t>("frames") = frames_;
+    WriteFeatures(world_, fog_, seat, config_.max_tick, row.Get(config_.s), row.Get(config_.v));
+    *row.Get(config_.frames) = frames_;
     if (config_.board) {
       const bool observer = config_.seats == 0 || !config_.board_fog;
-      WriteBoard(world_, fog_, observer ? -1 : seat, row.Get<uint8_t>("board"));
+      WriteBoard(world_, fog_, observer ? -1 : seat, row.Get(config_.board_key));
     }
-    *row.Get<int32_t>("won") = won_[seat] ? 1 : 0;
-    *row.Get<int64_t>("episode_seed") = episode_seed_;
+    *row.Get(config_.won) = won_[seat] ? 1 : 0;
+    *row.Get(config_.episode_seed_key) = episode_seed_;
   }
 
   Outcome Step(const std::vector<Row>& replies, Rng&) override {
     won_[0] = won_[1] = false;
     const bool ai_plays_0 = config_.seats == 0, ai_plays_1 = config_.seats < 2;
     for (int seat = 0; seat < config_.seats; ++seat) {
-      ApplyCommand(world_, seat, static_cast<int>(replies[seat].Scalar<int64_t>("a")));
+      ApplyCommand(world_, seat, static_cast<int>(replies[seat].Scalar(config_.a)));
     }
     const int dealt0 = world_.damage_dealt(0), dealt1 = world_.damage_dealt(1);
     const int tick_before = world_.tick();

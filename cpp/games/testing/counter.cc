@@ -19,6 +19,8 @@ class Counter : public Game {
     int episode_length = 5;
     int fail_at_step = -1;
     int num_actions = 3;
+    Key<float> s;
+    Key<int64_t> count, a;
   };
 
   static Config DefineSpec(SpecBuilder& spec) {
@@ -26,9 +28,9 @@ class Counter : public Game {
     config.episode_length = spec.Option("episode_length", 5, "base episode length (each game adds 0-2, drawn once)");
     config.fail_at_step = spec.Option("fail_at_step", -1, "throw on this total step count (-1: never)");
     config.num_actions = spec.Option("num_actions", 3, "number of discrete actions");
-    spec.Observation("s", DType::kFloat32, {2}, "(draw from the game's rng at reset, step within the episode)");
-    spec.Observation("count", DType::kInt64, {}, "total steps taken by this game");
-    spec.DiscreteAction("a", config.num_actions, "any action; reward scales with it");
+    config.s = spec.Observation<float>("s", {2}, "(draw from the game's rng at reset, step within the episode)");
+    config.count = spec.Observation<int64_t>("count", {}, "total steps taken by this game");
+    config.a = spec.DiscreteAction("a", config.num_actions, "any action; reward scales with it");
     return config;
   }
 
@@ -41,10 +43,10 @@ class Counter : public Game {
   }
 
   void Observe(int, const Row& row) override {
-    float* s = row.Get<float>("s");
+    float* s = row.Get(config_.s);
     s[0] = draw_;
     s[1] = static_cast<float>(episode_step_);
-    *row.Get<int64_t>("count") = total_steps_;
+    *row.Get(config_.count) = total_steps_;
   }
 
   Outcome Step(const std::vector<Row>& replies, Rng&) override {
@@ -53,7 +55,7 @@ class Counter : public Game {
       throw std::runtime_error("counter failed on purpose at step " + std::to_string(total_steps_));
     }
     ++episode_step_;
-    reward_ = static_cast<float>(episode_step_ * (replies[0].Scalar<int64_t>("a") + 1));
+    reward_ = static_cast<float>(episode_step_ * (replies[0].Scalar(config_.a) + 1));
     Outcome outcome;
     outcome.terminated = episode_step_ >= length_;
     return outcome;

@@ -11,14 +11,16 @@ class Duel : public Game {
  public:
   struct Config {
     int rounds = 10;
+    Key<float> s;
+    Key<int64_t> a;
   };
 
   static Config DefineSpec(SpecBuilder& spec) {
     Config config;
     config.rounds = spec.Option("rounds", 10, "steps per episode");
     spec.Seats(2);
-    spec.Observation("s", DType::kFloat32, {3}, "(own seat, opponent's last pick, round)");
-    spec.DiscreteAction("a", 3, "a pick; the higher pick wins the round");
+    config.s = spec.Observation<float>("s", {3}, "(own seat, opponent's last pick, round)");
+    config.a = spec.DiscreteAction("a", 3, "a pick; the higher pick wins the round");
     return config;
   }
 
@@ -30,14 +32,14 @@ class Duel : public Game {
   }
 
   void Observe(int seat, const Row& row) override {
-    float* s = row.Get<float>("s");
+    float* s = row.Get(config_.s);
     s[0] = static_cast<float>(seat);
     s[1] = static_cast<float>(picks_[1 - seat]);
     s[2] = static_cast<float>(round_);
   }
 
   Outcome Step(const std::vector<Row>& replies, Rng&) override {
-    for (int seat = 0; seat < 2; ++seat) picks_[seat] = replies[seat].Scalar<int64_t>("a");
+    for (int seat = 0; seat < 2; ++seat) picks_[seat] = replies[seat].Scalar(config_.a);
     ++round_;
     Outcome outcome;
     outcome.terminated = round_ >= config_.rounds;
