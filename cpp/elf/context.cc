@@ -227,12 +227,19 @@ void Context::ValidateRouting() const {
   for (const auto& tag : tags_) {
     const auto& seats = tag->config().seats;
     const int routed = num_games_ * (seats.empty() ? num_seats() : static_cast<int>(seats.size()));
+    // A game seat holds at most one row of a tag with replies (it waits for
+    // the reply), so a batch of such a tag never has more rows than seats.
     if (tag->has_replies() && !deterministic_ && tag->config().batch_size > routed &&
         tag->config().timeout_ms < 0) {
       throw std::invalid_argument("tag '" + tag->name() + "': batch_size " +
                                   std::to_string(tag->config().batch_size) + " exceeds the " +
                                   std::to_string(routed) +
                                   " game seats routed to it, so a batch could never fill; lower it or set timeout_ms");
+    }
+    if (tag->has_replies() && !deterministic_ && tag->config().timeout_ms >= 0 && tag->config().min_batch > routed) {
+      throw std::invalid_argument("tag '" + tag->name() + "': min_batch " + std::to_string(tag->config().min_batch) +
+                                  " exceeds the " + std::to_string(routed) +
+                                  " game seats routed to it, so its timeout could never deliver a batch");
     }
   }
   for (int seat = 0; seat < num_seats(); ++seat) {

@@ -579,6 +579,18 @@ TEST(start_checks_the_routing_of_actions) {
   Context too_big("counter", 4, 1, 0, false, Options());
   too_big.AddTag(MakeTag("actor", 6, {"s"}, {"a"}));
   CHECK_THROWS(too_big.Start(), std::invalid_argument, "batch_size 6 exceeds the 4 game seats");
+  // A timeout may deliver partial batches, but never below the seats there are.
+  Context unreachable("counter", 4, 1, 0, false, Options());
+  elf::TagConfig timed = MakeTag("actor", 6, {"s"}, {"a"});
+  timed.timeout_ms = 5;
+  timed.min_batch = 5;
+  unreachable.AddTag(timed);
+  CHECK_THROWS(unreachable.Start(), std::invalid_argument, "min_batch 5 exceeds the 4 game seats");
+  timed.min_batch = 4;  // reachable: delivered by the timeout with all 4 rows
+  Context reachable("counter", 4, 1, 0, false, Options());
+  reachable.AddTag(timed);
+  reachable.Start();
+  CHECK_EQ(NextBatch(reachable).size, 4);
 }
 
 // A Start that threw must leave the context as it was: calling it again
