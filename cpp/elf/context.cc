@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <tuple>
+#include <type_traits>
 
 #include "elf/registry.h"
 
@@ -38,34 +39,31 @@ inline int Context::ChannelId(const GameSlot& slot, int seat) const {
 
 namespace {
 
-// Moves one key between `count` records (at `offset` in each) and a column
-// of consecutive rows: into the column (kGather) or out of it.
-template <std::size_t kBytes, bool kGather>
-void MoveColumn(uint8_t* column, uint8_t* const* records, int count, std::size_t offset) {
+// Moves one key of `bytes` bytes between `count` records (at `offset` in
+// each) and a column of consecutive rows: into the column (kGather) or out of
+// it. `Bytes` is std::size_t, or an std::integral_constant for the common
+// sizes, whose copies the compiler then inlines.
+template <bool kGather, typename Bytes>
+void MoveColumn(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, Bytes bytes) {
   for (int i = 0; i < count; ++i) {
+    uint8_t* row = column + i * bytes;
+    uint8_t* key = records[i] + offset;
     if (kGather) {
-      std::memcpy(column + i * kBytes, records[i] + offset, kBytes);
+      std::memcpy(row, key, bytes);
     } else {
-      std::memcpy(records[i] + offset, column + i * kBytes, kBytes);
+      std::memcpy(key, row, bytes);
     }
   }
 }
 
-// The same for a key of `bytes` bytes, with the common sizes inlined.
 template <bool kGather>
-void MoveColumn(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, std::size_t bytes) {
+void MoveKey(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, std::size_t bytes) {
   switch (bytes) {
-    case 1: return MoveColumn<1, kGather>(column, records, count, offset);
-    case 4: return MoveColumn<4, kGather>(column, records, count, offset);
-    case 8: return MoveColumn<8, kGather>(column, records, count, offset);
-    case 16: return MoveColumn<16, kGather>(column, records, count, offset);
-  }
-  for (int i = 0; i < count; ++i) {
-    if (kGather) {
-      std::memcpy(column + i * bytes, records[i] + offset, bytes);
-    } else {
-      std::memcpy(records[i] + offset, column + i * bytes, bytes);
-    }
+    case 1: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 1>{});
+    case 4: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 4>{});
+    case 8: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 8>{});
+    case 16: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 16>{});
+    default: return MoveColumn<kGather>(column, records, count, offset, bytes);
   }
 }
 
@@ -562,7 +560,7 @@ void Context::WriteRows(const int* games, int count, const Send& send, const Cla
       }
       const std::size_t at = t * capacity + row + first;
       for (std::size_t k = 0; k < copies.size(); ++k) {
-        MoveColumn<true>(reinterpret_cast<uint8_t*>(buffer.inputs[k].data()) + at * copies[k].bytes, records, block,
+        MoveKey<true>(reinterpret_cast<uint8_t*>(buffer.inputs[k].data()) + at * copies[k].bytes, records, block,
                          copies[k].offset, copies[k].bytes);
       }
     }
@@ -885,7 +883,7 @@ void Context::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
   std::vector<int> ready_games;
   ready_games.reserve(end - begin);
   for (std::size_t k = 0; k < copies.size(); ++k) {
-    MoveColumn<false>(static_cast<uint8_t*>(buffer.Reply(static_cast<int>(k), begin, copies[k].bytes)),
+    MoveKey<false>(static_cast<uint8_t*>(buffer.Reply(static_cast<int>(k), begin, copies[k].bytes)),
                       &buffer.reply_to[begin], end - begin, copies[k].offset, copies[k].bytes);
   }
   for (int row = begin; row < end; ++row) {
