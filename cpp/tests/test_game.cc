@@ -32,6 +32,31 @@ TEST(row_gives_each_key_its_place_in_the_record_with_its_type) {
   CHECK_EQ(*reinterpret_cast<int64_t*>(first + 16), int64_t{4});
 }
 
+// The handles a spec returns address the same storage as the names.
+TEST(key_handles_from_the_spec_read_and_write_what_names_do) {
+  const elf::Options options;
+  elf::SpecBuilder spec(options);
+  const elf::Key<float> s = spec.Observation<float>("s", {3}, "state");
+  const elf::Key<int32_t> count = spec.Observation<int32_t>("count", {}, "a counter");
+  const elf::Key<int64_t> a = spec.DiscreteAction("a", 2, "action");
+  const elf::GameSpec game = spec.Finish();
+  CHECK_EQ(s.index(), 0);
+  CHECK_EQ(count.index(), 1);
+  CHECK_EQ(a.index(), 2);
+  CHECK(game.keys[1].dtype == DType::kInt32);
+  const elf::RecordLayout layout(game.keys, std::vector<bool>(game.keys.size(), true));
+  uint64_t record[4] = {};  // 16 + 8 + 8 bytes
+  elf::Row row(&game.keys, &layout);
+  row.Point(reinterpret_cast<uint8_t*>(record));
+  row.Get(s)[2] = 1.5f;
+  *row.Get(count) = 7;
+  *row.Get<int64_t>("a") = 1;
+  CHECK(row.Get(s) == row.Get<float>("s"));
+  CHECK_EQ(row.Get<float>("s")[2], 1.5f);
+  CHECK_EQ(row.Scalar<int32_t>("count"), 7);
+  CHECK_EQ(row.Scalar(a), int64_t{1});
+}
+
 TEST(row_rejects_wrong_type_and_unknown_key_by_name) {
   const std::vector<elf::KeySpec> keys = {{"s", DType::kFloat32, {2}, "", KeyRole::kObservation, std::nullopt}};
   const elf::RecordLayout layout(keys, std::vector<bool>(keys.size(), true));
