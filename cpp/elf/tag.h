@@ -127,14 +127,15 @@ class Tag {
   // rows are copied out by several jobs, and the games of the first jobs
   // already send again, past the batch being filled, before the last job
   // frees the buffer (with 4096 games in batches of 2048, about 10% of the
-  // sends parked without it). Deterministic batches are fixed groups of
+  // sends parked without it). A tag without replies frees a buffer as soon
+  // as the caller releases it. Deterministic batches are fixed groups of
   // channels.
   void Allocate(const std::vector<KeySpec>& keys, int capacity, bool deterministic) {
     const int routed = static_cast<int>(channels_.size());
     deterministic_ = deterministic;
     capacity_ = capacity;
     groups_ = std::max(1, (routed + capacity_ - 1) / capacity_);
-    const int spare = !deterministic && groups_ > 1 ? 2 : 1;
+    const int spare = has_replies() && !deterministic && groups_ > 1 ? 2 : 1;
     const int num_buffers = std::max(2, groups_ + spare);
     for (int i = 0; i < num_buffers; ++i) {
       auto buffer = std::make_unique<BatchBuffer>();

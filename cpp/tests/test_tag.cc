@@ -71,11 +71,21 @@ TEST(allocation_sizes_buffers_for_every_key_and_at_least_two_buffers) {
   // Buffer addressing is time-major: [T, capacity, ...].
   CHECK_EQ(static_cast<uint8_t*>(buffer.Input(0, 2, 1, 8, 4)) - static_cast<uint8_t*>(buffer.Input(0, 0, 0, 8, 4)),
            std::ptrdiff_t{(2 * 4 + 1) * 8});
-  // Channels split into groups of `capacity`; first-come, two buffers more
-  // than groups when there are several (one when deterministic).
+  // Channels split into groups of `capacity`; first-come with replies, two
+  // buffers more than groups when there are several (one when deterministic).
   CHECK_EQ(MakeTag(10, 4)->num_buffers(), 5);
   CHECK_EQ(MakeTag(10, 4)->groups(), 3);
   CHECK_EQ(MakeTag(10, 4, true)->num_buffers(), 4);
+  // A tag without replies frees its buffers on release: no spare.
+  elf::TagConfig train;
+  train.name = "train";
+  train.batch_size = 4;
+  train.inputs = {"s"};
+  Tag no_replies(train, 0);
+  no_replies.SetKeys({0}, {});
+  for (int c = 0; c < 10; ++c) no_replies.AddChannel(c);
+  no_replies.Allocate(Keys(), 4, false);
+  CHECK_EQ(no_replies.num_buffers(), 4);
 }
 
 TEST(claims_fill_rows_in_order_and_the_last_commit_completes_the_batch) {
