@@ -70,7 +70,9 @@ class Sampler(Configurable):
 
     args = (
         Arg("sampler", "multinomial", "how actions are drawn from pi", choices=SAMPLERS),
-        Arg("epsilon", 0.05, "exploration rate of epsilon_greedy"),
+        Arg("epsilon", 0.05, "exploration rate of epsilon_greedy (at the start, with a schedule)"),
+        Arg("epsilon_final", 0.05, "epsilon_greedy with a schedule: the rate reached after --epsilon_frames"),
+        Arg("epsilon_frames", 0, "epsilon_greedy: frames for epsilon to move linearly to epsilon_final (0: fixed)"),
     )
 
     def __init__(
@@ -78,14 +80,24 @@ class Sampler(Configurable):
         sampler: str = "multinomial",
         epsilon: float = 0.05,
         seed: int | None = None,
+        epsilon_final: float = 0.05,
+        epsilon_frames: int = 0,
     ) -> None:
         if sampler not in SAMPLERS:
             raise ValueError(f"unknown sampler {sampler!r}; choose from {SAMPLERS}")
         self.kind = sampler
-        self.epsilon = epsilon
+        self.epsilon = self.epsilon_start = epsilon
+        self.epsilon_final = epsilon_final
+        self.epsilon_frames = epsilon_frames
         self.generator = torch.Generator()
         if seed is not None:
             self.generator.manual_seed(seed)
+
+    def anneal(self, frames: int) -> None:
+        """``epsilon = start + (final - start) min(1, frames / epsilon_frames)`` (no-op without a schedule)."""
+        if self.epsilon_frames > 0:
+            progress = min(1.0, frames / self.epsilon_frames)
+            self.epsilon = self.epsilon_start + (self.epsilon_final - self.epsilon_start) * progress
 
     def __call__(self, pi: Tensor) -> tuple[Tensor, Tensor]:
         """Actions ``[B]`` (int64) and the behaviour distribution ``[B, A]``."""

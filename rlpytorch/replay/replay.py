@@ -77,7 +77,7 @@ class Replay(Configurable):
 
     def add(self, window: Mapping[str, Any], lanes: np.ndarray) -> None:
         """Store a ``[T, B]`` window (numpy arrays or tensors) of game seats ``lanes``."""
-        arrays = {k: _numpy(v) for k, v in window.items()}
+        arrays = {k: _numpy(window[k]) for k in window.keys()}
         missing = [k for k in (*self.obs_keys, *ENGINE_KEYS[:3]) if k not in arrays]
         if missing:
             raise ValueError(f"replay needs keys {missing} in the train windows; they have {sorted(arrays)}")
