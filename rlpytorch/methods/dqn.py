@@ -46,7 +46,8 @@ class DQN(Configurable):
 
     run_defaults: Mapping[str, Any] = {
         "model": "q", "sampler": "epsilon_greedy", "epsilon": 1.0, "epsilon_final": 0.05,
-        "epsilon_frames": 50_000, "T": 9, "activation": "relu", "lr": 5e-4, "lr_schedule": "constant",
+        "epsilon_frames": 10_000, "T": 9, "activation": "relu", "hidden": 128, "lr": 1e-3, "n_step": 3,
+        "target_period": 200, "replay_ratio": 0.5,
     }
 
     def __init__(self, target: TargetNetwork, gamma: float = 0.99, double: bool = True, q_loss: str = "huber",

@@ -49,7 +49,7 @@ class R2D2(Configurable):
     args = _args(burn_in=8, rescaled=True, stored_state=True)
     run_defaults: Mapping[str, Any] = {
         "model": "q_lstm", "sampler": "epsilon_greedy", "epsilon": 1.0, "epsilon_final": 0.05,
-        "epsilon_frames": 50_000, "T": 9, "activation": "relu", "lr": 1e-3, "lr_schedule": "constant",
+        "epsilon_frames": 50_000, "T": 9, "activation": "relu", "lr": 1e-3,
         "n_step": 5, "prioritized": True, "target_period": 500,
     }
 

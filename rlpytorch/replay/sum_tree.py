@@ -45,12 +45,9 @@ class SumTree:
             raise ValueError("priorities must be finite and >= 0")
         node = self.leaves + index
         self.nodes[node] = priority
-        node = np.unique(node >> 1)
-        while node[0] >= 1:
+        for _ in range(self.depth):  # a parent listed twice gets the same sum twice: no need to deduplicate
+            node >>= 1
             self.nodes[node] = self.nodes[2 * node] + self.nodes[2 * node + 1]
-            if node[0] == 1:
-                break
-            node = np.unique(node >> 1)
 
     def find(self, u: np.ndarray) -> np.ndarray:
         """Leaf index for each prefix-sum value ``u`` (clipped into ``[0, total)``)."""
