@@ -143,10 +143,10 @@ def test_dqn_trains_on_the_fake_engine_holding_the_replay_ratio(variant):
     trainer = ValueTrainer(value_interface(model, {"lr": 1e-3}), DQN(TargetNetwork(50)),
                            Sampler("epsilon_greedy", epsilon=1.0, epsilon_final=0.1, epsilon_frames=500, seed=0),
                            replay, replay_ratio=0.5, learning_starts=200, replay_batch=16)
-    summary = SingleProcessRun(trainer, num_frames=600, save_dir="", progress=False).run(gc)
+    summary = SingleProcessRun(trainer, num_frames=400, save_dir="", progress=False).run(gc)
     assert summary.updates == pytest.approx(0.5 * (summary.frames - 200), abs=0.5 * 8 * 4 + 1)
     stats = trainer.replay.stats()
-    assert stats["replay_rows"] == 8 * 73 and stats["replay_mb"] > 0  # 75 steps per game, windows up to row 73
+    assert stats["replay_rows"] == 8 * 49 and stats["replay_mb"] > 0  # 50 steps per game, windows up to row 49
     sample = {k: v for k, v in replay.sample(4).items() if k != "index"}
     assert np.isfinite(trainer.method.update(trainer.mi, sample)["loss"])
     result = evaluate(GreedyPolicy(trainer.mi["model"]), loader, {"eval_episodes": 8}, progress=False)

@@ -72,8 +72,8 @@ def test_r2d2_trains_on_sequences_from_the_fake_engine():
     method = R2D2(TargetNetwork(20), sequence_length=4, burn_in=2, n_step=2)
     replay = Replay(8, model.obs_keys, replay_capacity=2000, prioritized=True, sequence_length=method.replay_length)
     trainer = ValueTrainer(value_interface(model, {"lr": 1e-3}), method, Sampler("epsilon_greedy", epsilon=0.5),
-                           replay, replay_ratio=0.25, learning_starts=100, replay_batch=8)
-    summary = SingleProcessRun(trainer, num_frames=400, save_dir="", progress=False).run(gc)
+                           replay, replay_ratio=0.25, learning_starts=80, replay_batch=4)
+    summary = SingleProcessRun(trainer, num_frames=240, save_dir="", progress=False).run(gc)
     assert summary.updates == pytest.approx(0.25 * (summary.frames - 100), abs=0.25 * 8 * 4 + 1)
     sample = replay.sample(3)
     assert sample["s"].shape[:2] == (6, 3) and sample["h"].shape == (6, 3, model.state_size)
