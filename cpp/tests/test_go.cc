@@ -13,42 +13,15 @@
 #include "elf/context.h"
 #include "elf/rng.h"
 #include "games/go/board.h"
+#include "go_testing.h"
 
 using elf::go::Board;
+using elf::go::testing::FromDiagram;
 using elf::go::kBlack;
 using elf::go::kEmpty;
 using elf::go::kWhite;
 
 namespace {
-
-// Sets up a diagram (rows top to bottom; X black, O white, . empty) by
-// playing its stones, retrying any stone that is not yet legal.
-Board FromDiagram(const std::vector<std::string>& rows, elf::go::Color to_move = kBlack) {
-  Board board(static_cast<int>(rows.size()), 1000);
-  std::vector<std::pair<int, elf::go::Color>> pending;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    for (std::size_t c = 0; c < rows[r].size(); ++c) {
-      const int action = static_cast<int>(r * rows.size() + c);
-      if (rows[r][c] == 'X') pending.push_back({action, kBlack});
-      if (rows[r][c] == 'O') pending.push_back({action, kWhite});
-    }
-  }
-  while (!pending.empty()) {
-    std::vector<std::pair<int, elf::go::Color>> later;
-    for (const auto& [action, color] : pending) {
-      board.set_to_move(color);
-      if (board.IsLegal(action)) {
-        CHECK_EQ(board.Play(action), 0);
-      } else {
-        later.push_back({action, color});
-      }
-    }
-    REQUIRE(later.size() < pending.size());
-    pending = later;
-  }
-  board.set_to_move(to_move);
-  return board;
-}
 
 int Legal(const Board& board) {
   std::vector<uint8_t> mask(board.num_actions());
