@@ -12,6 +12,7 @@ from rlpytorch import distributed
 from rlpytorch.methods import ActorCritic
 from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic
+from rlpytorch.normalization import RunningMeanStd
 
 T, B, UPDATES = 5, 8, 3
 
@@ -48,6 +49,9 @@ if __name__ == "__main__":
     half = {k: v[:, rank * width:(rank + 1) * width] for k, v in fixed_batch().items()}
     mi = train(half, model_seed=rank, distribute=True)  # rank 1's own init is replaced by rank 0's
     model = mi["model"]
-    torch.save({"params": [p.detach().clone() for p in model.parameters()], "step": model.step},
+    stats = RunningMeanStd((4,))  # observation statistics merged over the ranks' halves
+    stats.update(half["s"])
+    torch.save({"params": [p.detach().clone() for p in model.parameters()], "step": model.step,
+                "obs_mean": stats.mean, "obs_var": stats.var, "obs_count": stats.count},
                Path(sys.argv[1]) / f"rank{rank}.pt")
     torch.distributed.destroy_process_group()

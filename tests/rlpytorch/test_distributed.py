@@ -1,4 +1,5 @@
-"""Data-parallel training with torchrun: 2 ranks over gloo on this machine."""
+"""Data-parallel training with torchrun: 2 ranks over gloo on this machine (gradients and
+normalization statistics merged over the ranks)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,8 @@ def test_two_ranks_stay_equal_and_match_one_process_on_the_concatenated_batch(tm
     for p0, p1, p in zip(ranks[0]["params"], ranks[1]["params"], single, strict=True):
         assert torch.equal(p0, p1)  # the same averaged gradient on both ranks
         torch.testing.assert_close(p0, p, rtol=1e-5, atol=1e-6)
+    observations = fixed_batch()["s"].reshape(-1, 4).double()
+    for r in ranks:  # each rank saw half the rows, and holds the statistics of all of them
+        assert r["obs_count"].item() == observations.shape[0]
+        torch.testing.assert_close(r["obs_mean"], observations.mean(0))
+        torch.testing.assert_close(r["obs_var"], observations.var(0, unbiased=False))
