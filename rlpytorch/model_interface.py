@@ -125,6 +125,19 @@ class ModelInterface(Configurable):
             torch._foreach_copy_(pairs[0], pairs[1])
         self[dst].step = self[src].step
 
+    def distribute(self) -> ModelInterface:
+        """Wrap every optimized model for data-parallel training (``torch.distributed``
+        initialized, e.g. by ``distributed.init_from_env``): rank 0's weights are
+        broadcast, and backward averages the gradients over the ranks."""
+        from .distributed import DataParallelModel
+
+        for name in self.optimizers:
+            model = self.models[name]
+            device = next(model.parameters()).device
+            self.models[name] = DataParallelModel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        self._copy_pairs.clear()  # pairs are looked up through the wrapper now
+        return self
+
     def to(self, device: torch.device | str) -> ModelInterface:
         """Move every model (and hence its optimizer's parameters) to ``device``."""
         for model in self.models.values():
