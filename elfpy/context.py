@@ -15,13 +15,30 @@ Step semantics (every game, every seat). Row t of a game holds:
   episode_return_t, episode_length_t
                     the current episode's return and length so far; on a
                     terminal row, the final ones of the episode that ended;
-  a_t, pi_t, V_t    what the actor replied at step t (pi: the distribution it
-                    sampled from, V: its value estimate), kept in the history.
+  a_t               the action the actor replied at step t, and any extra
+                    reply key the actor declared with `add_key` (such as
+                    a policy `pi` or a value `V`), kept in the history;
+  statistic keys    an episode's outcome (e.g. MiniRTS's `won`), meaningful
+                    on terminal rows.
 So an episode's return is the sum of r over the rows after its first row up
 to and including its terminal row, and the return of a_t in a [T, B] window
 is R_t = r_{t+1} + gamma * (1 - terminal_{t+1}) * R_{t+1}. Consecutive windows
 of a game overlap by one step, so the last row of a window can be bootstrapped
 and reappears as the first row of the next.
+
+Actions. `spec()[key].space` is the action key's `gymnasium.spaces` space:
+Discrete, MultiDiscrete or Box (float32). A reply outside an integer space,
+or a NaN or infinite Box value, raises ValueError naming the tag, key, row
+and game, and no game steps with it. A finite Box value outside [low, high]
+passes unchanged: each game clips it to its bounds itself, as Gymnasium
+environments do.
+
+Keys. The engine declares the game's keys and its own (`r`, `terminal`,
+`truncated`, `episode_return`, `episode_length`, `final_<key>`) and nothing
+else: whatever an actor replies beyond the game's actions is declared with
+`add_key(name, dtype, shape, meaning)` before the tags. `start()` raises
+ValueError naming the tag and key when a tag reads a reply key that no tag
+with replies replies.
 
 Batch arrays are numpy views of the engine's buffers (no copy; torch.from_numpy
 on them copies nothing). They are valid only until the callback returns (or,
@@ -35,6 +52,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import gymnasium as gym
 import numpy as np
 
 from elfpy import _elf
@@ -50,14 +68,43 @@ def games() -> list[str]:
 
 
 class KeySpec(NamedTuple):
-    """What one key of a batch holds. `shape` is per row (no T or batch axis)."""
+    """What one key of a batch holds. `shape` is per row (no T or batch axis).
+
+    `role`: "observation" and "statistic" (an episode's outcome, read on
+    terminal rows) are written by the game, "action" and "extra" replied by
+    Python, "engine" written by the engine. `space` is an action key's
+    `gymnasium.spaces` space (Discrete, MultiDiscrete or Box), None for every
+    other key; `bounds` the lowest and highest value of every element."""
 
     name: str
     dtype: np.dtype
     shape: tuple[int, ...]
     meaning: str
-    role: str  # "observation", "action", "engine" or "extra"
+    role: str
     bounds: tuple[float, float] | None
+    space: gym.Space | None = None
+
+
+def _action_space(dtype: np.dtype, shape: tuple[int, ...], bounds: tuple[float, float] | None,
+                  space: tuple | None) -> gym.Space | None:
+    """The gymnasium space of the engine's (kind, nvec, low, high)."""
+    if space is None:
+        return None
+    kind, nvec, low, high = space
+    if kind == "discrete":
+        return gym.spaces.Discrete(int(nvec[0]), start=int(bounds[0]))
+    if kind == "multi_discrete":
+        return gym.spaces.MultiDiscrete(np.asarray(nvec, np.int64))
+    low = np.broadcast_to(np.asarray(low, dtype), shape).copy()
+    high = np.broadcast_to(np.asarray(high, dtype), shape).copy()
+    return gym.spaces.Box(low, high, shape, dtype)
+
+
+def _key_spec(d: Mapping[str, Any]) -> KeySpec:
+    """A KeySpec from the engine's description of a key."""
+    dtype, shape = np.dtype(d["dtype"]), tuple(d["shape"])
+    return KeySpec(d["name"], dtype, shape, d["meaning"], d["role"], d["bounds"],
+                   _action_space(dtype, shape, d["bounds"], d["space"]))
 
 
 class TagInfo(NamedTuple):
@@ -194,8 +241,7 @@ class GameContext:
             options = {name: _option_text(value) for name, value in game_options.items()}
             self.game = game
             self._ctx = _elf.Context(game, num_games, threads, seed, deterministic, options)
-        self._keys = {k["name"]: KeySpec(k["name"], np.dtype(k["dtype"]), tuple(k["shape"]), k["meaning"],
-                                         k["role"], k["bounds"]) for k in self._ctx.keys()}
+        self._keys = {k["name"]: _key_spec(k) for k in self._ctx.keys()}
         self._tags: dict[str, int] = {}
         self._tag_states: list[_TagState] = []
         self._callbacks: dict[str, Callable[[Batch], Any]] = {}
@@ -225,8 +271,9 @@ class GameContext:
         return self._ctx.num_seats()
 
     def add_key(self, name: str, dtype: str, shape: Sequence[int] = (), meaning: str = "") -> None:
-        """Declares an extra reply key (e.g. a recurrent state `h`) that an
-        actor replies and the history keeps for training tags."""
+        """Declares an extra reply key that an actor replies and the history
+        keeps for training tags: a policy `pi`, a value `V`, a recurrent state
+        `h`, ... (the engine declares none itself). Before `add_tag`."""
         self._ctx.add_key(name, np.dtype(dtype).name, list(shape), meaning)
         self._keys[name] = KeySpec(name, np.dtype(dtype), tuple(shape), meaning, "extra", None)
 

@@ -90,6 +90,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         mi=ModelInterface.actor_critic(model, config),
         method=METHODS[config["method"]].from_config(config),
         sampler=Sampler.from_config(config, seed=config["seed"]),
+        statistics=loader.statistic_keys(gc),
     )
     logger = StatsLogger.from_config(config)
     runner = RUNNERS[config["runner"]].from_config(config, trainer=trainer, logger=logger, run_config=config)

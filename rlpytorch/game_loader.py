@@ -22,7 +22,7 @@ __all__ = ["ACTOR_INPUTS", "ACTOR_REPLIES", "STATE_KEY", "TRAIN_INPUTS", "GameLo
 # ``final_`` copies where the game has them, so a time-limit truncation can
 # bootstrap from the state it ended in), and ``h`` for recurrent models:
 ACTOR_INPUTS = ["r", "terminal", "truncated", "episode_return", "episode_length"]
-ACTOR_REPLIES = ["a", "pi", "V"]
+ACTOR_REPLIES = ["a", "pi", "V"]  # pi and V declared here (add_key): the engine names neither
 TRAIN_INPUTS = ["a", "pi", "V", "r", "terminal", "truncated"]
 STATE_KEY = "h"  # a recurrent model's per-game state, replied by the actor and kept in the history
 
@@ -110,8 +110,13 @@ class GameLoader(Configurable):
 
     @staticmethod
     def num_actions(gc: Any) -> int:
-        """Width of the behaviour policy ``pi`` (the game's one discrete action)."""
-        return int(gc.spec()["pi"].shape[0])
+        """Values of the game's Discrete action ``a``, from its space."""
+        return int(gc.spec()["a"].space.n)
+
+    @staticmethod
+    def statistic_keys(gc: Any) -> list[str]:
+        """The game's episode statistics (role "statistic", e.g. MiniRTS's ``won``)."""
+        return [k for k, v in gc.spec().items() if v.role == "statistic"]
 
     def add_train_tags(self, gc: Any, state_size: int = 0) -> Any:
         """Add the ``actor`` and ``train`` tags of actor-critic training to ``gc``.
@@ -123,6 +128,7 @@ class GameLoader(Configurable):
         spec = gc.spec()
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
         state = self._add_state_key(gc, state_size)
+        _add_policy_keys(gc)
         gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), ACTOR_REPLIES + state)
         gc.add_tag("train", self.train_batch, obs + finals + TRAIN_INPUTS + state, T=self.T)
         return gc
@@ -136,6 +142,7 @@ class GameLoader(Configurable):
         gc = self.context(num_games=num_games, seed=seed)
         obs = list(self.observation_spec(gc))
         state = self._add_state_key(gc, state_size)
+        _add_policy_keys(gc)
         gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), ACTOR_REPLIES + state)
         return gc
 
@@ -147,9 +154,15 @@ class GameLoader(Configurable):
         return [STATE_KEY]
 
 
+def _add_policy_keys(gc: Any) -> None:
+    """Declare the reply keys ``pi`` (the behaviour policy) and ``V`` (the value)."""
+    gc.add_key("pi", "float32", [GameLoader.num_actions(gc)], "behaviour policy the actor sampled from")
+    gc.add_key("V", "float32", [], "the actor's value estimate of s")
+
+
 def _actor_inputs(gc: Any) -> list[str]:
-    """The actor's inputs, plus ``won`` for games that report a winner."""
-    return ACTOR_INPUTS + (["won"] if "won" in gc.spec() else [])
+    """The actor's inputs, plus the game's episode statistics."""
+    return ACTOR_INPUTS + GameLoader.statistic_keys(gc)
 
 
 def parse_options(text: str, literal: bool = False) -> dict[str, Any]:

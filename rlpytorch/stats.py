@@ -21,12 +21,14 @@ __all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "format_record"]
 
 
 class EpisodeStats:
-    """The last ``window`` finished episodes: returns, lengths and wins."""
+    """The last ``window`` finished episodes: returns, lengths, and the
+    episode statistics the game declares (e.g. ``won``), each by its key."""
 
     def __init__(self, window: int = 100) -> None:
         self.returns: deque[float] = deque(maxlen=window)
         self.lengths: deque[int] = deque(maxlen=window)
-        self.wins: deque[bool] = deque(maxlen=window)
+        self.statistics: dict[str, deque[float]] = {}
+        self.window = window
         self.total = 0
         self._mean_return: float | None = None  # cached: read after every batch, changes only in add
 
@@ -34,14 +36,14 @@ class EpisodeStats:
         self,
         returns: Iterable[float],
         lengths: Iterable[int],
-        wins: Iterable[bool] | None = None,
+        statistics: Mapping[str, Iterable[float]] | None = None,
     ) -> None:
-        """Record finished episodes (``wins`` only for games that have a winner)."""
+        """Record finished episodes and their statistics' values (by key)."""
         returns, lengths = list(returns), list(lengths)
         self.returns.extend(returns)
         self.lengths.extend(lengths)
-        if wins is not None:
-            self.wins.extend(wins)
+        for name, values in (statistics or {}).items():
+            self.statistics.setdefault(name, deque(maxlen=self.window)).extend(values)
         self.total += len(returns)
         self._mean_return = None
 
@@ -53,7 +55,8 @@ class EpisodeStats:
         return self._mean_return
 
     def summary(self) -> dict[str, float]:
-        """Mean/std/min/max return, mean length, win rate (NaN when unknown)."""
+        """Mean/std/min/max return, mean length (NaN when unknown), and the
+        mean of each episode statistic as ``<key>_mean`` (``won_mean``: the win rate)."""
         r = np.asarray(self.returns, dtype=np.float64)
         empty = r.size == 0
         return {
@@ -63,7 +66,7 @@ class EpisodeStats:
             "return_min": math.nan if empty else float(r.min()),
             "return_max": math.nan if empty else float(r.max()),
             "length_mean": math.nan if empty else float(np.mean(self.lengths)),
-            "win_rate": float(np.mean(self.wins)) if self.wins else math.nan,
+            **{f"{name}_mean": float(np.mean(values)) for name, values in self.statistics.items()},
         }
 
 
@@ -95,7 +98,6 @@ _SHORT = {
     "time": "t",
     "return_mean": "R",
     "length_mean": "len",
-    "win_rate": "win",
     "loss": "loss",
     "policy_loss": "pL",
     "value_loss": "vL",
@@ -109,7 +111,8 @@ _SHORT = {
 
 
 def format_record(record: Mapping[str, float]) -> str:
-    """One readable line: the known keys, short-named, in a fixed order."""
+    """One readable line: the known keys, short-named, in a fixed order, then
+    the episode statistics' means (``<key>_mean``) by their key."""
     parts = []
     for key, short in _SHORT.items():
         value = record.get(key)
@@ -121,6 +124,9 @@ def format_record(record: Mapping[str, float]) -> str:
             parts.append(f"{short} {value:,.0f}")
         else:
             parts.append(f"{short} {value:.3g}")
+    for key, value in record.items():
+        if key.endswith("_mean") and key not in _SHORT and not math.isnan(value):
+            parts.append(f"{key.removesuffix('_mean')} {value:.3g}")
     return " | ".join(parts)
 
 

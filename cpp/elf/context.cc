@@ -1,6 +1,7 @@
 #include "elf/context.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <tuple>
 #include <type_traits>
@@ -95,6 +96,7 @@ Context::Context(const std::string& name, GameSpec spec, GameFactory make_game, 
       deterministic_(deterministic), game_spec_(std::move(spec)), make_game_(std::move(make_game)) {
   if (num_games < 1) throw std::invalid_argument("num_games must be >= 1, got " + std::to_string(num_games));
   if (num_threads < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(num_threads));
+  for (auto& key : game_spec_.keys) CompleteSpace(key);
   BuildKeys();
 }
 
@@ -125,21 +127,6 @@ void Context::BuildKeys() {
                             "on a terminal row, '" + observed.name + "' of the state the episode ended in",
                             KeyRole::kEngine, std::nullopt});
   }
-  // The behaviour policy and value an actor replies, for games with one
-  // discrete action: the learner reads them back from the history.
-  std::vector<const KeySpec*> discrete;
-  int num_actions = 0;
-  for (const auto& key : game_spec_.keys) {
-    if (key.role != KeyRole::kAction) continue;
-    ++num_actions;
-    if (IsInteger(key.dtype) && key.shape.empty() && key.bounds) discrete.push_back(&key);
-  }
-  if (discrete.size() == 1 && num_actions == 1) {
-    const auto num_actions = static_cast<int64_t>(discrete[0]->bounds->second) + 1;
-    add({"pi", DType::kFloat32, {num_actions}, "behaviour policy the actor sampled from", KeyRole::kExtra,
-         std::nullopt});
-  }
-  add({"V", DType::kFloat32, {}, "the actor's value estimate of s", KeyRole::kExtra, std::nullopt});
 }
 
 void Context::AddKey(KeySpec key) {
@@ -240,6 +227,7 @@ void Context::ValidateRouting() const {
                                   " game seats routed to it, so its timeout could never deliver a batch");
     }
   }
+  ValidateReplyReads();
   for (int seat = 0; seat < num_seats(); ++seat) {
     for (int key = 0; key < num_game_keys_; ++key) {
       if (keys_[key].role != KeyRole::kAction) continue;
@@ -254,6 +242,34 @@ void Context::ValidateRouting() const {
         throw std::invalid_argument("seat " + std::to_string(seat) + " of game '" + game_name_ +
                                     "' needs action '" + keys_[key].name + "' from exactly one tag, but " +
                                     std::to_string(repliers) + " tag(s) reply it");
+      }
+    }
+  }
+}
+
+// A tag that reads a reply key gets it from the history, where only a tag
+// with replies writes it: without one for the seat, the rows would hold
+// whatever an earlier step left there.
+void Context::ValidateReplyReads() const {
+  auto routed = [](const Tag& tag, int seat) {
+    const auto& seats = tag.config().seats;
+    return seats.empty() || std::count(seats.begin(), seats.end(), seat) > 0;
+  };
+  for (const auto& reader : tags_) {
+    for (int key : reader->input_keys()) {
+      if (!keys_[key].IsReply()) continue;
+      for (int seat = 0; seat < num_seats(); ++seat) {
+        if (!routed(*reader, seat)) continue;
+        bool written = false;
+        for (const auto& writer : tags_) {
+          const auto& replies = writer->reply_keys();
+          written = written || (routed(*writer, seat) && std::count(replies.begin(), replies.end(), key) > 0);
+        }
+        if (written) continue;
+        throw std::invalid_argument("tag '" + reader->name() + "' reads key '" + keys_[key].name +
+                                    "', which no tag with replies replies" +
+                                    (num_seats() > 1 ? " for seat " + std::to_string(seat) : std::string()) +
+                                    ": add it to the replies of the tag that acts, or drop it from the inputs");
       }
     }
   }
@@ -759,6 +775,54 @@ int64_t FirstOutOfRange(const void* data, int64_t count, int64_t low, int64_t hi
   return -1;
 }
 
+// Index of the first of `count` values of type V, components of rows of
+// nvec.size() values, where component c lies outside [0, nvec[c]), or -1.
+template <typename V>
+int64_t FirstOutOfComponent(const void* data, int64_t count, const std::vector<int64_t>& nvec) {
+  const V* values = static_cast<const V*>(data);
+  const auto k = static_cast<int64_t>(nvec.size());
+  for (int64_t i = 0; i < count; ++i) {
+    if (static_cast<uint64_t>(static_cast<int64_t>(values[i])) >= static_cast<uint64_t>(nvec[i % k])) return i;
+  }
+  return -1;
+}
+
+// Index of the first of `count` values of type V that is NaN or infinite, or -1.
+template <typename V>
+int64_t FirstNonFinite(const void* data, int64_t count) {
+  const V* values = static_cast<const V*>(data);
+  for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(values[i])) return i;
+  }
+  return -1;
+}
+
+// The first value of an action reply outside the key's space, or -1.
+int64_t FirstInvalid(const KeySpec& key, const void* data, int64_t count) {
+  switch (key.space.kind) {
+    case ActionSpace::Kind::kDiscrete: {
+      const auto low = static_cast<int64_t>(key.bounds->first);
+      const auto high = static_cast<int64_t>(key.bounds->second);
+      if (key.dtype == DType::kInt64) return FirstOutOfRange<int64_t>(data, count, low, high);
+      if (key.dtype == DType::kInt32) return FirstOutOfRange<int32_t>(data, count, low, high);
+      if (key.dtype == DType::kUint8) return FirstOutOfRange<uint8_t>(data, count, low, high);
+      return -1;
+    }
+    case ActionSpace::Kind::kMultiDiscrete:
+      if (key.dtype == DType::kInt64) return FirstOutOfComponent<int64_t>(data, count, key.space.nvec);
+      if (key.dtype == DType::kInt32) return FirstOutOfComponent<int32_t>(data, count, key.space.nvec);
+      if (key.dtype == DType::kUint8) return FirstOutOfComponent<uint8_t>(data, count, key.space.nvec);
+      return -1;
+    case ActionSpace::Kind::kBox:
+      if (key.dtype == DType::kFloat32) return FirstNonFinite<float>(data, count);
+      if (key.dtype == DType::kFloat64) return FirstNonFinite<double>(data, count);
+      return -1;
+    case ActionSpace::Kind::kNone:
+      return -1;
+  }
+  return -1;
+}
+
 // The end of the run of rows from `begin` whose games lie in [first_game,
 // end_game), at most `limit`. Looks at blocks of rows without branching.
 int RunEnd(const int32_t* game_ids, int begin, int limit, int first_game, int end_game) {
@@ -781,26 +845,36 @@ int64_t IntegerAt(const void* data, DType dtype, int64_t index) {
 
 }  // namespace
 
-// Rejects integer actions outside their bounds before any game sees them.
+// Rejects action replies outside their space before any game sees them:
+// integers outside their range, Box values that are NaN or infinite.
 void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   const auto& replies = tag.reply_keys();
   for (std::size_t i = 0; i < replies.size(); ++i) {
     const KeySpec& key = keys_[replies[i]];
-    if (key.role != KeyRole::kAction || !IsInteger(key.dtype) || !key.bounds) continue;
-    const auto low = static_cast<int64_t>(key.bounds->first);
-    const auto high = static_cast<int64_t>(key.bounds->second);
+    if (key.role != KeyRole::kAction) continue;
     const void* data = buffer.Reply(static_cast<int>(i), 0, key.Bytes());
     const int64_t count = ref.size * key.NumElements();
-    int64_t bad = -1;
-    if (key.dtype == DType::kInt64) bad = FirstOutOfRange<int64_t>(data, count, low, high);
-    if (key.dtype == DType::kInt32) bad = FirstOutOfRange<int32_t>(data, count, low, high);
-    if (key.dtype == DType::kUint8) bad = FirstOutOfRange<uint8_t>(data, count, low, high);
+    const int64_t bad = FirstInvalid(key, data, count);
     if (bad < 0) continue;
     const int64_t row = bad / key.NumElements();
-    throw std::invalid_argument("tag '" + tag.name() + "', key '" + key.name + "': row " + std::to_string(row) +
-                                " (game " + std::to_string(buffer.game_ids[row]) + ") replied " +
-                                std::to_string(IntegerAt(data, key.dtype, bad)) + ", valid range [" +
+    std::string what = "tag '" + tag.name() + "', key '" + key.name + "': row " + std::to_string(row) + " (game " +
+                       std::to_string(buffer.game_ids[row]) + ") replied ";
+    if (key.space.kind == ActionSpace::Kind::kBox) {
+      const double value = key.dtype == DType::kFloat64 ? static_cast<const double*>(data)[bad]
+                                                        : static_cast<const float*>(data)[bad];
+      throw std::invalid_argument(what + std::to_string(value) + " at element " +
+                                  std::to_string(bad % key.NumElements()) + "; a Box action must be finite");
+    }
+    int64_t low = static_cast<int64_t>(key.bounds ? key.bounds->first : 0);
+    int64_t high = static_cast<int64_t>(key.bounds ? key.bounds->second : 0);
+    if (key.space.kind == ActionSpace::Kind::kMultiDiscrete) {
+      const auto component = static_cast<std::size_t>(bad % key.NumElements());
+      what += "component " + std::to_string(component) + " = ";
+      low = 0;
+      high = key.space.nvec[component] - 1;
+    }
+    throw std::invalid_argument(what + std::to_string(IntegerAt(data, key.dtype, bad)) + ", valid range [" +
                                 std::to_string(low) + ", " + std::to_string(high) + "]");
   }
 }

@@ -70,7 +70,9 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   // Configuration (before Start).
-  void AddKey(KeySpec key);  // an extra reply key, e.g. a recurrent state
+  // An extra reply key (a policy, a value, a recurrent state): the engine
+  // declares none itself; whoever replies one declares it here.
+  void AddKey(KeySpec key);
   int AddTag(TagConfig config);
 
   // Queries.
@@ -111,6 +113,7 @@ class Context {
 
   void BuildKeys();
   void ValidateRouting() const;
+  void ValidateReplyReads() const;
   void Wire();
   // The worker that steps `game` when it is free: games split into
   // num_threads contiguous ranges.

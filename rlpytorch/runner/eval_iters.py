@@ -48,7 +48,9 @@ def evaluate(model: Model, loader: GameLoader, config: Mapping[str, Any], progre
     """
     num_games = min(config.get("eval_episodes", 100), 256)
     seed = loader.seed + 1_000_003
+    gc = loader.eval_context(num_games, seed=seed, state_size=model.state_size)
     evaluator = Evaluator.from_config(
-        config, model=model, num_games=num_games, device=config.get("device", "cpu"), seed=seed
+        config, model=model, num_games=num_games, device=config.get("device", "cpu"), seed=seed,
+        statistics=loader.statistic_keys(gc),
     )
-    return EvalIters(evaluator, progress).run(loader.eval_context(num_games, seed=seed, state_size=model.state_size))
+    return EvalIters(evaluator, progress).run(gc)

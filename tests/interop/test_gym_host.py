@@ -219,7 +219,7 @@ def test_atari_preset_stacks_84x84_frames_and_clips_rewards():
     spec = gc.spec()
     assert gc.game == "gym:ALE/Pong-v5 (atari)"
     assert (spec["s"].dtype, spec["s"].shape) == (np.uint8, (4, 84, 84))
-    assert spec["pi"].shape == (6,)
+    assert spec["a"].space.n == 6
     gc.add_tag("actor", batch_size=2, inputs=["s", "r"], replies=["a"])
     frames, rewards = [], []
     with gc:

@@ -38,7 +38,7 @@ def greedy_win_rate(path: Path, episodes: int) -> float:
     loader = GameLoader.from_config(config)
     probe = loader.context(num_games=1)
     model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe))
-    return evaluate(model, loader, config, progress=False).win_rate
+    return evaluate(model, loader, config, progress=False).statistic_mean("won")
 
 
 @pytest.mark.parametrize(("name", "min_win_rate"), [("minirts_simple_ac.pt", 0.85), ("minirts_hit_and_run_ac.pt", 0.8)])

@@ -9,17 +9,17 @@ from rlpytorch.stats import EpisodeStats, RunningMean, StatsLogger, format_recor
 def test_episode_stats_summarize_the_last_window():
     stats = EpisodeStats(window=3)
     stats.add([1.0, 2.0], [10, 20])
-    stats.add([3.0, 4.0], [30, 40], wins=[True, False])
+    stats.add([3.0, 4.0], [30, 40], statistics={"won": [1, 0]})
     summary = stats.summary()
     assert summary["episodes"] == 4
     assert summary["return_mean"] == 3.0  # 2, 3, 4
     assert (summary["return_min"], summary["return_max"], summary["length_mean"]) == (2.0, 4.0, 30.0)
-    assert summary["win_rate"] == 0.5
+    assert summary["won_mean"] == 0.5
 
 
 def test_episode_stats_are_nan_before_any_episode():
     assert math.isnan(EpisodeStats().mean_return)
-    assert math.isnan(EpisodeStats().summary()["win_rate"])
+    assert "won_mean" not in EpisodeStats().summary()  # no game statistic seen
 
 
 def test_mean_return_follows_every_added_episode():

@@ -111,19 +111,21 @@ def test_evaluator_takes_several_episodes_per_game_when_games_are_few():
     assert evaluator.result().returns.tolist() == [1.0, 2.0, 10.0]
 
 
-def test_evaluator_reports_win_rate_for_games_with_a_won_key():
-    evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=2, eval_episodes=2)
+def test_evaluator_averages_the_episode_statistics_on_terminal_rows():
+    evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=2, eval_episodes=2, statistics=["won"])
     batch = actor_batch((True, True, False), (1.0, -1.0, 0.0))
     batch._data["won"] = np.array([True, False, False])
     evaluator.actor(batch)
-    assert evaluator.result().win_rate == 0.5
+    assert evaluator.result().statistic_mean("won") == 0.5
+    assert str(evaluator.result()).endswith(", won 0.500")
 
 
-def test_trainer_records_wins_in_episode_stats(trainer):
+def test_trainer_records_episode_statistics_by_key(trainer):
+    trainer.statistics = ("won",)
     batch = actor_batch((True, True, False), (1.0, -1.0, 0.0))
     batch._data["won"] = np.array([True, False, True])
     trainer.actor(batch)
-    assert trainer.episodes.summary()["win_rate"] == 0.5
+    assert trainer.episodes.summary()["won_mean"] == 0.5
 
 
 def test_recurrent_states_are_kept_per_game_and_seat_and_grow_with_new_ids():
