@@ -14,7 +14,7 @@ Modes, for each size N (the number of environments / games):
   async  batch = N/2   elfpy (batch_size=N/2: games keep stepping while Python
                        holds a batch) and envpool (batch_size=N/2, recv/send).
 Worker threads = cores for elfpy and envpool. AsyncVectorEnv runs one process
-per environment, so it is measured only up to --async-vector-max environments
+per environment, so it is measured only up to --async_vector_max environments
 (default 256) and shown as n/a beyond.
 
 The machine may be shared and noisy: each figure is the median of --repeats
@@ -346,7 +346,7 @@ def main() -> None:
                         help="worker threads for elfpy and envpool (default: the cores this process may use)")
     parser.add_argument("--libs", nargs="+", default=list(LIBRARIES), choices=list(LIBRARIES),
                         help="libraries to measure (default: all)")
-    parser.add_argument("--async-vector-max", type=int, default=256,
+    parser.add_argument("--async_vector_max", type=int, default=256,
                         help="largest size run with gym AsyncVectorEnv (one process per env); n/a beyond")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: defaults become sizes 64 256, 2 repeats, 0.2 s per measurement")

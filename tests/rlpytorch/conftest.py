@@ -1,21 +1,18 @@
-"""Shared fixtures: a small actor-critic setup over the fake CartPole engine."""
+"""Shared fixtures: a small actor-critic setup over the fake CartPole engine.
 
-import sys
-from pathlib import Path
+(pytest puts this folder on the import path, so ``fake_engine`` imports as is.)
+"""
 
 import pytest
 import torch
+from fake_engine import FakeGameContext
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fake_engine import FakeGameContext  # noqa: E402
-
-from rlpytorch.game_loader import GameLoader  # noqa: E402
-from rlpytorch.methods import ActorCritic  # noqa: E402
-from rlpytorch.model_interface import ModelInterface  # noqa: E402
-from rlpytorch.models import MLPActorCritic  # noqa: E402
-from rlpytorch.sampler import Sampler  # noqa: E402
-from rlpytorch.trainer import Trainer  # noqa: E402
+from rlpytorch.game_loader import GameLoader
+from rlpytorch.methods import ActorCritic
+from rlpytorch.model_interface import ModelInterface
+from rlpytorch.models import MLPActorCritic
+from rlpytorch.sampler import Sampler
+from rlpytorch.trainer import Trainer
 
 
 @pytest.fixture

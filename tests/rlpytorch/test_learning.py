@@ -1,20 +1,13 @@
 """End to end on the real engine: CartPole learns within a fixed frame budget,
-and ``examples/evaluate.py --load`` reproduces the score ``examples/train.py`` reported.
+and ``python -m rlpytorch.evaluate --load`` reproduces the score ``python -m rlpytorch.train`` reported.
 
 Seeded, with the deterministic engine, so the run is the same every time.
 """
 
-import sys
-from pathlib import Path
-
 import pytest
 
 import elfpy  # noqa: F401  (the real engine: this test must not pass without it)
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-
-import evaluate  # noqa: E402
-import train  # noqa: E402
+from rlpytorch import evaluate, train
 
 FRAMES = 100_000
 RANDOM_POLICY_RETURN = 22.0  # mean CartPole return of uniformly random actions

@@ -1,4 +1,4 @@
-"""Train an agent on a native game, e.g. ``python examples/train.py --game cartpole``.
+"""Train an agent on a native game, e.g. ``python -m rlpytorch.train --game cartpole``.
 
 Every option comes from the component that uses it (``--help`` lists them by
 component); ``--config file.yaml`` sets many at once and the command line
@@ -16,15 +16,15 @@ from typing import Any
 
 import torch
 
-from rlpytorch.args_provider import Arg, ArgsProvider, Configurable, format_config, read_config_file
-from rlpytorch.game_loader import GameLoader
-from rlpytorch.methods import METHODS
-from rlpytorch.model_interface import ModelInterface
-from rlpytorch.model_loader import ModelLoader
-from rlpytorch.runner import MultiProcessRun, SingleProcessRun, evaluate
-from rlpytorch.sampler import Sampler
-from rlpytorch.stats import StatsLogger
-from rlpytorch.trainer import Evaluator, Trainer
+from .args_provider import Arg, ArgsProvider, Configurable, format_config, read_config_file
+from .game_loader import GameLoader
+from .methods import METHODS
+from .model_interface import ModelInterface
+from .model_loader import ModelLoader
+from .runner import MultiProcessRun, SingleProcessRun, evaluate
+from .sampler import Sampler
+from .stats import StatsLogger
+from .trainer import Evaluator, Trainer
 
 RUNNERS = {"single": SingleProcessRun, "multi": MultiProcessRun}
 

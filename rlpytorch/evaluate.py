@@ -1,4 +1,4 @@
-"""Evaluate a saved model: ``python examples/evaluate.py --load checkpoints/last.pt``.
+"""Evaluate a saved model: ``python -m rlpytorch.evaluate --load checkpoints/last.pt``.
 
 The checkpoint carries the training run's configuration, so the game and the
 model are rebuilt from it; any option given here overrides the saved one
@@ -12,12 +12,12 @@ from collections.abc import Sequence
 
 import torch
 
-from rlpytorch.args_provider import Arg, ArgsProvider, Configurable, format_config
-from rlpytorch.game_loader import GameLoader
-from rlpytorch.model_base import read_checkpoint
-from rlpytorch.model_loader import load_model
-from rlpytorch.runner import evaluate
-from rlpytorch.trainer import EvalResult, Evaluator
+from .args_provider import Arg, ArgsProvider, Configurable, format_config
+from .game_loader import GameLoader
+from .model_base import read_checkpoint
+from .model_loader import load_model
+from .runner import evaluate
+from .trainer import EvalResult, Evaluator
 
 
 class EvaluateScript(Configurable):
