@@ -7,7 +7,7 @@
     # a saved replay (re-simulated and checked board by board)
     python examples/visualize.py --replay ctf.json --out ctf.gif
     # a trained model (greedy) against the checkpoint's opponent
-    python examples/visualize.py --load checkpoints/minirts.pt --out model.gif
+    python examples/visualize.py --load pretrained/minirts_simple_ac.pt --out model.gif
 
 A live game's options come from the flags (``--variant``, ``--map_size``,
 ``--opponent``, ``--ai0``, ``--frame_skip``, ``--game_options k=v,...``); with
@@ -30,15 +30,17 @@ from rlpytorch.game_loader import parse_options
 
 
 def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, ...]]:
-    """A greedy policy from an rlpytorch checkpoint, the game options it was
-    trained with, and the observation keys it reads."""
+    """A greedy policy from an rlpytorch checkpoint (or a run folder's last one),
+    the game options it was trained with, and the observation keys it reads."""
     import torch
 
     from rlpytorch.game_loader import GameLoader
     from rlpytorch.model_base import read_checkpoint
     from rlpytorch.model_loader import load_model
+    from rlpytorch.run_dir import checkpoint_path
     from rlpytorch.trainer import to_tensors
 
+    path = str(checkpoint_path(path))
     loader = GameLoader.from_config(read_checkpoint(path)["args"])
     if loader.game != "minirts":
         raise ValueError(f"{path} was trained on {loader.game!r}, not minirts")
@@ -61,7 +63,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
     source.add_argument("--replay", default="", help="replay file to draw (from --save_replay or elfpy.render.minirts)")
     source.add_argument("--policy", choices=("ai", "random"), default="ai",
                         help="live game: built-in AIs on both sides (ai), or random commands on seat 0")
-    source.add_argument("--load", default="", help="live game: an rlpytorch checkpoint plays seat 0, greedily")
+    source.add_argument("--load", default="",
+                        help="live game: an rlpytorch checkpoint (or run folder) plays seat 0, greedily")
     parser.add_argument("--out", default="minirts.gif", help="GIF to write")
     parser.add_argument("--save_replay", default="", help="live game: also save its replay here")
     parser.add_argument("--variant", default=None, help="standard, ctf or tower_defense")

@@ -85,7 +85,7 @@ def test_context_with_minigrid_preset_declares_the_preset_keys():
     assert spec["a"].bounds == (0.0, 6.0)  # MiniGrid's 7 actions
     assert spec["mission"].bounds == (0.0, MINIGRID_VOCAB - 1.0)
     assert "final_image" in spec
-    model = ModelLoader("auto").build({k: spec[k] for k in ("image", "mission")}, 7, {})
+    model = ModelLoader("auto").build({k: spec[k] for k in ("image", "mission")}, 7)
     parts = model.encoders["policy"].parts
     assert {type(part) for part in parts.values()} == {ConvEncoder, TokenEncoder}  # the mission is embedded
 

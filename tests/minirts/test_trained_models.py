@@ -33,12 +33,10 @@ def one_torch_thread():
 
 
 def greedy_win_rate(path: Path, episodes: int) -> float:
-    config = {**read_checkpoint(path)["args"], "eval_episodes": episodes, "eval_sampler": "greedy",
-              "num_threads": 1}
-    loader = GameLoader.from_config(config)
+    loader = GameLoader.from_config({**read_checkpoint(path)["args"], "num_threads": 1})
     probe = loader.context(num_games=1)
     model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe))
-    return evaluate(model, loader, config, progress=False).win_rate
+    return evaluate(model, loader, episodes, "greedy", progress=False).win_rate
 
 
 @pytest.mark.parametrize(("name", "min_win_rate"), [("minirts_simple_ac.pt", 0.85), ("minirts_hit_and_run_ac.pt", 0.8)])

@@ -10,7 +10,7 @@ from fake_engine import FakeGameContext
 from rlpytorch.game_loader import GameLoader
 from rlpytorch.methods import ActorCritic
 from rlpytorch.model_interface import ModelInterface
-from rlpytorch.models import MLPActorCritic
+from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.sampler import Sampler
 from rlpytorch.trainer import Trainer
 
@@ -18,7 +18,7 @@ from rlpytorch.trainer import Trainer
 @pytest.fixture
 def trainer():
     torch.manual_seed(0)
-    mi = ModelInterface.actor_critic(MLPActorCritic((4,), 2, hidden=16), {"lr": 1e-3})
+    mi = ModelInterface(lr=1e-3).add_actor_critic(MLPActorCritic((4,), 2, ModelSettings(hidden=16)))
     return Trainer(mi, ActorCritic.from_config({}), Sampler(seed=0), actor_sync_every=2)
 
 
