@@ -185,7 +185,9 @@ class ArgsProvider:
     ``arg_groups()`` in order, so ``--help`` lists them as the run uses them.
     """
 
-    def __init__(self, components: Iterable[type[Configurable]], description: str | None = None) -> None:
+    def __init__(
+        self, components: Iterable[type[Configurable]], description: str | None = None, prog: str | None = None
+    ) -> None:
         self.groups: dict[str, tuple[Arg, ...]] = {}
         for component in components:
             for title, args in component.arg_groups().items():
@@ -198,10 +200,11 @@ class ArgsProvider:
                 if arg.name in self.args or arg.name == "config":
                     raise ArgsError(f"argument {arg.name!r} declared twice (again in {title!r})")
                 self.args[arg.name] = arg
-        self.parser = self._build_parser(description)
+        self.parser = self._build_parser(description, prog)
 
-    def _build_parser(self, description: str | None) -> argparse.ArgumentParser:
+    def _build_parser(self, description: str | None, prog: str | None) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(
+            prog=prog,
             description=description,
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
             allow_abbrev=False,

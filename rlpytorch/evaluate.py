@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
     pre.add_argument("--load", default="")
     known, _ = pre.parse_known_args(argv)
     saved = read_checkpoint(checkpoint_path(known.load))["args"] if known.load else {}
-    provider = ArgsProvider([EvaluateScript, GameLoader, Evaluator], description=__doc__)
+    components = [EvaluateScript, GameLoader, Evaluator]
+    provider = ArgsProvider(components, description=__doc__, prog="python -m rlpytorch.evaluate")
     config = provider.parse(argv, defaults=saved)
     if not config["load"]:
         provider.parser.error("--load is required")

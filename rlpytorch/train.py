@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     method = chosen_method(argv)
-    config = ArgsProvider(components(method), description=__doc__).parse(argv, defaults=METHODS[method].run_defaults)
+    provider = ArgsProvider(components(method), description=__doc__, prog="python -m rlpytorch.train")
+    config = provider.parse(argv, defaults=METHODS[method].run_defaults)
     run_dir = resolve_run_dir(config["save_dir"])
     config["save_dir"] = str(run_dir or "")
     print("effective configuration:\n" + format_config(config), flush=True)
