@@ -20,7 +20,7 @@ The physical limit, column "bare C++" (sync only): the same CartPole games
 of threads with no engine and no Python (cpp/bench/bare_cartpole.cc, built
 by CMake on first use into build/bench), actions drawn in C++. "elfpy / bare"
 is the share of that limit the engine reaches. AsyncVectorEnv runs one process
-per environment, so it is measured only up to --async-vector-max environments
+per environment, so it is measured only up to --async_vector_max environments
 (default 256) and shown as n/a beyond.
 
 The machine may be shared and noisy: each figure is the median of --repeats
@@ -384,7 +384,7 @@ def main() -> None:
                         help="worker threads for elfpy and envpool (default: the cores this process may use)")
     parser.add_argument("--libs", nargs="+", default=list(LIBRARIES), choices=list(LIBRARIES),
                         help="libraries to measure (default: all)")
-    parser.add_argument("--async-vector-max", type=int, default=256,
+    parser.add_argument("--async_vector_max", type=int, default=256,
                         help="largest size run with gym AsyncVectorEnv (one process per env); n/a beyond")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: defaults become sizes 64 256, 2 repeats, 0.2 s per measurement")

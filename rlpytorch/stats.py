@@ -1,8 +1,8 @@
 """Statistics of a run: finished episodes, averaged update stats, and their logs.
 
-``StatsLogger`` writes each record three ways: one readable line on stdout, a
-row of ``progress.csv``, and TensorBoard scalars (``torch.utils.tensorboard``)
-in the run's log folder.
+``StatsLogger`` writes each record as one readable line on stdout and, given
+the run's folder, also as a line of ``log.txt``, a row of ``progress.csv`` and
+TensorBoard scalars (``torch.utils.tensorboard``).
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import csv
 import math
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .args_provider import Arg, Configurable
+from .args_provider import Configurable, setting
 
 __all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "format_record"]
 
@@ -130,35 +131,30 @@ def format_record(record: Mapping[str, float]) -> str:
     return " | ".join(parts)
 
 
+@dataclass(eq=False)
 class StatsLogger(Configurable):
-    """Writes records to stdout, ``<log_dir>/progress.csv`` and TensorBoard."""
+    """Writes records to stdout (``echo``) and, with a ``log_dir``, to
+    ``log.txt`` (the same lines), ``progress.csv`` and TensorBoard events."""
 
-    args = (
-        Arg(
-            "log_dir",
-            "",
-            "folder for progress.csv and TensorBoard events (empty: none)",
-        ),
-        Arg("tensorboard", True, "write TensorBoard events into --log_dir"),
-    )
+    log_dir: str | Path | None = None
+    tensorboard: bool = setting(True, "write TensorBoard events into the run's folder")
+    echo: bool = True
 
-    def __init__(self, log_dir: str = "", tensorboard: bool = True, echo: bool = True) -> None:
-        self.echo = echo
-        self.log_dir = Path(log_dir) if log_dir else None
+    def __post_init__(self) -> None:
+        self.log_dir = Path(self.log_dir) if self.log_dir else None
         self.columns: list[str] = []
         self._rows: list[dict[str, float]] = []
         self._tb = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            if tensorboard:
+            if self.tensorboard:
                 from torch.utils.tensorboard import SummaryWriter
 
                 self._tb = SummaryWriter(str(self.log_dir))
 
     def log(self, record: Mapping[str, float]) -> None:
         """Write one record; ``record["frames"]`` is the x axis of TensorBoard."""
-        if self.echo:
-            print(format_record(record), flush=True)
+        self.note(format_record(record))
         if self.log_dir is not None:
             self._write_csv(record)
         if self._tb is not None:
@@ -166,6 +162,14 @@ class StatsLogger(Configurable):
             for key, value in record.items():
                 self._tb.add_scalar(key, value, step)
             self._tb.flush()
+
+    def note(self, line: str) -> None:
+        """Print ``line`` (with ``echo``) and append it to ``log.txt``."""
+        if self.echo:
+            print(line, flush=True)
+        if self.log_dir is not None:
+            with open(self.log_dir / "log.txt", "a") as f:
+                f.write(line + "\n")
 
     def _write_csv(self, record: Mapping[str, float]) -> None:
         self._rows.append(dict(record))

@@ -24,13 +24,27 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .args_provider import Arg, Configurable
+from .args_provider import Configurable, setting
 from .model_base import Model
 from .model_interface import ModelInterface
 from .sampler import Sampler
 from .stats import EpisodeStats, RunningMean
 
-__all__ = ["EvalResult", "Evaluator", "RecurrentStates", "Trainer", "act", "episodes_in", "to_tensors"]
+__all__ = [
+    "EvalResult",
+    "Evaluator",
+    "RecurrentStates",
+    "Trainer",
+    "act",
+    "device_setting",
+    "episodes_in",
+    "to_tensors",
+]
+
+
+def device_setting() -> Any:
+    """The torch device, a setting of training and of evaluation."""
+    return setting("cpu", "torch device of models and batches: cpu, cuda, cuda:1, ...")
 
 
 class Method(Protocol):
@@ -40,7 +54,7 @@ class Method(Protocol):
 
 
 def to_tensors(
-    batch: Mapping[str, Any], keys: Iterable[str] | None, device: torch.device
+    batch: Mapping[str, Any], keys: Iterable[str] | None, device: torch.device | str
 ) -> dict[str, Tensor]:
     """The ``keys`` present in ``batch`` (all with None) as tensors on ``device``
     (zero-copy on CPU)."""
@@ -110,43 +124,33 @@ def episodes_in(
     return rows, returns, lengths, stats
 
 
+@dataclass(eq=False)
 class Trainer(Configurable):
     """Actor and train callbacks over a ``ModelInterface`` with ``model`` and ``actor``."""
 
-    args = (
-        Arg("device", "cpu", "torch device of models and batches: cpu, cuda, cuda:1, ..."),
-        Arg("actor_sync_every", 1, "copy the learner into the actor every N updates"),
-        Arg(
-            "lr_schedule",
-            "linear",
-            "learning rate over the run: constant, or linear decay to 0 at the frame budget",
-            choices=("constant", "linear"),
-        ),
+    mi: ModelInterface
+    method: Method
+    sampler: Sampler
+    device: str = device_setting()
+    actor_sync_every: int = setting(1, "copy the learner into the actor every N updates")
+    lr_schedule: str = setting(
+        "linear",
+        "learning rate over the run: constant, or linear decay to 0 at the frame budget",
+        choices=("constant", "linear"),
     )
 
-    def __init__(
-        self,
-        mi: ModelInterface,
-        method: Method,
-        sampler: Sampler,
-        device: str = "cpu",
-        actor_sync_every: int = 1,
-        lr_schedule: str = "linear",
-        statistics: Sequence[str] = (),
-    ) -> None:
-        self.device = torch.device(device)
-        self.statistics = tuple(statistics)  # the game's episode statistics keys (GameLoader.statistic_keys)
-        self.mi = mi.to(self.device)
-        self.method = method
-        self.sampler = sampler
-        self.actor_sync_every = actor_sync_every
-        self.lr_schedule = lr_schedule
+    statistics: tuple[str, ...] = ()  # the game's episode statistics keys (GameLoader.statistic_keys)
+
+    def __post_init__(self) -> None:
+        self.statistics = tuple(self.statistics)
+        self.mi.to(self.device)
         self.total_frames = 0  # the run's frame budget, set by the runner
         self.frames = 0
         self.updates = 0
         self.episodes = EpisodeStats()
         self.update_stats = RunningMean()
-        self.states = RecurrentStates(mi["actor"].state_size, self.device) if mi["actor"].state_size else None
+        actor = self.mi["actor"]
+        self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply ``a``, ``pi`` and ``V`` for every row; record finished episodes."""
@@ -171,7 +175,7 @@ def act(
     model: Model,
     sampler: Sampler,
     batch: Mapping[str, Any],
-    device: torch.device,
+    device: torch.device | str,
     states: RecurrentStates | None = None,
 ) -> dict[str, np.ndarray]:
     """Batched inference on the model's observation keys: actions, behaviour
@@ -221,6 +225,7 @@ class EvalResult:
         return text + "".join(f", {name} {self.statistic_mean(name):.3f}" for name in self.statistics)
 
 
+@dataclass(eq=False)
 class Evaluator(Configurable):
     """Plays ``eval_episodes`` episodes with a fixed model and reports their returns.
 
@@ -230,33 +235,27 @@ class Evaluator(Configurable):
     episode ``statistics`` keys are read on terminal rows and averaged.
     """
 
-    args = (
-        Arg("eval_episodes", 100, "episodes per evaluation", aliases=("episodes",)),
-        Arg("eval_sampler", "greedy", "how the evaluated policy acts", choices=("greedy", "multinomial")),
-    )
+    model: Model
+    num_games: int
+    eval_episodes: int = setting(100, "episodes per evaluation", aliases=("episodes",))
+    eval_sampler: str = setting("greedy", "how the evaluated policy acts", choices=("greedy", "multinomial"))
+    device: str = "cpu"
+    seed: int | None = None
 
-    def __init__(
-        self,
-        model: Model,
-        num_games: int,
-        eval_episodes: int = 100,
-        eval_sampler: str = "greedy",
-        device: str = "cpu",
-        seed: int | None = None,
-        statistics: Sequence[str] = (),
-    ) -> None:
-        if eval_episodes < 1:
-            raise ValueError(f"eval_episodes must be >= 1, got {eval_episodes} (--no-eval_at_end skips evaluation)")
-        self.device = torch.device(device)
-        self.model = model.to(self.device)
-        self.sampler = Sampler(eval_sampler, seed=seed)
-        self.num_episodes = eval_episodes
-        self.per_game = math.ceil(eval_episodes / num_games)
-        self.games = math.ceil(eval_episodes / self.per_game)
-        self.statistics = tuple(statistics)
+    statistics: tuple[str, ...] = ()  # the game's episode statistics keys
+
+    def __post_init__(self) -> None:
+        episodes = self.eval_episodes
+        if episodes < 1:
+            raise ValueError(f"eval_episodes must be >= 1, got {episodes} (--no-eval_at_end skips evaluation)")
+        self.model.to(self.device)
+        self.sampler = Sampler(self.eval_sampler, seed=self.seed)
+        self.per_game = math.ceil(episodes / self.num_games)
+        self.games = math.ceil(episodes / self.per_game)
+        self.statistics = tuple(self.statistics)
         self.finished: dict[int, list[tuple[float, int, tuple[float, ...]]]] = {g: [] for g in range(self.games)}
         self.frames = 0
-        self.states = RecurrentStates(model.state_size, self.device) if model.state_size else None
+        self.states = RecurrentStates(self.model.state_size, self.device) if self.model.state_size else None
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply like ``Trainer.actor`` and record the counted episodes."""
@@ -280,7 +279,7 @@ class Evaluator(Configurable):
 
     def result(self) -> EvalResult:
         """The first ``eval_episodes`` counted episodes, in game order."""
-        rows = [e for g in range(self.games) for e in self.finished[g]][: self.num_episodes]
+        rows = [e for g in range(self.games) for e in self.finished[g]][: self.eval_episodes]
         if not rows:
             raise RuntimeError("no episode finished yet")
         returns, lengths, stats = zip(*rows, strict=True)

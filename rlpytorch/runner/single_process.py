@@ -11,11 +11,16 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, setting
 from ..stats import StatsLogger
 from ..trainer import Trainer
 
-__all__ = ["RunSummary", "SingleProcessRun"]
+__all__ = ["RunSummary", "SingleProcessRun", "progress_setting"]
+
+
+def progress_setting() -> Any:
+    """Whether to show a progress bar, a setting of training and of evaluation."""
+    return setting(True, "show a progress bar")
 
 
 @dataclass
@@ -35,50 +40,32 @@ class RunSummary:
         return self.frames / self.seconds if self.seconds > 0 else math.nan
 
 
+@dataclass(eq=False)
 class SingleProcessRun(Configurable):
     """Drives ``gc.run()`` until the frame budget (or target return) is reached.
 
     Shows frames, FPS and mean return on a tqdm bar, logs one stats line every
-    ``log_every`` frames, and saves checkpoints (weights, step and the effective
-    configuration) every ``save_every`` frames and at the end. Ctrl-C stops the
-    engine, saves, and returns a summary marked ``interrupted``; any other
-    exception stops the engine and propagates.
+    ``log_every`` frames, and saves checkpoints into ``save_dir`` (weights, step
+    and ``run_config``, the effective configuration) every ``save_every``
+    frames and at the end. Ctrl-C stops the engine, saves, and returns a
+    summary marked ``interrupted``; any other exception stops the engine and
+    propagates.
     """
 
-    args = (
-        Arg("num_frames", 1_000_000, "stop after this many environment frames"),
-        Arg(
-            "stop_at_return",
-            math.inf,
-            "stop once the mean return of the last 100 episodes reaches this",
-        ),
-        Arg("log_every", 50_000, "frames between two stats lines"),
-        Arg("save_dir", "checkpoints", "folder for checkpoints (empty: none are written)"),
-        Arg("save_every", 250_000, "frames between two checkpoints (0: only the last)"),
-        Arg("progress", True, "show a progress bar"),
-    )
+    trainer: Trainer
+    logger: StatsLogger | None = None
+    run_config: Mapping[str, Any] | None = None
+    save_dir: str | Path | None = None  # the run's folder (None: no checkpoints)
+    num_frames: int = setting(1_000_000, "stop after this many environment frames")
+    stop_at_return: float = setting(math.inf, "stop once the mean return of the last 100 episodes reaches this")
+    log_every: int = setting(50_000, "frames between two stats lines")
+    save_every: int = setting(250_000, "frames between two checkpoints (0: only the last)")
+    progress: bool = progress_setting()
 
-    def __init__(
-        self,
-        trainer: Trainer,
-        logger: StatsLogger | None = None,
-        run_config: Mapping[str, Any] | None = None,
-        num_frames: int = 1_000_000,
-        stop_at_return: float = math.inf,
-        log_every: int = 50_000,
-        save_dir: str = "checkpoints",
-        save_every: int = 250_000,
-        progress: bool = True,
-    ) -> None:
-        self.trainer = trainer
-        self.logger = logger or StatsLogger(echo=False)
-        self.run_config = dict(run_config or {})
-        self.num_frames = num_frames
-        self.stop_at_return = stop_at_return
-        self.log_every = log_every
-        self.save_dir = Path(save_dir) if save_dir else None
-        self.save_every = save_every
-        self.progress = progress
+    def __post_init__(self) -> None:
+        self.logger = self.logger or StatsLogger(echo=False)
+        self.run_config = dict(self.run_config or {})
+        self.save_dir = Path(self.save_dir) if self.save_dir else None
 
     def run(self, gc: Any) -> RunSummary:
         """Register the trainer's callbacks on ``gc``, start it, train, stop it."""

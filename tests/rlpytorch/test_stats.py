@@ -46,12 +46,15 @@ def test_format_record_is_one_readable_line():
     assert line == "F 12,345 | FPS 999 | R 20.0±1.5"
 
 
-def test_logger_writes_stdout_csv_and_tensorboard(tmp_path, capsys):
+def test_logger_writes_stdout_text_log_csv_and_tensorboard(tmp_path, capsys):
     logger = StatsLogger(log_dir=str(tmp_path), tensorboard=True)
     logger.log({"frames": 100.0, "return_mean": 5.0})
     logger.log({"frames": 200.0, "return_mean": 6.0, "loss": 0.5})  # a new column appears
+    logger.note("done")
     logger.close()
-    assert capsys.readouterr().out.splitlines() == ["F 100 | R 5", "F 200 | R 6 | loss 0.5"]
+    lines = ["F 100 | R 5", "F 200 | R 6 | loss 0.5", "done"]
+    assert capsys.readouterr().out.splitlines() == lines
+    assert (tmp_path / "log.txt").read_text().splitlines() == lines
     with open(tmp_path / "progress.csv") as f:
         rows = list(csv.DictReader(f))
     assert rows == [

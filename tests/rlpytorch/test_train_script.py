@@ -1,16 +1,10 @@
-"""examples/train.py's choice of method: only its arguments are offered, with its suggested defaults."""
-
-import sys
-from pathlib import Path
+"""rlpytorch.train's choice of method: only its arguments are offered, with its suggested defaults."""
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-
-import train  # noqa: E402
-
-from rlpytorch.args_provider import ArgsProvider  # noqa: E402
-from rlpytorch.methods import PPO  # noqa: E402
+from rlpytorch import train
+from rlpytorch.args_provider import ArgsProvider
+from rlpytorch.methods import PPO
 
 
 def test_method_comes_from_the_command_line_then_the_config_file(tmp_path):
