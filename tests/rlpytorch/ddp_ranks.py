@@ -11,7 +11,7 @@ import torch
 from rlpytorch import distributed
 from rlpytorch.methods import ActorCritic
 from rlpytorch.model_interface import ModelInterface
-from rlpytorch.models import MLPActorCritic
+from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.normalization import RunningMeanStd
 
 T, B, UPDATES = 5, 8, 3
@@ -33,7 +33,7 @@ def fixed_batch() -> dict[str, torch.Tensor]:
 def train(batch: dict[str, torch.Tensor], model_seed: int, distribute: bool) -> ModelInterface:
     torch.manual_seed(model_seed)
     mi = ModelInterface(lr=1e-2)
-    mi.add_model("model", MLPActorCritic((4,), 2, hidden=16), optimize=True)
+    mi.add_model("model", MLPActorCritic((4,), 2, ModelSettings(hidden=16)), optimize=True)
     if distribute:
         mi.distribute()
     method = ActorCritic.from_config({})
