@@ -1,11 +1,14 @@
 """Model checkpoints, model interface and loader."""
 
+from dataclasses import dataclass
+
 import pytest
 import torch
 
+from rlpytorch.args_provider import Configurable, setting
 from rlpytorch.model_base import CheckpointMismatchError, read_checkpoint
 from rlpytorch.model_interface import ModelInterface, clip_grad_norm
-from rlpytorch.model_loader import ModelLoader, load_model
+from rlpytorch.model_loader import MODELS, ModelLoader, load_model, register_model
 from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.models.layers import DirectSequential
 
@@ -138,3 +141,33 @@ def test_load_model_rebuilds_the_architecture_from_the_saved_args(tmp_path):
     model = load_model(tmp_path / "m.pt", (4,), 2)
     x = torch.randn(5, 4)
     torch.testing.assert_close(model(x)["V"], original(x)["V"])
+
+
+def test_a_registered_model_brings_its_settings_to_the_parser_and_is_built_with_them():
+    @dataclass
+    class TinySettings(Configurable):
+        width: int = setting(3, "width of the tiny model")
+
+    class Tiny(MLPActorCritic):
+        name = "tiny"
+        Settings = TinySettings
+
+        def __init__(self, obs_spec, num_actions, settings=None):
+            super().__init__(obs_spec, num_actions, ModelSettings(hidden=(settings or TinySettings()).width))
+
+    register_model(Tiny)
+    try:
+        assert "width" in [arg.name for arg in ModelLoader.arg_groups()["models"]]
+        model = ModelLoader.from_config({"model": "tiny", "width": 5}).build((4,), 2)
+        assert model.encoders["policy"].out_dim == 5
+    finally:
+        MODELS.pop("tiny")
+
+
+def test_a_model_without_settings_cannot_be_registered():
+    class Bare(MLPActorCritic):
+        name = "bare"
+        Settings = None
+
+    with pytest.raises(TypeError, match="Bare.Settings must be a Configurable dataclass"):
+        register_model(Bare)
