@@ -24,7 +24,8 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-__all__ = ["DataParallelModel", "init_from_env", "is_main", "rank", "world_size"]
+__all__ = ["DataParallelModel", "agree_to_stop", "init_from_env", "is_distributed", "is_main", "rank",
+           "rank_seed", "unwrap", "world_size"]
 
 
 def world_size() -> int:
@@ -40,6 +41,31 @@ def rank() -> int:
 def is_main() -> bool:
     """Whether this process logs, evaluates and saves."""
     return rank() == 0
+
+
+def is_distributed() -> bool:
+    """Whether this process is one of several ranks of a process group."""
+    return dist.is_initialized() and dist.get_world_size() > 1
+
+
+def rank_seed(seed: int) -> int:
+    """The seed of this rank's games and sampler: ranks play different games."""
+    return seed + 1_000_003 * rank()
+
+
+def agree_to_stop(done: bool, frames: int, device: torch.device | str = "cpu") -> tuple[bool, int]:
+    """Every rank calls this once after each of its updates (so the calls pair
+    up): whether any rank is done, and the frames of all ranks together. Ranks
+    must stop after the same update, or one would wait forever in the next
+    update's gradient all-reduce."""
+    flags = torch.tensor([float(done), float(frames)], dtype=torch.float64, device=device)
+    dist.all_reduce(flags)
+    return bool(flags[0].item() > 0), int(flags[1].item())
+
+
+def unwrap(model: torch.nn.Module) -> torch.nn.Module:
+    """The model inside a ``DataParallelModel`` (the model itself otherwise)."""
+    return model.module if isinstance(model, DistributedDataParallel) else model
 
 
 def init_from_env(device: str = "cpu") -> bool:
@@ -59,10 +85,17 @@ class DataParallelModel(DistributedDataParallel):
     """``DistributedDataParallel`` that reads as the model it wraps.
 
     Forward passes go through DDP (so gradients are averaged over the ranks in
-    backward); everything else the wrapper lacks (``save``, ``clone``,
+    backward). Buffers are equal at the start and not synchronized at each
+    forward: the model's buffers
+    (normalization statistics) are merged over the ranks by their own update,
+    and a forward on rank 0 alone (evaluation) must not wait for the others.
+    Everything else the wrapper lacks (``save``, ``clone``,
     ``state_size``, ``obs_keys``, ...) is the model's, and ``step`` reads and
     writes the model's update counter, so checkpoints count every update.
     """
+
+    def __init__(self, module: torch.nn.Module, **kwargs: Any) -> None:
+        super().__init__(module, forward_sync_buffers=False, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         try:

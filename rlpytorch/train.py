@@ -7,6 +7,10 @@ progress bar and a stats line per interval, and finally evaluates the greedy
 policy. Everything goes into the run's folder (``--save_dir``, see
 ``rlpytorch.run_dir``): configuration, command line, versions, logs and
 checkpoints (which carry the configuration).
+
+Under ``torchrun`` (see ``rlpytorch.distributed``) each rank runs its own
+games and actor, gradients are averaged over the ranks, and only rank 0
+logs, evaluates and saves.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 import torch
 
+from . import distributed
 from .args_provider import ArgsProvider, Configurable, format_config, read_config_file, setting
 from .game_loader import GameLoader
 from .methods import METHODS
@@ -102,16 +107,22 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     method = chosen_method(argv)
     provider = ArgsProvider(components(method), description=__doc__, prog="python -m rlpytorch.train")
     config = provider.parse(argv, defaults=METHODS[method].run_defaults)
-    run_dir = resolve_run_dir(config["save_dir"])
+    if distributed.init_from_env(config["device"]) and config["runner"] != "single":
+        raise ValueError("under torchrun each rank is one process: use --runner single")
+    main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
+    run_dir = resolve_run_dir(config["save_dir"]) if main_rank else None
     config["save_dir"] = str(run_dir or "")
-    print("effective configuration:\n" + format_config(config), flush=True)
+    if not main_rank:
+        config["progress"] = False
+    if main_rank:
+        print("effective configuration:\n" + format_config(config), flush=True)
     if run_dir is not None:
         write_run_files(run_dir, config, ["python", "-m", "rlpytorch.train", *argv])
         print(f"run folder: {run_dir}", flush=True)
     torch.manual_seed(config["seed"])
     torch.set_num_threads(config["torch_threads"])
 
-    loader = GameLoader.from_config(config)
+    loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
     gc = loader.context()
     obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
     model = ModelLoader.from_config(config).build(obs_spec, num_actions)
@@ -123,16 +134,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         sampler=Sampler.from_config(config, seed=loader.seed),
         statistics=loader.statistic_keys(gc),
     )
-    logger = StatsLogger.from_config(config, log_dir=run_dir)
+    if distributed.is_distributed():
+        trainer.mi.distribute()
+    logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
     runner = RUNNERS[config["runner"]].from_config(
         config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir
     )
     summary = runner.run(gc)
     logger.note(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s ({summary.fps:,.0f} FPS)")
     result = None
-    if config["eval_at_end"] and not summary.interrupted:
+    if config["eval_at_end"] and not summary.interrupted and main_rank:
         result = evaluate(
-            trainer.mi["model"],
+            distributed.unwrap(trainer.mi["model"]),
             loader,
             config["eval_episodes"],
             config["eval_sampler"],

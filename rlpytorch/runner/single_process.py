@@ -11,6 +11,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from .. import distributed
 from ..args_provider import Configurable, setting
 from ..stats import StatsLogger
 from ..trainer import Trainer
@@ -66,6 +67,8 @@ class SingleProcessRun(Configurable):
         self.logger = self.logger or StatsLogger(echo=False)
         self.run_config = dict(self.run_config or {})
         self.save_dir = Path(self.save_dir) if self.save_dir else None
+        self._agreed_at = 0  # the update after which the ranks last agreed whether to stop
+        self._frames_all_ranks = 0
 
     def run(self, gc: Any) -> RunSummary:
         """Register the trainer's callbacks on ``gc``, start it, train, stop it."""
@@ -83,7 +86,7 @@ class SingleProcessRun(Configurable):
         bar = tqdm(total=self.num_frames, unit="frame", unit_scale=True, disable=not self.progress)
         start()
         try:
-            while trainer.frames < self.num_frames and summary.target_reached_at is None:
+            while not self._finished(summary):
                 step()
                 self._poll()
                 self._after_step(bar, summary)
@@ -99,6 +102,18 @@ class SingleProcessRun(Configurable):
         summary.seconds = time.perf_counter() - self._start_time
         summary.mean_return = trainer.episodes.mean_return
         return summary
+
+    def _finished(self, summary: RunSummary) -> bool:
+        """Whether the budget or target is reached; with several ranks
+        (torchrun), whether any rank's is, agreed after each update."""
+        done = self.trainer.frames >= self.num_frames or summary.target_reached_at is not None
+        if not distributed.is_distributed():
+            return done
+        if self.trainer.updates == self._agreed_at:  # no update since the last agreement
+            return False
+        self._agreed_at = self.trainer.updates
+        done, self._frames_all_ranks = distributed.agree_to_stop(done, self.trainer.frames, self.trainer.device)
+        return done
 
     def _after_step(self, bar: tqdm, summary: RunSummary) -> None:
         frames = self.trainer.frames
@@ -137,8 +152,8 @@ class SingleProcessRun(Configurable):
         """Called after every batch; subclasses collect news from other processes."""
 
     def _extra_stats(self) -> dict[str, float]:
-        """Extra values for each stats record."""
-        return {}
+        """Extra values for each stats record: with several ranks, all ranks' frames."""
+        return {"frames_all_ranks": float(self._frames_all_ranks)} if distributed.is_distributed() else {}
 
     def _save(self, name: str | None = None) -> None:
         if self.save_dir is None:
