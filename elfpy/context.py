@@ -47,8 +47,6 @@ when iterating, until the next batch): copy what you keep.
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -56,10 +54,9 @@ import gymnasium as gym
 import numpy as np
 
 from elfpy import _elf
-from elfpy.gym_host import GymHost, is_hosted
+from elfpy.sources import open_source
 
-_WAIT_SLICE_MS = 100  # how often a waiting run() returns to Python to see Ctrl-C
-_WORKER_CHECK_S = 0.5  # how often run() checks the worker processes of Python-hosted games
+_WAIT_SLICE_MS = 100  # how often a waiting run() returns to Python to see Ctrl-C and check the game source
 
 
 def games() -> list[str]:
@@ -181,14 +178,6 @@ class _TagState:
         return {k: v[:, :size] for k, v in views.items()}, game_ids[:size], seats[:size]
 
 
-def _option_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
 def _as_numpy(value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
@@ -212,35 +201,26 @@ class GameContext:
     Python-hosted games: `game` is `"gym:<Gymnasium id>"` or a callable that
     returns an environment; they run in `num_workers` processes (default: one
     per CPU), the extra keyword arguments go to the environment, `preset`
-    names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), and the
-    hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`).
+    names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), the
+    hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`),
+    and with `step_timeout_s` a step that takes longer fails the context
+    (GameError naming the environment and its worker).
+
+    Whatever the state (a worker killed or stuck in `step`, batches held or
+    replied), stop() returns promptly; after a GameError the engine's threads,
+    the worker processes and their shared memory are already gone.
     """
 
     def __init__(self, game: str | Callable[..., Any], num_games: int, num_threads: int | None = None,
                  seed: int = 0, deterministic: bool = False, *, num_workers: int | None = None,
                  preset: str | None = None, preprocess: Callable[[Any], Any] | None = None,
                  reshape_reward: Callable[[Any, Any, float, bool], float] | None = None,
-                 **game_options: Any) -> None:
-        threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
-        self._host: GymHost | None = None
-        if is_hosted(game):
-            self._host = GymHost(game, num_games, num_workers, seed, preset, preprocess, reshape_reward,
-                                 game_options)
-            self.game = self._host.name
-            if num_threads is None:  # an engine thread waits while a worker steps: one per worker keeps all busy
-                threads = self._host.board.num_workers
-            try:
-                self._ctx = _elf.Context(self.game, self._host.board, threads, seed, deterministic)
-            except BaseException:
-                self._host.close()
-                raise
-        else:
-            if any(arg is not None for arg in (num_workers, preset, preprocess, reshape_reward)):
-                raise ValueError(f"num_workers, preset, preprocess and reshape_reward are for Python-hosted games "
-                                 f"('gym:<id>' or a factory); '{game}' is a native game")
-            options = {name: _option_text(value) for name, value in game_options.items()}
-            self.game = game
-            self._ctx = _elf.Context(game, num_games, threads, seed, deterministic, options)
+                 step_timeout_s: float | None = None, **game_options: Any) -> None:
+        hosting = {"num_workers": num_workers, "preset": preset, "preprocess": preprocess,
+                   "reshape_reward": reshape_reward, "step_timeout_s": step_timeout_s}
+        self._source = open_source(game, num_games, num_threads, seed, deterministic, hosting, game_options)
+        self._ctx = self._source.context
+        self.game = self._source.name
         self._keys = {k["name"]: _key_spec(k) for k in self._ctx.keys()}
         self._tags: dict[str, int] = {}
         self._tag_states: list[_TagState] = []
@@ -248,7 +228,6 @@ class GameContext:
         self._started = False
         self._stopped = False
         self._pending: Batch | None = None  # iteration mode: the batch handed out last
-        self._next_worker_check = 0.0
 
     # --- configuration ---------------------------------------------------
 
@@ -264,7 +243,7 @@ class GameContext:
     @property
     def worker_pids(self) -> list[int]:
         """Process ids of the workers hosting a Python-hosted game (none for native games)."""
-        return self._host.pids if self._host is not None else []
+        return self._source.worker_pids
 
     @property
     def num_seats(self) -> int:
@@ -365,13 +344,12 @@ class GameContext:
             yield self._pending
 
     def stop(self) -> None:
-        """Stops every worker and returns; safe to call twice."""
+        """Stops the engine's threads and any worker processes, and returns
+        in any state; safe to call twice."""
         if self._stopped:
             return
         self._stopped = True
-        self._ctx.stop()
-        if self._host is not None:
-            self._host.close()
+        self._source.close()
 
     def __enter__(self) -> GameContext:
         if not self._started:
@@ -382,7 +360,7 @@ class GameContext:
         self.stop()
 
     def __del__(self) -> None:
-        if getattr(self, "_ctx", None) is not None and not getattr(self, "_stopped", True):
+        if getattr(self, "_source", None) is not None and not getattr(self, "_stopped", True):
             self.stop()
 
     # --- internals ---------------------------------------------------------
@@ -395,8 +373,13 @@ class GameContext:
         try:
             ref = None
             while ref is None:
-                self._check_workers()
+                self._check_source()
                 ref = self._ctx.wait(_WAIT_SLICE_MS)
+        except _elf.GameError:
+            # Nothing more can run: release the workers and shared memory now,
+            # not at stop(). The engine keeps raising this error on later calls.
+            self._source.close()
+            raise
         except KeyboardInterrupt:  # also reached from iteration, which has no run()
             self.stop()
             raise
@@ -405,16 +388,12 @@ class GameContext:
         arrays, game_ids, seats = state.arrays(buffer, size)
         return Batch(self, state.name, ref, arrays, game_ids, seats)
 
-    def _check_workers(self) -> None:
-        """Fails the context if a worker process of a Python-hosted game died
-        (the engine would otherwise wait for it forever)."""
-        if self._host is None or time.monotonic() < self._next_worker_check:
-            return
-        self._next_worker_check = time.monotonic() + _WORKER_CHECK_S
-        message = self._host.dead_worker()
+    def _check_source(self) -> None:
+        """Fails the context if something outside the engine broke (a worker
+        process of a Python-hosted game died), so the next wait raises."""
+        message = self._source.failure()
         if message is not None:
             self._ctx.fail(message)
-            self._host.board.close()  # wakes engine threads waiting on the dead worker
 
     def _finish(self, batch: Batch, replies: Mapping[str, Any] | None) -> None:
         if batch._done:

@@ -110,12 +110,13 @@ PYBIND11_MODULE(_elf, m) {
 
   py::class_<elf::RemoteBoard, std::shared_ptr<elf::RemoteBoard>>(
       m, "RemoteBoard", "The shared-memory block through which worker processes host games.")
-      .def(py::init([](const std::vector<py::dict>& keys, int num_games, int num_workers) {
+      .def(py::init([](const std::vector<py::dict>& keys, int num_games, int num_workers, double step_timeout_s) {
              std::vector<elf::KeySpec> specs;
              for (const auto& key : keys) specs.push_back(ParseKey(key));
-             return std::make_shared<elf::RemoteBoard>(std::move(specs), num_games, num_workers);
+             return std::make_shared<elf::RemoteBoard>(std::move(specs), num_games, num_workers, step_timeout_s);
            }),
-           py::arg("keys"), py::arg("num_games"), py::arg("num_workers"))
+           py::arg("keys"), py::arg("num_games"), py::arg("num_workers"), py::arg("step_timeout_s") = 0.0,
+           "step_timeout_s > 0: a step whose result is that late fails the engine (0: no limit).")
       .def("bytes", &elf::RemoteBoard::bytes)
       .def("regions",
            [](const elf::RemoteBoard& board) {
@@ -142,6 +143,8 @@ PYBIND11_MODULE(_elf, m) {
       .def("finish", &elf::RemoteBoard::Finish, py::arg("game"), py::arg("reward"), py::arg("terminated"),
            py::arg("truncated"))
       .def("fail", &elf::RemoteBoard::Fail, py::arg("game"), py::arg("message"))
+      .def("pending", &elf::RemoteBoard::Pending, py::arg("game"),
+           "Whether the game's last request is not finished yet.")
       .def("close", &elf::RemoteBoard::Close)
       .def("closing", &elf::RemoteBoard::closing);
 
