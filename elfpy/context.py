@@ -92,9 +92,11 @@ def _action_space(dtype: np.dtype, shape: tuple[int, ...], bounds: tuple[float, 
         return gym.spaces.Discrete(int(nvec[0]), start=int(bounds[0]))
     if kind == "multi_discrete":
         return gym.spaces.MultiDiscrete(np.asarray(nvec, np.int64))
-    low = np.broadcast_to(np.asarray(low, dtype), shape).copy()
-    high = np.broadcast_to(np.asarray(high, dtype), shape).copy()
-    return gym.spaces.Box(low, high, shape, dtype)
+    def per_element(bound: Any) -> np.ndarray:  # one bound for every element, or one per element
+        values = np.asarray(bound, dtype).reshape(-1)
+        return np.full(shape, values[0], dtype) if values.size == 1 else values.reshape(shape)
+
+    return gym.spaces.Box(per_element(low), per_element(high), shape, dtype)
 
 
 def _key_spec(d: Mapping[str, Any]) -> KeySpec:
