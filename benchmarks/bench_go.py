@@ -7,6 +7,7 @@
                                                       # beside OpenSpiel's Python MCTSBot with the same network
     python benchmarks/bench_go.py selfplay --num_frames 200000 --out curve.csv   # a self-play run's curve
     python benchmarks/bench_go.py gnugo --load net.pt2 --games 10 --playouts 200 # vs GNU Go level 1 over GTP
+    python benchmarks/bench_go.py versus --load net.pt2 --games 10 --playouts 64  # vs the same search, no network
     python benchmarks/bench_go.py mctsbot --load net.pt2 --games 100 --playouts 200  # vs OpenSpiel MCTSBot,
                                                       # random rollouts, 1000 simulations (hours)
 
@@ -275,6 +276,29 @@ def bench_mctsbot(args) -> None:
     print(f"won {wins} of {args.games} against MCTSBot ({args.bot_sims} random-rollout simulations)")
 
 
+def bench_versus(args) -> None:
+    """The network (--load) against the same search with no network (equal
+    priors, value 0), colours alternating, each move a fresh search."""
+    evaluators = {"net": load_evaluator(args.load), "none": play.uniform_evaluator}
+    wins = 0
+    for game_index in range(args.games):
+        ours = "b" if game_index % 2 == 0 else "w"
+        moves: list[play.Move] = []
+        color, passes = "b", 0
+        while passes < 2 and len(moves) < 2 * 81:
+            evaluator = evaluators["net" if color == ours else "none"]
+            action = play.search(evaluator, 9, 7.5, moves, color, args.playouts).action
+            moves.append((color, play.vertex(action, 9)))
+            passes = passes + 1 if action == 81 else 0
+            color = "w" if color == "b" else "b"
+        score = play.observe(9, 7.5, moves).score
+        won = (score > 0) == (ours == "b")
+        wins += won
+        print(f"game {game_index + 1}: network plays {ours}, {len(moves)} moves, black - white - komi = {score:+g}, "
+              f"{'won' if won else 'lost'}", flush=True)
+    print(f"network won {wins} of {args.games} against the search without a network ({args.playouts} playouts each)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -299,7 +323,7 @@ def main() -> None:
     p.add_argument("--checkpoint_dir", default="checkpoints/go9_bench")
     p.add_argument("--out", default="go9_selfplay_curve.csv")
     p.add_argument("extra", nargs="*", help="more rlpytorch.alphazero arguments (after --)")
-    for name in ("gnugo", "mctsbot"):
+    for name in ("gnugo", "mctsbot", "versus"):
         p = sub.add_parser(name)
         p.add_argument("--load", default="")
         p.add_argument("--games", type=int, default=10)
@@ -309,7 +333,8 @@ def main() -> None:
         p.add_argument("--bot_sims", type=int, default=1000)
     args = parser.parse_args()
     {"playouts": bench_playouts, "rules": bench_rules, "sims": bench_sims, "selfplay": bench_selfplay,
-     "gnugo": bench_gnugo, "mctsbot": bench_mctsbot}[args.command](args)
+     "gnugo": bench_gnugo, "mctsbot": bench_mctsbot,
+     "versus": bench_versus}[args.command](args)
 
 
 if __name__ == "__main__":
