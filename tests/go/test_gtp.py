@@ -6,7 +6,10 @@ import io
 import subprocess
 import sys
 
-from elfpy.gtp import GtpEngine, serve
+import torch
+
+from elfpy.gtp import GtpEngine, load_evaluator, serve
+from rlpytorch.models.policy_value import PolicyValueNet, export_evaluator
 
 
 def transcript(commands: str, **engine_args) -> str:
@@ -71,3 +74,17 @@ def test_command_line_entry_point_speaks_gtp_over_pipes():
     answers = run.stdout.split("\n\n")
     assert answers[0] == "= elf-go"
     assert answers[1].startswith("= ") and len(answers[1]) >= 4
+
+
+def test_exported_network_plays_through_gtp(tmp_path):
+    path = str(tmp_path / "net.pt2")
+    export_evaluator(PolicyValueNet(17, 9, 82, channels=4, blocks=1), torch.zeros(2, 17, 9, 9, dtype=torch.uint8),
+                     torch.ones(2, 82, dtype=torch.uint8), path)
+    evaluator = load_evaluator(path)
+    policy, value = evaluator(torch.zeros(3, 17, 9, 9, dtype=torch.uint8).numpy(),
+                              torch.ones(3, 82, dtype=torch.uint8).numpy())
+    assert policy.shape == (3, 82) and value.shape == (3,)
+    assert abs(policy.sum(axis=1) - 1).max() < 1e-5 and abs(value).max() <= 1
+    out = transcript("genmove b\nplay w pass\ngenmove b\n", evaluator=evaluator, playouts=8)
+    answers = out.split("\n\n")
+    assert answers[0].startswith("= ") and answers[1] == "= " and answers[2].startswith("= ")
