@@ -689,15 +689,25 @@ void Context::NotifyReady(int tag, int64_t batch) {
   ready_cv_.notify_all();
 }
 
-// Deterministic mode delivers batches in a fixed order: by the game step they
-// were sent at, tags with replies before tags without (those are sent after
-// the replies), then tag, then group. Needs the lock.
+// Each tag delivers its batches in the order of their numbers. First-come
+// mode: the first ready batch, in completion order, that is its tag's next;
+// a batch completed before an earlier one of its tag (whose last rows are
+// still being written: every row of a batch is claimed before a later batch
+// takes any) waits for it, so the rows a game sends a tag arrive in the order
+// it sent them. Deterministic mode: a fixed order, by the game step the
+// batches were sent at, tags with replies before tags without (those are
+// sent after the replies), then tag, then group. Needs the lock.
 std::optional<BatchRef> Context::TakeReady() {
   if (!deterministic_) {
-    if (ready_.empty()) return std::nullopt;
-    BatchRef ref = ready_.front();
-    ready_.pop_front();
-    return ref;
+    for (auto it = ready_.begin(); it != ready_.end(); ++it) {
+      Tag& tag = *tags_[it->tag];
+      if (it->batch != tag.next_delivery()) continue;
+      const BatchRef ref = *it;
+      ready_.erase(it);
+      tag.AdvanceDelivery();
+      return ref;
+    }
+    return std::nullopt;
   }
   Tag* next = nullptr;
   std::tuple<int64_t, int, int, int> best{};

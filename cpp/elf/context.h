@@ -13,6 +13,12 @@
 //   4. Step the game with the replies; reset it if the episode ended.
 // A game that finds a tag's buffer busy parks and is resumed on its release.
 //
+// Order. Each tag delivers its batches in the order of their numbers, in
+// first-come mode too, so the rows one game sends to a tag reach the caller
+// in the order it sent them: its T > 1 windows in step order, whatever the
+// load. Across tags, and across games within a tag, first-come mode promises
+// no order; deterministic mode fixes all of it (see TakeReady).
+//
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.
 #pragma once
