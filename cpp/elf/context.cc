@@ -515,22 +515,25 @@ std::vector<int> Context::SendObservations(std::vector<int> games) {
   }
   for (std::size_t route = 0; route < routes && !games.empty(); ++route) {
     const bool last = route + 1 == routes;
-    games = SendBlock(games, observation_sends_[route], last);
+    games.resize(SendRows(games.data(), static_cast<int>(games.size()), observation_sends_[route], last));
     if (last) break;
     for (int game : games) games_[game].cursor = static_cast<int>(route + 1);
   }
   return {};
 }
 
-// One row per game to one (seat, tag) route; returns the games that sent, in
-// order (none if `hand_over`: they are no longer this thread's). The others
-// parked on a busy buffer and resume later.
-std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& send, bool hand_over) {
+// The one send protocol: one row per game to one (seat, tag) route, claimed
+// in blocks (one row at a time in deterministic mode), written, labelled,
+// handed over if `hand_over` (before the commit: see ExpectReplies) and
+// committed; a game whose buffer is busy parks and resumes on its release.
+// Moves the games that sent to the front of `games`, in order, and returns
+// how many (none if `hand_over`: they are no longer this thread's).
+int Context::SendRows(int* games, int count, const Send& send, bool hand_over) {
   Tag& tag = *tags_[send.tag];
-  std::vector<int> sent;
-  std::size_t next = 0;
-  while (next < games.size()) {
-    const int want = deterministic_ ? 1 : static_cast<int>(games.size() - next);
+  int sent = 0;
+  int next = 0;
+  while (next < count) {
+    const int want = deterministic_ ? 1 : count - next;
     const Claim claim = ClaimFor(games_[games[next]], send, want);
     if (!claim.ok) {
       if (tag.Park(games[next], claim.batch)) ++next;  // else the buffer came free: retry
@@ -541,7 +544,7 @@ std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& s
       if (hand_over) {
         HandOver(games_[games[next]]);
       } else {
-        sent.push_back(games[next]);
+        games[sent++] = games[next];
       }
     }
     if (tag.Commit(claim, claim.rows)) NotifyReady(tag.index(), claim.batch);
@@ -589,27 +592,20 @@ void Context::WriteRows(const int* games, int count, const Send& send, const Cla
   }
 }
 
-// One game through its sends from its cursor on (the path for resumed games
-// and for tags without replies). Returns false if it parked, or if
-// `hand_over` and it sent its last row (the game is no longer this thread's).
+// One game through its sends from its cursor on (resumed games, and tags
+// without replies, whose T > 1 windows are due only every T - 1 steps).
+// Returns false if it parked, or if `hand_over` and it sent its last row (the
+// game is no longer this thread's).
 bool Context::SendAll(int game, const std::vector<Send>& sends, bool hand_over) {
   GameSlot& slot = games_[game];
   while (slot.cursor < static_cast<int>(sends.size())) {
     const Send& send = sends[slot.cursor];
-    Tag& tag = *tags_[send.tag];
-    const int T = tag.T();
+    const int T = tags_[send.tag]->T();
     const bool due = T == 1 || (slot.step + 1 >= T && (slot.step + 1 - T) % (T - 1) == 0);
     if (due) {
-      const Claim claim = ClaimFor(slot, send, 1);
-      if (!claim.ok) {
-        if (tag.Park(game, claim.batch)) return false;
-        continue;  // the buffer came free meanwhile: try again
-      }
-      WriteRows(&game, 1, send, claim, claim.row);
       const bool last = hand_over && slot.cursor + 1 == static_cast<int>(sends.size());
-      if (last) HandOver(slot);
-      if (tag.Commit(claim, 1)) NotifyReady(tag.index(), claim.batch);
-      if (last) return false;
+      int one = game;
+      if (SendRows(&one, 1, send, last) == 0) return false;  // parked, or handed over
     }
     ++slot.cursor;
   }

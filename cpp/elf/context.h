@@ -135,7 +135,7 @@ class Context {
   void ExpectReplies(GameSlot& slot);
   void HandOver(GameSlot& slot);
   std::vector<int> SendObservations(std::vector<int> games);
-  std::vector<int> SendBlock(const std::vector<int>& games, const Send& send, bool hand_over);
+  int SendRows(int* games, int count, const Send& send, bool hand_over);
   Claim ClaimFor(GameSlot& slot, const Send& send, int want);
   void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
