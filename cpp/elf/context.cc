@@ -356,7 +356,7 @@ std::vector<bool> Context::StoredKeys() {
 
 void Context::Start() {
   if (started_) throw std::logic_error("start() called twice");
-  if (stopped_) throw std::logic_error("start() after stop(): create a new GameContext");
+  if (mailbox_.stopped()) throw std::logic_error("start() after stop(): create a new GameContext");
   if (!wiring_error_.empty()) throw std::logic_error("start() failed earlier (" + wiring_error_ + "); create a new context");
   ValidateRouting();
   try {
@@ -404,7 +404,7 @@ constexpr std::size_t kStepBlock = 16;
 void Context::AdvanceMany(std::vector<int> games) {
   int current = -1;
   try {
-    while (!games.empty() && !halted_.load(std::memory_order_acquire)) {
+    while (!games.empty() && !mailbox_.halted()) {
       if (game_spec_.steps_elsewhere) {
         for (int game : games) {
           current = game;
@@ -455,7 +455,7 @@ void Context::BeginStepIfReplied(GameSlot& slot) {
 // waits to send its first row to a tag with replies (kAtSends), or waits for
 // replies or parked (kWaits).
 Context::Progress Context::RunToStepOrSends(GameSlot& slot, int game) {
-  while (!halted_.load(std::memory_order_acquire)) {
+  while (!mailbox_.halted()) {
     switch (slot.stage) {
       case Stage::kStart:
         slot.game->Reset(slot.rng);
@@ -675,14 +675,12 @@ void Context::KeepFinalObservation(GameSlot& slot) {
 }
 
 void Context::NotifyReady(int tag, int64_t batch) {
-  {
-    std::lock_guard<std::mutex> lock(ready_mutex_);
-    if (!deterministic_) {
-      BatchBuffer& buffer = tags_[tag]->buffer(static_cast<int>(batch % tags_[tag]->num_buffers()));
-      ready_.push_back({tag, batch, static_cast<int>(batch % tags_[tag]->num_buffers()), buffer.size});
-    }
+  if (deterministic_) {
+    mailbox_.Notify();  // the poll finds it in its buffer
+    return;
   }
-  ready_cv_.notify_all();
+  const int index = static_cast<int>(batch % tags_[tag]->num_buffers());
+  mailbox_.Post({tag, batch, index, tags_[tag]->buffer(index).size});
 }
 
 // Each tag delivers its batches in the order of their numbers. First-come
@@ -693,13 +691,13 @@ void Context::NotifyReady(int tag, int64_t batch) {
 // it sent them. Deterministic mode: a fixed order, by the game step the
 // batches were sent at, tags with replies before tags without (those are
 // sent after the replies), then tag, then group. Needs the lock.
-std::optional<BatchRef> Context::TakeReady() {
+std::optional<BatchRef> Context::TakeReady(std::deque<BatchRef>& ready) {
   if (!deterministic_) {
-    for (auto it = ready_.begin(); it != ready_.end(); ++it) {
+    for (auto it = ready.begin(); it != ready.end(); ++it) {
       Tag& tag = *tags_[it->tag];
       if (it->batch != tag.next_delivery()) continue;
       const BatchRef ref = *it;
-      ready_.erase(it);
+      ready.erase(it);
       tag.AdvanceDelivery();
       return ref;
     }
@@ -730,39 +728,30 @@ std::optional<BatchRef> Context::TakeReady() {
 
 std::optional<BatchRef> Context::Wait(int timeout_ms) {
   if (!started_) throw std::logic_error("run() before start()");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::unique_lock<std::mutex> lock(ready_mutex_);
-  for (;;) {
-    if (failed_) throw GameError(failure_);
-    if (stopped_) throw std::logic_error("the context is stopped");
-    // Timeouts first, so a tag's partial batch is not starved by other tags
-    // whose batches are always ready (first-come mode only).
-    int64_t wake_ns = INT64_MAX;
-    const int64_t now_ns = Tag::NowNs();
-    for (auto& tag : tags_) {
-      if (const auto batch = tag->CloseIfTimedOut(now_ns)) {
-        const int index = static_cast<int>(*batch % tag->num_buffers());
-        ready_.push_back({tag->index(), *batch, index, tag->buffer(index).size});
-      }
-      wake_ns = std::min(wake_ns, tag->TimeoutDeadlineNs(now_ns));
+  const auto deadline = Mailbox::Clock::now() + std::chrono::milliseconds(timeout_ms);
+  return mailbox_.Wait(deadline, [this](std::deque<BatchRef>& ready) { return Poll(ready); });
+}
+
+// Under the mailbox's lock: closes timed-out batches, then takes the next
+// batch to deliver, or says when to look again, or that nothing ever will.
+Mailbox::Poll Context::Poll(std::deque<BatchRef>& ready) {
+  Mailbox::Poll found;
+  // Timeouts first, so a tag's partial batch is not starved by other tags
+  // whose batches are always ready (first-come mode only).
+  int64_t wake_ns = INT64_MAX;
+  const int64_t now_ns = Tag::NowNs();
+  for (auto& tag : tags_) {
+    if (const auto batch = tag->CloseIfTimedOut(now_ns)) {
+      const int index = static_cast<int>(*batch % tag->num_buffers());
+      ready.push_back({tag->index(), *batch, index, tag->buffer(index).size});
     }
-    if (auto ref = TakeReady()) {
-      ++delivered_;
-      return ref;
-    }
-    if (Stuck()) {
-      failed_ = true;
-      failure_ = StuckMessage();
-      halted_.store(true);
-      throw GameError(failure_);
-    }
-    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-    auto wake = deadline;
-    if (wake_ns != INT64_MAX) {
-      wake = std::min(wake, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(wake_ns)));
-    }
-    ready_cv_.wait_until(lock, wake);
+    wake_ns = std::min(wake_ns, tag->TimeoutDeadlineNs(now_ns));
   }
+  found.ref = TakeReady(ready);
+  if (found.ref) return found;
+  if (Stuck(ready)) found.stuck = StuckMessage();
+  if (wake_ns != INT64_MAX) found.wake = Mailbox::Clock::time_point(std::chrono::nanoseconds(wake_ns));
+  return found;
 }
 
 namespace {
@@ -890,11 +879,11 @@ void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
 // and no partial batch will be delivered by its timeout. Every game then
 // waits for a batch that cannot complete: a configuration in which, for
 // example, each game waits for replies from two tags and the rows left to
-// each are fewer than its batch (or its min_batch) needs. Needs the lock
-// (ready_ and the order with NotifyReady: a thread that completes a batch
-// still counts as working until it has taken the lock).
-bool Context::Stuck() {
-  if (delivered_.load() > 0 || !ready_.empty() || !pool_->Idle()) return false;
+// each are fewer than its batch (or its min_batch) needs. Runs under the
+// mailbox's lock (the posted batches, and the order with NotifyReady: a
+// thread that completes a batch counts as working until it has taken it).
+bool Context::Stuck(const std::deque<BatchRef>& ready) {
+  if (mailbox_.held() > 0 || !ready.empty() || !pool_->Idle()) return false;
   for (const auto& tag : tags_) {
     if (tag->WillTimeOut()) return false;
   }
@@ -950,7 +939,7 @@ void Context::SubmitReplies(const BatchRef& ref) {
     begin = end;
   }
   pool_->SubmitMany(std::move(jobs));
-  --delivered_;  // only now: until the jobs are queued, a waiting thread must not think the games stuck
+  mailbox_.HandedBack();  // only now: until the jobs are queued, a waiting thread must not think the games stuck
 }
 
 // Copies rows [begin, end) of a replied batch into their games' histories and
@@ -981,7 +970,7 @@ void Context::Release(const BatchRef& ref) {
   if (tag.has_replies()) throw std::logic_error("tag '" + tag.name() + "' expects replies");
   TakeBack(tag, ref);
   ReleaseBuffer(tag, ref.batch);
-  --delivered_;  // after the parked games are queued (see SubmitReplies)
+  mailbox_.HandedBack();  // after the parked games are queued (see SubmitReplies)
 }
 
 void Context::ReleaseBuffer(Tag& tag, int64_t batch) { Resume(tag.Release(batch)); }
@@ -990,26 +979,10 @@ void Context::Resume(const std::vector<int>& games) {
   if (!games.empty()) SubmitAdvance(games);
 }
 
-void Context::Fail(const std::string& message) {
-  {
-    std::lock_guard<std::mutex> lock(ready_mutex_);
-    if (!failed_) {
-      failed_ = true;
-      failure_ = message;
-    }
-  }
-  halted_.store(true);
-  ready_cv_.notify_all();
-}
+void Context::Fail(const std::string& message) { mailbox_.Fail(message); }
 
 void Context::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(ready_mutex_);
-    if (stopped_) return;
-    stopped_ = true;
-  }
-  halted_.store(true);
-  ready_cv_.notify_all();
+  if (!mailbox_.Stop()) return;
   if (pool_) pool_->Stop();
 }
 

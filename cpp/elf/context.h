@@ -37,6 +37,7 @@
 
 #include "elf/game.h"
 #include "elf/history.h"
+#include "elf/mailbox.h"
 #include "elf/options.h"
 #include "elf/rng.h"
 #include "elf/spec.h"
@@ -44,21 +45,6 @@
 #include "elf/worker_pool.h"
 
 namespace elf {
-
-// An error raised inside a game or by a failed callback; names the game or tag.
-class GameError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// A batch handed to the caller: tag `tag`, batch number `batch`, stored in
-// buffer `buffer`, with `size` rows.
-struct BatchRef {
-  int tag = -1;
-  int64_t batch = 0;
-  int buffer = 0;
-  int size = 0;
-};
 
 // Creates game number `index` of a context.
 using GameFactory = std::function<std::unique_ptr<Game>(int index)>;
@@ -147,11 +133,12 @@ class Context {
   std::vector<bool> StoredKeys();
   void ConsumeReplies(int tag, int64_t batch, int begin, int end);
   void ReleaseBuffer(Tag& tag, int64_t batch);
-  bool Stuck();
+  Mailbox::Poll Poll(std::deque<BatchRef>& ready);
+  bool Stuck(const std::deque<BatchRef>& ready);
   std::string StuckMessage() const;
   void Resume(const std::vector<int>& games);
   void NotifyReady(int tag, int64_t batch);
-  std::optional<BatchRef> TakeReady();
+  std::optional<BatchRef> TakeReady(std::deque<BatchRef>& ready);
   void CheckBounds(Tag& tag, const BatchRef& ref) const;
   void TakeBack(Tag& tag, const BatchRef& ref);
 
@@ -196,14 +183,7 @@ class Context {
 
   bool started_ = false;
   std::string wiring_error_;  // set if building the games failed; Start is then refused
-  std::atomic<bool> halted_{false};  // stop requested or failed: workers stop advancing
-  std::mutex ready_mutex_;
-  std::condition_variable ready_cv_;
-  std::deque<BatchRef> ready_;  // first-come mode: batches in completion order
-  std::atomic<int> delivered_{0};  // batches handed to the caller and not yet handed back
-  bool failed_ = false;
-  bool stopped_ = false;
-  std::string failure_;
+  Mailbox mailbox_;  // ready batches (first-come: in completion order), failure, stop
 };
 
 }  // namespace elf
