@@ -21,6 +21,12 @@
 //
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.
+//
+// Parts: the ready batches, the failure and the stop live in a Mailbox
+// (mailbox.h); each tag's ring of buffers and its claims in a Tag (tag.h);
+// the games' histories in History (history.h); the threads in WorkerPool.
+// Context wires them at Start and runs the game stages, one send protocol
+// (SendRows) and the replies.
 #pragma once
 
 #include <atomic>
