@@ -143,6 +143,9 @@ TEST(counter_rows_follow_each_game_step_by_step) {
   CHECK(episodes > 50);
 }
 
+// First-come mode: each tag delivers its batches in number order, so a
+// game's windows arrive in step order under any load (a batch completed
+// before an earlier one of its tag waits for it).
 TEST(train_windows_are_time_major_overlap_by_one_and_hold_the_actor_replies) {
   const int games = 16, T = 4;
   Context ctx("counter", games, 2, 3, false, Options());
@@ -151,9 +154,11 @@ TEST(train_windows_are_time_major_overlap_by_one_and_hold_the_actor_replies) {
   ctx.AddTag(MakeTag("train", 4, {"count", "s", "a", "V", "pi", "r", "terminal"}, {}, T));
   ctx.Start();
   std::vector<int64_t> last_window_end(games, -1);
+  std::vector<int64_t> next_batch(ctx.num_tags(), 0);
   int windows = 0;
   while (windows < 300) {
     const BatchRef ref = NextBatch(ctx);
+    CHECK_EQ(ref.batch, next_batch[ref.tag]++);
     if (ctx.tag(ref.tag).name() == "actor") {
       const int64_t* count = Input<int64_t>(ctx, ref, "count");
       int64_t* a = Reply<int64_t>(ctx, ref, "a");
