@@ -10,6 +10,9 @@
   contexts  `--contexts` hosted contexts (default 20), each started, stepped
             for a few batches and stopped: no process, thread or file
             descriptor may outlive them.
+  stops     how long stop() takes in the states tests/interop/test_hosted_faults.py
+            tests (a worker killed, a worker looping inside `step`, a batch
+            held), `--stops` times each (default 3), median.
 
 Resident memory (VmRSS of this process, plus the worker processes for
 `hosted`) is sampled when each run has done 0%, 5%, 25%, 50%, 75% and 100%
@@ -24,9 +27,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import statistics
+import tempfile
 import time
 from collections.abc import Callable
 
+import gymnasium as gym
 import numpy as np
 
 import elfpy
@@ -120,6 +127,56 @@ def soak_contexts(count: int) -> None:
     print(f"contexts: (open fds, threads, child processes) before {before}, after {census()}")
 
 
+class LoopingEnv(gym.Env):
+    """Action 1 creates `marker`, then loops forever inside `step`."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, marker: str = ""):
+        self.marker = marker
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        if action == 1:
+            open(self.marker, "w").close()
+            while True:
+                pass
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+def _stop_time(state: str, marker: str) -> float:
+    """Seconds stop() takes with the hosted context in `state`."""
+    gc = elfpy.GameContext(LoopingEnv, num_games=2, num_workers=2, num_threads=2, marker=marker)
+    gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])
+    gc.start()
+    batch = next(iter(gc))
+    if state == "worker killed, batch replied":
+        os.kill(gc.worker_pids[1], signal.SIGKILL)
+        os.waitid(os.P_PID, gc.worker_pids[1], os.WEXITED | os.WNOWAIT)
+        batch.reply({"a": np.zeros(2, np.int64)})
+        while not gc._source._host.board.pending(1):  # an engine thread waits for the dead worker
+            time.sleep(0.01)
+    elif state == "workers looping in step":
+        batch.reply({"a": np.ones(2, np.int64)})
+        while not os.path.exists(marker):
+            time.sleep(0.01)
+    start = time.perf_counter()
+    gc.stop()
+    return time.perf_counter() - start
+
+
+def soak_stops(repeats: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for state in ("batch held", "worker killed, batch replied", "workers looping in step"):
+            times = [_stop_time(state, os.path.join(folder, f"{state}{i}")) for i in range(repeats)]
+            print(f"stops: {state}: stop() took {statistics.median(times):.3f} s "
+                  f"(median of {repeats}; max {max(times):.3f} s)")
+
+
 def _parent(pid: str) -> int:
     try:
         with open(f"/proc/{pid}/stat") as stat:
@@ -133,6 +190,7 @@ def main() -> None:
     parser.add_argument("--minirts-games", type=int, default=10_000)
     parser.add_argument("--hosted-steps", type=int, default=1_000_000)
     parser.add_argument("--contexts", type=int, default=20)
+    parser.add_argument("--stops", type=int, default=3)
     args = parser.parse_args()
     if args.minirts_games > 0:
         soak_minirts(args.minirts_games)
@@ -140,6 +198,8 @@ def main() -> None:
         soak_hosted(args.hosted_steps)
     if args.contexts > 0:
         soak_contexts(args.contexts)
+    if args.stops > 0:
+        soak_stops(args.stops)
 
 
 if __name__ == "__main__":
