@@ -74,3 +74,20 @@ def test_device_slots_set_the_visible_gpu(tmp_path: Path, monkeypatch) -> None:
     record = json.loads((out / "default" / "seed0" / "launch.json").read_text())
     assert record["device"] == "cuda:1" and record["command"][-2:] == ["--device", "cuda"]
     assert record["command"][:3] == [sys.executable, "-m", "fake_train"]
+
+
+def test_a_real_sweep_of_rlpytorch_train_gives_run_folders_that_plot_reads(tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    argv = ["--seeds", "0-1", "--set", "lr=2e-3", "--jobs", "2", "--out", str(out), "--",
+            "--game", "cartpole", "--num_games", "16", "--num_frames", "3000", "--log_every", "1000",
+            "--no-progress", "--no-eval_at_end"]
+    assert launch.main(argv) == 0
+    for seed in (0, 1):
+        run = out / "lr=2e-3" / f"seed{seed}"
+        assert (run / "done").exists() and (run / "config.yaml").exists()
+        config = (run / "config.yaml").read_text()
+        assert f"seed: {seed}" in config and "lr: 0.002" in config
+    from rlpytorch import plot
+
+    (curve,) = plot.main([str(out), "--out", str(tmp_path / "c.png"), "--y", "fps"])
+    assert curve.label == "lr=2e-3" and len(curve.runs) == 2
