@@ -257,6 +257,9 @@ TEST(a_bad_evaluation_or_a_failed_evaluator_stops_every_search) {
     float* policy = elf::testing::Reply<float>(ctx, ref, "policy");
     for (int i = 0; i < ref.size * 82; ++i) policy[i] = 0.5f;
     for (int i = 0; i < ref.size; ++i) value[i] = NAN;
+    // A NaN never reaches a search: the engine refuses the reply (no game steps).
+    CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "must be finite");
+    for (int i = 0; i < ref.size; ++i) value[i] = 2.0f;  // finite, but no value: the search refuses it
     ctx.SubmitReplies(ref);
     bool raised = false;
     try {

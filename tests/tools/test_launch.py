@@ -79,7 +79,8 @@ def test_device_slots_set_the_visible_gpu(tmp_path: Path, monkeypatch) -> None:
 def test_a_real_sweep_of_rlpytorch_train_gives_run_folders_that_plot_reads(tmp_path: Path) -> None:
     out = tmp_path / "sweep"
     argv = ["--seeds", "0-1", "--set", "lr=2e-3", "--jobs", "2", "--out", str(out), "--",
-            "--game", "cartpole", "--num_games", "16", "--num_frames", "3000", "--log_every", "1000",
+            "--game", "cartpole", "--num_games", "16", "--actor_batch", "16", "--train_batch", "16",
+            "--num_frames", "3000", "--log_every", "1000",
             "--no-progress", "--no-eval_at_end"]
     assert launch.main(argv) == 0
     for seed in (0, 1):
