@@ -51,7 +51,8 @@ def is_hosted(game: Any) -> bool:
     return callable(game) or (isinstance(game, str) and game.startswith("gym:"))
 
 
-def _as_arrays(observation: Any) -> dict[str, np.ndarray]:
+def observation_arrays(observation: Any) -> dict[str, np.ndarray]:
+    """An observation as the engine's keys: a dict's entries, or one array as `s`."""
     if isinstance(observation, dict):
         return {str(name): np.asarray(value) for name, value in observation.items()}
     return {"s": np.asarray(observation)}
@@ -74,7 +75,7 @@ def observation_keys(sample: Any, bounds: dict[str, tuple[float, float]] | None 
     """Keys for observations shaped like `sample` (already preprocessed),
     with the value bounds a preset states for some of them."""
     keys = []
-    for name, array in _as_arrays(sample).items():
+    for name, array in observation_arrays(sample).items():
         keys.append({"name": name, "dtype": _engine_dtype(name, array), "shape": list(array.shape),
                      "meaning": f"observation '{name}'", "role": "observation",
                      "bounds": (bounds or {}).get(name)})
@@ -168,7 +169,7 @@ class _Worker:
     def store(self, prefix: str, game: int, observation: Any) -> None:
         if self.preprocess is not None:
             observation = self.preprocess(observation)
-        for name, array in _as_arrays(observation).items():
+        for name, array in observation_arrays(observation).items():
             view = self.views.get(prefix + name)
             if view is None or view.shape[1:] != array.shape:
                 raise ValueError(f"observation '{name}' has shape {array.shape}, but the game's spec says "

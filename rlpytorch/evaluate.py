@@ -3,27 +3,30 @@ folder, for its last checkpoint) or ``--load path/to/checkpoint.pt``.
 
 The checkpoint carries the training run's configuration, so the game and the
 model are rebuilt from it; any option given here overrides the saved one
-(e.g. ``--episodes 1000`` or ``--eval_sampler multinomial``).
+(e.g. ``--episodes 1000`` or ``--eval_sampler multinomial``). With ``--video
+DIR`` a few episodes are also saved as GIF or MP4 (``elfpy.video``).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import torch
 
 from .args_provider import ArgsProvider, Configurable, format_config, setting
-from .game_loader import GameLoader
-from .model_base import read_checkpoint
+from .game_loader import GameLoader, parse_options
+from .model_base import Model, read_checkpoint
 from .model_loader import load_model
 from .run_dir import checkpoint_path
 from .runner import evaluate, progress_setting
 from .train import torch_threads_setting
 from .trainer import EvalResult, Evaluator, device_setting
 
-__all__ = ["EvaluateScript", "main"]
+__all__ = ["EvaluateScript", "main", "save_videos"]
 
 
 @dataclass
@@ -34,6 +37,10 @@ class EvaluateScript(Configurable):
     device: str = device_setting()
     torch_threads: int = torch_threads_setting()
     progress: bool = progress_setting()
+    video: str = setting("", "folder to save videos of evaluated episodes in (empty: none); games that draw "
+                             "themselves: Python-hosted ones (rgb_array) and MiniRTS")
+    video_episodes: int = setting(1, "episodes saved as videos with --video")
+    video_format: str = setting("gif", "video file format", choices=("gif", "mp4"))
 
 
 def main(argv: Sequence[str] | None = None) -> EvalResult:
@@ -62,7 +69,33 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
         progress=config["progress"],
     )
     print(f"{config['eval_sampler']} evaluation of {config['load']} (step {model.step}): {result}")
+    if config["video"]:
+        paths = save_videos(model, loader, config["video"], config["video_episodes"], config["video_format"],
+                            greedy=config["eval_sampler"] == "greedy")
+        print(f"videos: {', '.join(str(path) for path in paths)}")
     return result
+
+
+def save_videos(model: Model, loader: GameLoader, folder: str, episodes: int, fmt: str,
+                greedy: bool = True) -> list[Path]:
+    """``episodes`` episodes of the loader's game played by ``model`` (through
+    ``predict``), saved as videos in ``folder`` by ``elfpy.video``."""
+    import elfpy.video
+
+    def make_policy() -> elfpy.video.Policy:
+        state = None
+
+        def act(rows: Mapping[str, np.ndarray]) -> np.ndarray:
+            nonlocal state
+            actions, state = model.predict(rows, state, deterministic=greedy)
+            return actions
+
+        return act
+
+    return elfpy.video.record(
+        loader.game, make_policy, episodes, folder, obs_keys=model.obs_keys, fmt=fmt, seed=loader.seed,
+        preset=loader.preset or None, options=parse_options(loader.game_options, literal=loader.hosted),
+    )
 
 
 if __name__ == "__main__":
