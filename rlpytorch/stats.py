@@ -94,6 +94,7 @@ class RunningMean:
 
 _SHORT = {
     "frames": "F",
+    "frames_learned": "F learned",
     "frames_all_ranks": "F(all ranks)",
     "updates": "U",
     "fps": "FPS",
@@ -122,7 +123,7 @@ def format_record(record: Mapping[str, float]) -> str:
             continue
         if key == "return_mean" and "return_std" in record:
             parts.append(f"{short} {value:.1f}±{record['return_std']:.1f}")
-        elif key in ("frames", "frames_all_ranks", "updates", "fps"):
+        elif key in ("frames", "frames_learned", "frames_all_ranks", "updates", "fps"):
             parts.append(f"{short} {value:,.0f}")
         else:
             parts.append(f"{short} {value:.3g}")

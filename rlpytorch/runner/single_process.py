@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm import tqdm
 
 from .. import distributed
@@ -16,7 +17,14 @@ from ..args_provider import Configurable, setting
 from ..stats import StatsLogger
 from ..trainer import Trainer
 
-__all__ = ["RunSummary", "SingleProcessRun", "progress_setting"]
+__all__ = ["RunSummary", "SingleProcessRun", "progress_setting", "window_frames"]
+
+
+def window_frames(window: Any) -> int:
+    """New frames in a ``[T, B]`` train window: ``(T - 1) * B``, since a window's
+    first row repeats the previous window's last."""
+    T, B = np.asarray(window["terminal"]).shape[:2]
+    return (T - 1) * B
 
 
 def progress_setting() -> Any:
@@ -67,14 +75,20 @@ class SingleProcessRun(Configurable):
         self.logger = self.logger or StatsLogger(echo=False)
         self.run_config = dict(self.run_config or {})
         self.save_dir = Path(self.save_dir) if self.save_dir else None
+        self.frames_learned = 0  # frames of the windows the learner trained on
         self._agreed_at = 0  # the update after which the ranks last agreed whether to stop
         self._frames_all_ranks = 0
 
     def run(self, gc: Any) -> RunSummary:
         """Register the trainer's callbacks on ``gc``, start it, train, stop it."""
         gc.reg_callback("actor", self.trainer.actor)
-        gc.reg_callback("train", self.trainer.train)
+        gc.reg_callback("train", self._train)
         return self.loop(gc.start, gc.run, gc.stop)
+
+    def _train(self, window: Any) -> None:
+        """The trainer's train callback; every window is learned from here."""
+        self.frames_learned += window_frames(window)
+        self.trainer.train(window)
 
     def loop(self, start: Any, step: Any, stop: Any) -> RunSummary:
         """The loop itself, over ``start()``, ``step()`` (one batch) and ``stop()``."""
@@ -152,8 +166,12 @@ class SingleProcessRun(Configurable):
         """Called after every batch; subclasses collect news from other processes."""
 
     def _extra_stats(self) -> dict[str, float]:
-        """Extra values for each stats record: with several ranks, all ranks' frames."""
-        return {"frames_all_ranks": float(self._frames_all_ranks)} if distributed.is_distributed() else {}
+        """Extra values for each stats record: the frames learned from (beside
+        ``frames``, those stepped) and, with several ranks, all ranks' frames."""
+        extra = {"frames_learned": float(self.frames_learned)}
+        if distributed.is_distributed():
+            extra["frames_all_ranks"] = float(self._frames_all_ranks)
+        return extra
 
     def _save(self, name: str | None = None) -> None:
         if self.save_dir is None:
