@@ -9,11 +9,12 @@ exact even when acting greedily or epsilon-greedily.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
-from .args_provider import Arg, Configurable
+from .args_provider import Configurable, setting
 
 __all__ = [
     "Sampler",
@@ -65,33 +66,23 @@ def gaussian_log_prob(a: Tensor, mean: Tensor, std: Tensor) -> Tensor:
     return (-0.5 * z.square() - std.log() - 0.5 * math.log(2 * math.pi)).sum(-1)
 
 
+@dataclass(eq=False)
 class Sampler(Configurable):
-    """The actor's sampler, chosen by ``--sampler``; seeded for reproducible runs."""
+    """The actor's sampler, chosen by ``--sampler``; seeded (``seed``) for reproducible runs."""
 
-    args = (
-        Arg("sampler", "multinomial", "how actions are drawn from pi", choices=SAMPLERS),
-        Arg("epsilon", 0.05, "exploration rate of epsilon_greedy (at the start, with a schedule)"),
-        Arg("epsilon_final", 0.05, "epsilon_greedy with a schedule: the rate reached after --epsilon_frames"),
-        Arg("epsilon_frames", 0, "epsilon_greedy: frames for epsilon to move linearly to epsilon_final (0: fixed)"),
-    )
+    sampler: str = setting("multinomial", "how actions are drawn from pi", choices=SAMPLERS)
+    epsilon: float = setting(0.05, "exploration rate of epsilon_greedy (at the start, with a schedule)")
+    epsilon_final: float = setting(0.05, "epsilon_greedy with a schedule: the rate reached after --epsilon_frames")
+    epsilon_frames: int = setting(0, "epsilon_greedy: frames for epsilon to move linearly to epsilon_final (0: fixed)")
+    seed: int | None = None
 
-    def __init__(
-        self,
-        sampler: str = "multinomial",
-        epsilon: float = 0.05,
-        seed: int | None = None,
-        epsilon_final: float = 0.05,
-        epsilon_frames: int = 0,
-    ) -> None:
-        if sampler not in SAMPLERS:
-            raise ValueError(f"unknown sampler {sampler!r}; choose from {SAMPLERS}")
-        self.kind = sampler
-        self.epsilon = self.epsilon_start = epsilon
-        self.epsilon_final = epsilon_final
-        self.epsilon_frames = epsilon_frames
+    def __post_init__(self) -> None:
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"unknown sampler {self.sampler!r}; choose from {SAMPLERS}")
+        self.epsilon_start = self.epsilon
         self.generator = torch.Generator()
-        if seed is not None:
-            self.generator.manual_seed(seed)
+        if self.seed is not None:
+            self.generator.manual_seed(self.seed)
 
     def anneal(self, frames: int) -> None:
         """``epsilon = start + (final - start) min(1, frames / epsilon_frames)`` (no-op without a schedule)."""
@@ -104,8 +95,8 @@ class Sampler(Configurable):
         if pi.device.type != "cpu":  # the seeded generator lives on the CPU
             a, mu = self(pi.cpu())
             return a.to(pi.device), mu.to(pi.device)
-        if self.kind == "greedy":
+        if self.sampler == "greedy":
             return greedy(pi)
-        if self.kind == "epsilon_greedy":
+        if self.sampler == "epsilon_greedy":
             return epsilon_greedy(pi, self.epsilon, self.generator)
         return sample_multinomial(pi, self.generator)

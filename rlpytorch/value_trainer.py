@@ -11,61 +11,35 @@ ratio owes (``replay_ratio`` updates per environment frame after
 refreshed every ``actor_sync_every`` updates. Acting never waits for a number
 of updates: the ratio is held by the frames counted, whatever the batch sizes.
 
-``add_value_tags`` adds the two tags to a context; ``num_actions`` reads the
-game's action count from its spec (the one place that does).
+``value_interface`` gathers the learner, its acting copy and its target
+network; ``GameLoader.add_value_tags`` adds the two tags to a context.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from .args_provider import Arg, Configurable
-from .game_loader import ACTOR_INPUTS, STATE_KEY, GameLoader
+from .args_provider import Configurable, setting
+from .game_loader import STATE_KEY
 from .model_base import Model
 from .model_interface import ModelInterface
-from .model_loader import register_model
-from .models.q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
 from .replay import Replay
 from .sampler import Sampler
 from .stats import EpisodeStats, RunningMean
-from .trainer import RecurrentStates, episodes_in, to_tensors
+from .trainer import RecurrentStates, actor_sync_setting, device_setting, episodes_in, to_tensors
 
-__all__ = ["ValueTrainer", "add_value_tags", "lanes_of", "num_actions", "value_interface"]
-
-for _cls in (QNetwork, LSTMQNetwork, GRUQNetwork):
-    register_model(_cls)
-
-TRAIN_INPUTS = ["a", "r", "terminal", "truncated"]
+__all__ = ["ValueTrainer", "lanes_of", "value_interface"]
 
 
-def num_actions(gc: Any) -> int:
-    """Number of discrete actions of the game's action ``a``."""
-    return int(gc.spec()["a"].bounds[1]) + 1
-
-
-def add_value_tags(loader: GameLoader, gc: Any, state_size: int = 0) -> Any:
-    """Add the ``actor`` (replies ``a``, and ``h`` for a recurrent model) and ``train``
-    (``[T, B]`` windows of what replay stores) tags of value-based training to ``gc``."""
-    obs = list(loader.observation_spec(gc))
-    spec = gc.spec()
-    finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
-    state = []
-    if state_size:
-        gc.add_key(STATE_KEY, "float32", [state_size], "recurrent state the actor started this step from")
-        state = [STATE_KEY]
-    won = ["won"] if "won" in spec else []
-    gc.add_tag("actor", loader.actor_batch, obs + ACTOR_INPUTS + won, ["a", *state])
-    gc.add_tag("train", loader.train_batch, obs + finals + TRAIN_INPUTS + state, T=loader.T)
-    return gc
-
-
-def value_interface(model: Model, config: Mapping[str, Any] | None = None) -> ModelInterface:
-    """The learner ``model`` (optimized), its ``actor`` copy and its ``target`` network."""
-    mi = ModelInterface.actor_critic(model, dict(config or {}))
+def value_interface(model: Model, mi: ModelInterface | None = None) -> ModelInterface:
+    """``mi`` (its optimizer settings) holding the learner ``model`` (optimized),
+    its ``actor`` copy and its ``target`` network."""
+    mi = (mi or ModelInterface()).add_actor_critic(model)
     target = mi.add_model("target", model.clone())
     target.requires_grad_(False)
     return mi
@@ -78,56 +52,41 @@ def lanes_of(batch: Any, seats_per_game: int) -> np.ndarray:
     return games * seats_per_game + (0 if seats is None else np.asarray(seats, np.int64))
 
 
+@dataclass(eq=False)
 class ValueTrainer(Configurable):
     """Actor and train callbacks over ``mi`` (``model``, ``actor``, ``target``) and a ``Replay``."""
 
-    args = (
-        Arg("replay_ratio", 0.25, "learning updates per environment frame (after --learning_starts)"),
-        Arg("learning_starts", 1000, "frames played before the first update"),
-        Arg("replay_batch", 64, "transitions (or sequences) per update"),
-        Arg("device", "cpu", "torch device of models and batches: cpu, cuda, cuda:1, ..."),
-        Arg("actor_sync_every", 1, "copy the learner into the actor every N updates"),
-    )
+    mi: ModelInterface
+    method: Any  # DQN, R2D2 or DRQN: step(mi, batch) -> (stats, priorities)
+    sampler: Sampler
+    replay: Replay
+    replay_ratio: float = setting(0.25, "learning updates per environment frame (after --learning_starts)")
+    learning_starts: int = setting(1000, "frames played before the first update")
+    replay_batch: int = setting(64, "transitions (or sequences) per update")
+    device: str = device_setting()
+    actor_sync_every: int = actor_sync_setting()
+    seats_per_game: int = 1
+    statistics: tuple[str, ...] = ()  # the game's episode statistics keys (GameLoader.statistic_keys)
 
-    def __init__(
-        self,
-        mi: ModelInterface,
-        method: Any,
-        sampler: Sampler,
-        replay: Replay,
-        replay_ratio: float = 0.25,
-        learning_starts: int = 1000,
-        replay_batch: int = 64,
-        device: str = "cpu",
-        actor_sync_every: int = 1,
-        seats_per_game: int = 1,
-    ) -> None:
-        if replay_ratio <= 0:
-            raise ValueError(f"replay_ratio must be > 0 updates per frame, got {replay_ratio}")
-        self.device = torch.device(device)
-        self.mi = mi.to(self.device)
-        self.method = method
-        self.sampler = sampler
-        self.replay = replay
-        self.replay_ratio = replay_ratio
-        self.learning_starts = learning_starts
-        self.replay_batch = replay_batch
-        self.actor_sync_every = actor_sync_every
-        self.seats_per_game = seats_per_game
+    def __post_init__(self) -> None:
+        if self.replay_ratio <= 0:
+            raise ValueError(f"replay_ratio must be > 0 updates per frame, got {self.replay_ratio}")
+        self.statistics = tuple(self.statistics)
+        self.mi.to(self.device)
         self.total_frames = 0  # the run's frame budget, set by the runner
         self.frames = 0
         self.updates = 0
         self.episodes = EpisodeStats()
         self.update_stats = RunningMean()
-        actor = mi["actor"]
+        actor = self.mi["actor"]
         self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply epsilon-greedy ``a`` (and ``h``) for every row; record finished episodes."""
         self.frames += len(batch)
-        _, returns, lengths, wins = episodes_in(batch)
+        _, returns, lengths, stats = episodes_in(batch, self.statistics)
         if len(returns):
-            self.episodes.add(returns, lengths, wins)
+            self.episodes.add(returns, lengths, stats)
         self.sampler.anneal(self.frames)
         model = self.mi["actor"]
         obs = to_tensors(batch, model.obs_keys, self.device)

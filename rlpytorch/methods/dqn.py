@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, part, setting
 from ..model_interface import ModelInterface
+from .actor_critic import gamma_setting
 from .categorical import categorical_loss, project_distribution
 from .q_target import greedy_next_action, q_target
 from .target_network import TargetNetwork
 
-__all__ = ["DQN"]
+__all__ = ["DQN", "double_setting"]
 
 
+def double_setting() -> Any:
+    """``--double``, a setting of DQN and R2D2."""
+    return setting(True, "Double DQN: the learner picks the bootstrap action, the target network values it")
+
+
+@dataclass(eq=False)
 class DQN(Configurable):
     """``loss = sum_i w_i l(Q(s_i, a_i), y_i) / B``, ``y_i = reward_i + discount_i Q'(x'_i, a*_i)``.
 
@@ -37,36 +45,19 @@ class DQN(Configurable):
     ``a``, ``reward``, ``discount`` and ``weight``, all ``[B, ...]``.
     """
 
-    args = (
-        Arg("gamma", 0.99, "discount factor"),
-        Arg("double", True, "Double DQN: the learner picks the bootstrap action, the target network values it"),
-        Arg("q_loss", "huber", "regression loss of Q on its target", choices=("huber", "mse")),
-        Arg("grad_clip", 10.0, "max global gradient norm (0: no clipping)"),
-    )
+    gamma: float = gamma_setting()
+    double: bool = double_setting()
+    q_loss: str = setting("huber", "regression loss of Q on its target", choices=("huber", "mse"))
+    grad_clip: float = setting(10.0, "max global gradient norm (0: no clipping)")
+    target: TargetNetwork = part(TargetNetwork)
 
-    run_defaults: Mapping[str, Any] = {
+    # Settings of other components that suit DQN (rlpytorch.train applies them as
+    # defaults): the CartPole set-up of benchmarks/README.md, "Value-based".
+    run_defaults: ClassVar[Mapping[str, Any]] = {
         "model": "q", "sampler": "epsilon_greedy", "epsilon": 1.0, "epsilon_final": 0.05,
         "epsilon_frames": 10_000, "T": 9, "activation": "relu", "hidden": 128, "lr": 1e-3, "n_step": 3,
         "target_period": 200, "replay_ratio": 0.5,
     }
-
-    def __init__(self, target: TargetNetwork, gamma: float = 0.99, double: bool = True, q_loss: str = "huber",
-                 grad_clip: float = 10.0) -> None:
-        self.target = target
-        self.gamma = gamma
-        self.double = double
-        self.q_loss = q_loss
-        self.grad_clip = grad_clip
-
-    @classmethod
-    def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
-        return {cls.__name__: cls.args, "TargetNetwork": TargetNetwork.args}
-
-    @classmethod
-    def from_config(cls, config: Mapping, **extra: Any) -> DQN:
-        options = {**cls.defaults(), **config}
-        own = {arg.name: options[arg.name] for arg in cls.args}
-        return cls(TargetNetwork.from_config(options), **own, **extra)
 
     def loss(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> tuple[Tensor, Tensor, dict[str, float]]:
         """Per-row losses (unweighted), the new priorities, and stats."""

@@ -4,14 +4,16 @@ Q-learning on replayed sequences."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, part, setting
 from ..model_interface import ModelInterface
 from ..replay.nstep import nstep_targets
+from .dqn import double_setting
 from .q_target import greedy_next_action
 from .target_network import TargetNetwork
 from .value_rescaling import rescale, unrescale
@@ -19,19 +21,7 @@ from .value_rescaling import rescale, unrescale
 __all__ = ["DRQN", "R2D2"]
 
 
-def _args(burn_in: int, rescaled: bool, stored_state: bool) -> tuple[Arg, ...]:
-    return (
-        Arg("gamma", 0.997 if rescaled else 0.99, "discount factor"),
-        Arg("sequence_length", 16, "trained rows per replayed sequence (after the burn-in)"),
-        Arg("burn_in", burn_in, "rows replayed before the trained ones only to warm up the recurrent state"),
-        Arg("value_rescaling", rescaled, "learn h(Q), h(x) = sign(x)(sqrt(|x| + 1) - 1) + 1e-3 x"),
-        Arg("stored_state", stored_state, "start each sequence from the actor's stored state h (else from zero)"),
-        Arg("double", True, "Double DQN: the learner picks the bootstrap action, the target network values it"),
-        Arg("priority_eta", 0.9, "sequence priority eta max|delta| + (1 - eta) mean|delta|"),
-        Arg("grad_clip", 40.0, "max global gradient norm (0: no clipping)"),
-    )
-
-
+@dataclass(eq=False)
 class R2D2(Configurable):
     """On sequences ``[burn_in + L, B]``: both networks start from the stored state
     ``h`` of row 0 (zero without ``stored_state``), the learner runs the first
@@ -46,44 +36,33 @@ class R2D2(Configurable):
     new priority is ``eta max_t |delta_t| + (1 - eta) mean_t |delta_t|``.
     """
 
-    args = _args(burn_in=8, rescaled=True, stored_state=True)
-    run_defaults: Mapping[str, Any] = {
+    gamma: float = setting(0.997, "discount factor")
+    sequence_length: int = setting(16, "trained rows per replayed sequence (after the burn-in)")
+    burn_in: int = setting(8, "rows replayed before the trained ones only to warm up the recurrent state")
+    value_rescaling: bool = setting(True, "learn h(Q), h(x) = sign(x)(sqrt(|x| + 1) - 1) + 1e-3 x")
+    stored_state: bool = setting(True, "start each sequence from the actor's stored state h (else from zero)")
+    double: bool = double_setting()
+    priority_eta: float = setting(0.9, "sequence priority eta max|delta| + (1 - eta) mean|delta|")
+    grad_clip: float = setting(40.0, "max global gradient norm (0: no clipping)")
+    target: TargetNetwork = part(TargetNetwork)
+    n_step: int = 1  # Replay's --n_step (the run passes it): the targets are summed inside the sequence
+
+    # Settings of other components that suit R2D2 (rlpytorch.train applies them as defaults).
+    run_defaults: ClassVar[Mapping[str, Any]] = {
         "model": "q_lstm", "sampler": "epsilon_greedy", "epsilon": 1.0, "epsilon_final": 0.05,
         "epsilon_frames": 50_000, "T": 9, "activation": "relu", "lr": 1e-3,
         "n_step": 5, "prioritized": True, "target_period": 500,
     }
 
-    def __init__(self, target: TargetNetwork, gamma: float = 0.997, sequence_length: int = 16, burn_in: int = 8,
-                 value_rescaling: bool = True, stored_state: bool = True, double: bool = True,
-                 priority_eta: float = 0.9, grad_clip: float = 40.0, n_step: int = 5) -> None:
-        if sequence_length < 2 or burn_in < 0:
-            raise ValueError(f"sequence_length must be >= 2 and burn_in >= 0; got {sequence_length}, {burn_in}")
-        self.target = target
-        self.gamma = gamma
-        self.sequence_length = sequence_length
-        self.burn_in = burn_in
-        self.value_rescaling = value_rescaling
-        self.stored_state = stored_state
-        self.double = double
-        self.priority_eta = priority_eta
-        self.grad_clip = grad_clip
-        self.n_step = n_step
+    def __post_init__(self) -> None:
+        if self.sequence_length < 2 or self.burn_in < 0:
+            raise ValueError(f"sequence_length must be >= 2 and burn_in >= 0; got {self.sequence_length}, "
+                             f"{self.burn_in}")
 
     @property
     def replay_length(self) -> int:
         """Rows per replayed sequence: burn-in plus trained rows (``Replay(sequence_length=...)``)."""
         return self.burn_in + self.sequence_length
-
-    @classmethod
-    def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
-        return {cls.__name__: cls.args, "TargetNetwork": TargetNetwork.args}
-
-    @classmethod
-    def from_config(cls, config: Mapping, **extra: Any) -> R2D2:
-        """Its own keys, the target network's, and ``n_step`` (declared by ``Replay``)."""
-        options = {**cls.defaults(), **cls.run_defaults, **config}
-        own = {arg.name: options[arg.name] for arg in cls.args}
-        return cls(TargetNetwork.from_config(options), **own, n_step=options["n_step"], **extra)
 
     def loss(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> tuple[Tensor, Tensor, dict[str, float]]:
         """Per-sequence losses ``[B]``, their new priorities, and stats."""
@@ -161,9 +140,16 @@ class R2D2(Configurable):
 
 class DRQN(R2D2):
     """R2D2's loss without its additions: sequences start from a zero state, no
-    burn-in, no value rescaling (``y = G + D Q'(x', a*)``), one-step targets."""
+    burn-in, no value rescaling (``y = G + D Q'(x', a*)``), one-step targets.
 
-    args = _args(burn_in=0, rescaled=False, stored_state=False)
-    run_defaults: Mapping[str, Any] = {**R2D2.run_defaults, "n_step": 1, "prioritized": False}
+    The same settings as R2D2, with these defaults (``run_defaults``, applied
+    by ``rlpytorch.train`` and by ``from_config``)."""
 
+    run_defaults: ClassVar[Mapping[str, Any]] = {
+        **R2D2.run_defaults, "gamma": 0.99, "burn_in": 0, "value_rescaling": False, "stored_state": False,
+        "n_step": 1, "prioritized": False,
+    }
 
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], **extra: Any) -> DRQN:
+        return super().from_config({**cls.run_defaults, **config}, **extra)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, setting
 from ..model_interface import ModelInterface
 
 __all__ = ["TargetNetwork"]
 
 
+@dataclass(eq=False)
 class TargetNetwork(Configurable):
     """After update ``k``: ``theta' <- theta`` when ``k % target_period == 0`` (periodic copy),
     or, with ``polyak_tau = tau > 0``, ``theta' <- (1 - tau) theta' + tau theta`` after every update.
@@ -17,16 +20,15 @@ class TargetNetwork(Configurable):
     ``theta`` is ``mi["model"]``, ``theta'`` is ``mi["target"]``.
     """
 
-    args = (
-        Arg("target_period", 500, "copy the learner into the target network every N updates"),
-        Arg("polyak_tau", 0.0, "instead of copies: theta' <- (1 - tau) theta' + tau theta every update (0: copies)"),
+    target_period: int = setting(500, "copy the learner into the target network every N updates")
+    polyak_tau: float = setting(
+        0.0, "instead of copies: theta' <- (1 - tau) theta' + tau theta every update (0: copies)"
     )
 
-    def __init__(self, target_period: int = 500, polyak_tau: float = 0.0) -> None:
-        if target_period < 1 or not 0.0 <= polyak_tau <= 1.0:
-            raise ValueError(f"target_period must be >= 1 and polyak_tau in [0, 1]; got {target_period}, {polyak_tau}")
-        self.target_period = target_period
-        self.polyak_tau = polyak_tau
+    def __post_init__(self) -> None:
+        if self.target_period < 1 or not 0.0 <= self.polyak_tau <= 1.0:
+            raise ValueError(f"target_period must be >= 1 and polyak_tau in [0, 1]; "
+                             f"got {self.target_period}, {self.polyak_tau}")
 
     def __call__(self, mi: ModelInterface, updates: int) -> None:
         """Bring ``mi["target"]`` along after the learner's ``updates``-th update."""

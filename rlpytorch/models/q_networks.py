@@ -4,33 +4,39 @@
 The head is plain (``Q = W x + b``), dueling (``--dueling``: ``Q = V + A -
 mean_a A``), and/or categorical (``--num_atoms N > 1``: C51's distribution
 over ``N`` atoms evenly spaced on ``[v_min, v_max]``, ``Q = sum_j z_j p_j``).
-They return ``Q`` (and ``log_p`` ``[..., A, N]`` when categorical);
-``GreedyPolicy`` wraps one so that it also returns its greedy policy ``pi``
-(one-hot on ``argmax Q``) and ``V = max_a Q``, which the actor-critic
-evaluation and tools play unchanged.
+They return ``Q`` (and ``log_p`` ``[..., A, N]`` when categorical), and the
+greedy policy ``pi = onehot(argmax_a Q)`` with ``V = max_a Q``, so evaluation,
+``predict`` and videos play them like any policy.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor, nn
 
-from ..args_provider import Arg, Configurable
-from ..model_base import Model
-from .actor_critic import _spec
+from ..args_provider import setting
+from .actor_critic import ModelSettings, _spec
 from .branch import BranchModel
-from .encoders import ACTIVATION, CHANNELS, EMBED_DIM, HIDDEN, LAYERS, default_encoder
-from .recurrent import CORE_HIDDEN, RecurrentCore
+from .recurrent import RecurrentCore
 
-__all__ = ["GRUQNetwork", "GreedyPolicy", "LSTMQNetwork", "QNetwork", "QValueHead"]
+__all__ = ["GRUQNetwork", "LSTMQNetwork", "QNetwork", "QSettings", "QValueHead"]
 
-DUELING = Arg("dueling", False, "Q models: dueling head, Q = V + A - mean_a A")
-NUM_ATOMS = Arg("num_atoms", 0, "Q models: atoms of the categorical (C51) value distribution (0: plain Q)")
-V_MIN = Arg("v_min", -10.0, "Q models with atoms: smallest atom")
-V_MAX = Arg("v_max", 10.0, "Q models with atoms: largest atom")
-Q_ARGS = (HIDDEN, LAYERS, ACTIVATION, CHANNELS, EMBED_DIM, DUELING, NUM_ATOMS, V_MIN, V_MAX)
+
+@dataclass
+class QSettings(ModelSettings):
+    """The ready-made models' settings and the Q head's."""
+
+    dueling: bool = setting(False, "Q models: dueling head, Q = V + A - mean_a A")
+    num_atoms: int = setting(0, "Q models: atoms of the categorical (C51) value distribution (0: plain Q)")
+    v_min: float = setting(-10.0, "Q models with atoms: smallest atom")
+    v_max: float = setting(10.0, "Q models with atoms: largest atom")
+
+    def head(self, in_dim: int, num_actions: int) -> QValueHead:
+        """The Q head these settings describe."""
+        return QValueHead(in_dim, num_actions, self.dueling, self.num_atoms, self.v_min, self.v_max)
 
 
 class QValueHead(nn.Module):
@@ -59,56 +65,37 @@ class QValueHead(nn.Module):
             log_p = out.log_softmax(-1)
             Q = (log_p.exp() * self.support).sum(-1)
             result = {"Q": Q, "log_p": log_p}
+        greedy = Q.detach()
+        result["pi"] = nn.functional.one_hot(greedy.argmax(-1), self.num_actions).to(Q.dtype)
+        result["V"] = greedy.max(-1).values
         return result
 
 
-class GreedyPolicy(Model):
-    """A Q model seen as a policy: its outputs plus ``pi = onehot(argmax_a Q)`` and ``V = max_a Q``."""
-
-    def __init__(self, q_model: Model) -> None:
-        super().__init__()
-        self.q_model = q_model
-        self.obs_keys = q_model.obs_keys
-        self.state_size = q_model.state_size
-        self.step = q_model.step
-
-    def forward(self, *args: Any) -> dict[str, Tensor]:
-        out = dict(self.q_model(*args))
-        Q = out["Q"]
-        out["pi"] = nn.functional.one_hot(Q.argmax(-1), Q.shape[-1]).to(Q.dtype)
-        out["V"] = Q.max(-1).values
-        return out
-
-
-class QNetwork(BranchModel, Configurable):
+class QNetwork(BranchModel):
     """``default_encoder`` (MLP for vectors, conv for images) -> ``QValueHead``."""
 
     name = "q"
-    args = Q_ARGS
+    Settings: ClassVar[type[QSettings]] = QSettings
 
-    def __init__(self, obs_spec: Any, num_actions: int, hidden: int = 64, layers: int = 2, activation: str = "tanh",
-                 channels: str = "32,32", embed_dim: int = 32, dueling: bool = False, num_atoms: int = 0,
-                 v_min: float = -10.0, v_max: float = 10.0) -> None:
-        spec = _spec(obs_spec)
-        encoder = default_encoder(spec, hidden, layers, activation, channels, embed_dim)
-        head = QValueHead(encoder.out_dim, num_actions, dueling, num_atoms, v_min, v_max)
-        super().__init__({"q": (encoder, head)}, obs_keys=tuple(spec))
+    def __init__(self, obs_spec: Any, num_actions: int, settings: QSettings | None = None) -> None:
+        spec, settings = _spec(obs_spec), settings or QSettings()
+        encoder = settings.encoder(spec)
+        super().__init__({"q": (encoder, settings.head(encoder.out_dim, num_actions))}, obs_keys=tuple(spec),
+                         obs_shapes={key: entry.shape for key, entry in spec.items()})
 
 
-class _RecurrentQNetwork(BranchModel, Configurable):
+class _RecurrentQNetwork(BranchModel):
     """``default_encoder`` -> ``RecurrentCore(kind)`` -> ``QValueHead`` (R2D2, DRQN)."""
 
     kind = "lstm"
-    args = (*Q_ARGS, CORE_HIDDEN)
+    Settings: ClassVar[type[QSettings]] = QSettings
 
-    def __init__(self, obs_spec: Any, num_actions: int, hidden: int = 64, layers: int = 2, activation: str = "tanh",
-                 channels: str = "32,32", embed_dim: int = 32, dueling: bool = False, num_atoms: int = 0,
-                 v_min: float = -10.0, v_max: float = 10.0, core_hidden: int = 64) -> None:
-        spec = _spec(obs_spec)
-        encoder = default_encoder(spec, hidden, layers, activation, channels, embed_dim)
-        core = RecurrentCore(self.kind, encoder.out_dim, core_hidden)
-        head = QValueHead(core.out_dim, num_actions, dueling, num_atoms, v_min, v_max)
-        super().__init__({"q": (encoder, head)}, obs_keys=tuple(spec), core=core)
+    def __init__(self, obs_spec: Any, num_actions: int, settings: QSettings | None = None) -> None:
+        spec, settings = _spec(obs_spec), settings or QSettings()
+        encoder = settings.encoder(spec)
+        core = RecurrentCore(self.kind, encoder.out_dim, settings.core_hidden)
+        super().__init__({"q": (encoder, settings.head(core.out_dim, num_actions))}, obs_keys=tuple(spec),
+                         obs_shapes={key: entry.shape for key, entry in spec.items()}, core=core)
 
 
 class LSTMQNetwork(_RecurrentQNetwork):

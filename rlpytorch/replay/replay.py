@@ -11,13 +11,14 @@ with the stored recurrent state ``h`` of their first row (for burn-in).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, setting
 from .lanes import FINAL, LaneStore
 from .nstep import nstep_targets
 from .prioritized import PrioritizedSampler
@@ -28,51 +29,40 @@ __all__ = ["Replay"]
 ENGINE_KEYS = ("a", "r", "terminal", "truncated")
 
 
+@dataclass(eq=False)
 class Replay(Configurable):
     """Replay memory of ``replay_capacity`` steps over ``num_lanes`` game seats.
 
     ``sequence_length = 0``: ``sample`` draws transitions; ``> 0``: ``sample``
-    draws sequences of that many rows (burn-in included).
+    draws sequences of that many rows (burn-in included). ``gamma`` is the
+    method's discount (the n-step sums use it).
     """
 
-    args = (
-        Arg("replay_capacity", 100_000, "steps kept in replay, all games together (oldest dropped first)"),
-        Arg("prioritized", False, "prioritized replay (sum tree) instead of uniform"),
-        Arg("priority_alpha", 0.6, "prioritized replay: P(i) ~ p_i^alpha"),
-        Arg("priority_beta", 0.4, "prioritized replay: importance-weight exponent at the start, annealed to 1"),
-        Arg("priority_eps", 1e-6, "prioritized replay: p = |td error| + eps"),
-        Arg("n_step", 1, "steps summed before bootstrapping (n-step returns)"),
-        Arg("frame_stack", 0, "observations [k, H, W] of k stacked frames stored one frame per step (0: off)"),
-    )
+    num_lanes: int
+    obs_keys: Sequence[str]
+    replay_capacity: int = setting(100_000, "steps kept in replay, all games together (oldest dropped first)")
+    prioritized: bool = setting(False, "prioritized replay (sum tree) instead of uniform")
+    priority_alpha: float = setting(0.6, "prioritized replay: P(i) ~ p_i^alpha")
+    priority_beta: float = setting(0.4, "prioritized replay: importance-weight exponent at the start, annealed to 1")
+    priority_eps: float = setting(1e-6, "prioritized replay: p = |td error| + eps")
+    n_step: int = setting(1, "steps summed before bootstrapping (n-step returns)")
+    frame_stack: int = setting(0, "observations [k, H, W] of k stacked frames stored one frame per step (0: off)")
+    gamma: float = 0.99
+    sequence_length: int = 0
+    seed: int | None = None
 
-    def __init__(
-        self,
-        num_lanes: int,
-        obs_keys: Sequence[str],
-        gamma: float = 0.99,
-        replay_capacity: int = 100_000,
-        prioritized: bool = False,
-        priority_alpha: float = 0.6,
-        priority_beta: float = 0.4,
-        priority_eps: float = 1e-6,
-        n_step: int = 1,
-        frame_stack: int = 0,
-        sequence_length: int = 0,
-        seed: int | None = None,
-    ) -> None:
-        if n_step < 1:
-            raise ValueError(f"n_step must be >= 1, got {n_step}")
-        self.obs_keys = tuple(obs_keys)
-        self.gamma = gamma
-        self.n_step = n_step
-        self.sequence_length = sequence_length
-        self.store = LaneStore(replay_capacity, num_lanes, frame_stack)
-        horizon = sequence_length - 1 if sequence_length else n_step
+    def __post_init__(self) -> None:
+        if self.n_step < 1:
+            raise ValueError(f"n_step must be >= 1, got {self.n_step}")
+        self.obs_keys = tuple(self.obs_keys)
+        self.store = LaneStore(self.replay_capacity, self.num_lanes, self.frame_stack)
+        horizon = self.sequence_length - 1 if self.sequence_length else self.n_step
         self.sampler: UniformSampler | PrioritizedSampler
-        if prioritized:
-            self.sampler = PrioritizedSampler(self.store, horizon, priority_alpha, priority_beta, priority_eps, seed)
+        if self.prioritized:
+            self.sampler = PrioritizedSampler(self.store, horizon, self.priority_alpha, self.priority_beta,
+                                              self.priority_eps, self.seed)
         else:
-            self.sampler = UniformSampler(horizon, seed)
+            self.sampler = UniformSampler(horizon, self.seed)
         self.lost_finals = 0
 
     def add(self, window: Mapping[str, Any], lanes: np.ndarray) -> None:

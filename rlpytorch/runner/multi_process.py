@@ -1,10 +1,13 @@
 """``MultiProcessRun``: the engine and its actor here, the learner in its own process.
 
-Acting never waits on a gradient step. Train windows travel to the learner
-through ``batch_slots`` shared-memory slots: the ``train`` callback copies a
-window into a free slot and posts its index; when every slot is busy (the
-learner is behind) the window is dropped and counted, rather than holding up
-the games. Every ``actor_sync_every`` updates the learner copies its weights
+Train windows travel to the learner through ``batch_slots`` shared-memory
+slots: the ``train`` callback copies a window into a free slot and posts its
+index. When every slot is busy (the learner is behind), ``--when_behind``
+decides: ``drop`` the window (acting never waits on a gradient step; the
+dropped windows are counted) or ``wait`` for a free slot (back-pressure: the
+games wait for the learner, and every frame is learned from). Each stats
+record gives ``frames`` (stepped) beside ``frames_learned`` (in windows the
+learner trained on). Every ``actor_sync_every`` updates the learner copies its weights
 into a shared-memory model under a lock and bumps a version number; the actor
 callback reloads its copy when the version changed.
 
@@ -23,18 +26,18 @@ import queue
 import signal
 import time
 import traceback
-from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 import torch.multiprocessing as mp
 
-from ..args_provider import Arg
+from ..args_provider import setting
 from ..model_base import Model
 from ..model_interface import ModelInterface
 from ..trainer import Method
-from .single_process import RunSummary, SingleProcessRun
+from .single_process import RunSummary, SingleProcessRun, window_frames
 
 __all__ = ["LearnerError", "MultiProcessRun"]
 
@@ -43,36 +46,15 @@ class LearnerError(RuntimeError):
     """The learner process failed; the message carries its traceback or exit code."""
 
 
+@dataclass(eq=False)
 class MultiProcessRun(SingleProcessRun):
     """``SingleProcessRun``'s loop with the learner moved to a separate process."""
 
-    args = (
-        Arg("batch_slots", 4, "shared-memory slots for train windows in flight"),
-        Arg("learner_threads", 1, "torch threads of the learner process"),
-        Arg("join_timeout", 30.0, "seconds the learner gets to exit before it is terminated"),
-    )
-
-    def __init__(
-        self,
-        trainer: Any,
-        batch_slots: int = 4,
-        learner_threads: int = 1,
-        join_timeout: float = 30.0,
-        **loop_args: Any,
-    ) -> None:
-        super().__init__(trainer, **loop_args)
-        self.batch_slots = batch_slots
-        self.learner_threads = learner_threads
-        self.join_timeout = join_timeout
-
-    @classmethod
-    def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
-        return {"SingleProcessRun": SingleProcessRun.args, cls.__name__: cls.args}
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any], **extra: Any) -> MultiProcessRun:
-        names = [arg for args in cls.arg_groups().values() for arg in args]
-        return cls(**{a.name: config.get(a.name, a.default) for a in names}, **extra)
+    batch_slots: int = setting(4, "shared-memory slots for train windows in flight")
+    learner_threads: int = setting(1, "torch threads of the learner process")
+    join_timeout: float = setting(30.0, "seconds the learner gets to exit before it is terminated")
+    when_behind: str = setting("drop", "when every slot is busy: drop the window (acting never waits) or wait "
+                               "for a free slot (the games wait for the learner)", choices=("drop", "wait"))
 
     def run(self, gc: Any) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
@@ -123,7 +105,7 @@ class MultiProcessRun(SingleProcessRun):
         return {
             "model": trainer.mi["model"].clone().cpu(),
             "method": trainer.method,
-            "mi_options": trainer.mi.options,
+            "mi_settings": trainer.mi.setting_values(),
             "device": str(trainer.device),
             "actor_sync_every": trainer.actor_sync_every,
             "lr_schedule": trainer.lr_schedule,
@@ -147,15 +129,26 @@ class MultiProcessRun(SingleProcessRun):
                 for k in keys
             }
             self._queues["slots"].put(self._slots)
-        try:
-            index = self._queues["free"].get_nowait()
-        except queue.Empty:
+        index = self._free_slot()
+        if index is None:
             self.dropped += 1
             return
         size = len(batch)
         for key in keys:
             self._slots[key][index, :, :size].copy_(torch.from_numpy(np.asarray(batch[key])))
-        self._queues["full"].put((index, size, self.trainer.frames))
+        self._queues["full"].put((index, size, self.trainer.frames, window_frames(batch)))
+
+    def _free_slot(self) -> int | None:
+        """A free slot's index; None (drop) when all are busy, unless ``when_behind``
+        is ``wait``: then wait for one, checking that the learner is alive."""
+        free = self._queues["free"]
+        while True:
+            try:
+                return free.get(timeout=0.05) if self.when_behind == "wait" else free.get_nowait()
+            except queue.Empty:
+                if self.when_behind == "drop":
+                    return None
+                self._poll()  # raises if the learner failed or died
 
     def _poll(self) -> None:
         """Take the learner's stats; raise if it failed or died."""
@@ -178,11 +171,13 @@ class MultiProcessRun(SingleProcessRun):
                 return payload
             if kind != "stats":
                 continue
-            self.trainer.update_stats.add(payload)
+            stats, frames = payload
+            self.trainer.update_stats.add(stats)
             self.trainer.updates += 1
+            self.frames_learned += frames
 
     def _extra_stats(self) -> dict[str, float]:
-        return {"dropped": float(self.dropped)}
+        return {**super()._extra_stats(), "dropped": float(self.dropped)}
 
     def _shutdown(self, gc: Any) -> None:
         """Stop the engine, then the learner; adopt its final weights."""
@@ -194,6 +189,7 @@ class MultiProcessRun(SingleProcessRun):
 
     def _stop_learner(self) -> None:
         """Ask the learner to stop, keep reading its news, terminate it if it lingers."""
+        self._queues["full"].put(None)  # the end mark, after every window handed over
         self._stop.set()
         deadline = time.monotonic() + self.join_timeout
         while self._learner.is_alive() and time.monotonic() < deadline:
@@ -236,32 +232,34 @@ def _learner_main(
 def _learn(setup: dict[str, Any], shared: Model, version: Any, lock: Any, stop: Any, queues: dict) -> None:
     torch.set_num_threads(setup["threads"])
     device = torch.device(setup["device"])
-    mi = ModelInterface(**setup["mi_options"])
+    mi = ModelInterface(**setup["mi_settings"])
     mi.add_model("model", setup["model"].to(device), optimize=True)
     method: Method = setup["method"]
     queues["news"].put(("ready", None))
     slots = _wait(queues["slots"], stop, setup["parent"])
     updates = 0
     while slots is not None:
-        item = _wait(queues["full"], stop, setup["parent"])
+        # Windows come until the parent's end mark (None): the ones handed over
+        # before the stop are still learned from (at most batch_slots updates).
+        item = _wait(queues["full"], None, setup["parent"])
         if item is None:
             break
-        index, size, frames = item
+        index, size, frames, new_frames = item
         window = {k: v[index, :, :size].to(device) for k, v in slots.items()}
         if setup["lr_schedule"] == "linear" and setup["total_frames"]:
             mi.scale_lr(max(0.0, 1.0 - frames / setup["total_frames"]))
         stats = method.update(mi, window)
         queues["free"].put(index)
-        queues["news"].put(("stats", stats))
+        queues["news"].put(("stats", (stats, new_frames)))
         updates += 1
         if updates % setup["actor_sync_every"] == 0:
             _publish(mi["model"], shared, version, lock)
     _publish(mi["model"], shared, version, lock)
 
 
-def _wait(source: Any, stop: Any, parent: int) -> Any:
-    """Next item of ``source``, or None once ``stop`` is set or the parent is gone."""
-    while not stop.is_set() and os.getppid() == parent:
+def _wait(source: Any, stop: Any | None, parent: int) -> Any:
+    """Next item of ``source``, or None once ``stop`` (if given) is set or the parent is gone."""
+    while (stop is None or not stop.is_set()) and os.getppid() == parent:
         try:
             return source.get(timeout=0.05)
         except queue.Empty:

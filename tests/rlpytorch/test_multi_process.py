@@ -89,3 +89,43 @@ def test_ctrl_c_or_failure_here_stops_the_learner_cleanly(trainer, tmp_path, err
             run.run(gc)
     assert gc.stopped
     assert run._learner.exitcode == 0  # it exited by itself, not terminated
+
+
+class SlowMethod:
+    """The trainer's method, slowed so the learner falls behind the games."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def update(self, mi, batch):
+        import time
+
+        time.sleep(0.02)
+        return self.inner.update(mi, batch)
+
+
+class CountingRun(MultiProcessRun):
+    """Counts the frames of every window the games hand to the train callback."""
+
+    def _enqueue(self, batch):
+        from rlpytorch.runner.single_process import window_frames
+
+        self.frames_windowed = getattr(self, "frames_windowed", 0) + window_frames(batch)
+        self.windows = getattr(self, "windows", 0) + 1
+        return super()._enqueue(batch)
+
+
+@pytest.mark.parametrize("when_behind", ["drop", "wait"])
+def test_frames_learned_and_dropped_add_up_to_the_windows_and_waiting_drops_none(trainer, tmp_path, when_behind):
+    trainer.method = SlowMethod(trainer.method)
+    gc = fake_context()
+    options = {"num_frames": 3000, "log_every": 10**9, "progress": False, "save_dir": str(tmp_path)}
+    run = CountingRun(trainer, join_timeout=30.0, batch_slots=1, when_behind=when_behind, **options)
+    run.run(gc)
+    per_window = run.frames_windowed // run.windows  # the fake engine's windows are all one size
+    assert run.frames_windowed == per_window * run.windows > 0
+    # Every window is either learned from or dropped, whole; waiting drops none.
+    assert run.frames_learned + run.dropped * per_window == run.frames_windowed
+    if when_behind == "wait":
+        assert run.dropped == 0
+    assert run._extra_stats()["frames_learned"] == run.frames_learned
