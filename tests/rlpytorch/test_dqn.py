@@ -12,11 +12,12 @@ from rlpytorch.methods.dqn import DQN
 from rlpytorch.methods.q_target import q_target
 from rlpytorch.methods.target_network import TargetNetwork
 from rlpytorch.methods.value_rescaling import rescale, unrescale
-from rlpytorch.models.q_networks import GreedyPolicy, QNetwork, QValueHead
+from rlpytorch.model_interface import ModelInterface
+from rlpytorch.models.q_networks import QNetwork, QSettings, QValueHead
 from rlpytorch.replay import Replay
 from rlpytorch.runner import SingleProcessRun, evaluate
 from rlpytorch.sampler import Sampler
-from rlpytorch.value_trainer import ValueTrainer, add_value_tags, num_actions, value_interface
+from rlpytorch.value_trainer import ValueTrainer, value_interface
 
 SUPPORT = torch.tensor([-1.0, 0.0, 1.0])
 
@@ -72,7 +73,7 @@ def test_categorical_head_q_is_the_mean_of_its_distribution():
 
 def _interface():
     torch.manual_seed(0)
-    return value_interface(QNetwork({"s": (1,)}, 2, hidden=4, layers=1), {"lr": 0.0})
+    return value_interface(QNetwork({"s": (1,)}, 2, QSettings(hidden=4, layers=1)), ModelInterface(lr=0.0))
 
 
 def test_target_network_copies_periodically():
@@ -107,7 +108,7 @@ def test_value_rescaling_by_hand_and_its_inverse():
 
 def test_dqn_step_regresses_on_the_double_target_with_importance_weights():
     mi = _interface()
-    method = DQN(TargetNetwork(1000), double=True, q_loss="mse")
+    method = DQN(double=True, q_loss="mse", target=TargetNetwork(1000))
     batch = {"s": torch.tensor([[0.0], [1.0]]), "next_s": torch.tensor([[1.0], [2.0]]), "a": torch.tensor([0, 1]),
              "reward": torch.tensor([1.0, 0.0]), "discount": torch.tensor([0.5, 0.0]),
              "weight": torch.tensor([1.0, 0.5])}
@@ -135,12 +136,12 @@ def test_dqn_trains_on_the_fake_engine_holding_the_replay_ratio(variant):
     torch.manual_seed(0)
     loader = fake_loader(num_games=8, T=5)
     gc = loader.context()
-    model = QNetwork(loader.observation_spec(gc), num_actions(gc), hidden=16,
-                     dueling=variant.get("dueling", False), num_atoms=variant.get("num_atoms", 0))
-    add_value_tags(loader, gc)
+    settings = QSettings(hidden=16, dueling=variant.get("dueling", False), num_atoms=variant.get("num_atoms", 0))
+    model = QNetwork(loader.observation_spec(gc), loader.num_actions(gc), settings)
+    loader.add_value_tags(gc)
     replay = Replay(8, model.obs_keys, replay_capacity=2000, n_step=variant.get("n_step", 1),
                     prioritized=variant.get("prioritized", False), seed=0)
-    trainer = ValueTrainer(value_interface(model, {"lr": 1e-3}), DQN(TargetNetwork(50)),
+    trainer = ValueTrainer(value_interface(model), DQN(target=TargetNetwork(50)),
                            Sampler("epsilon_greedy", epsilon=1.0, epsilon_final=0.1, epsilon_frames=500, seed=0),
                            replay, replay_ratio=0.5, learning_starts=200, replay_batch=16)
     summary = SingleProcessRun(trainer, num_frames=400, save_dir="", progress=False).run(gc)
@@ -149,5 +150,5 @@ def test_dqn_trains_on_the_fake_engine_holding_the_replay_ratio(variant):
     assert stats["replay_rows"] == 8 * 49 and stats["replay_mb"] > 0  # 50 steps per game, windows up to row 49
     sample = {k: v for k, v in replay.sample(4).items() if k != "index"}
     assert np.isfinite(trainer.method.update(trainer.mi, sample)["loss"])
-    result = evaluate(GreedyPolicy(trainer.mi["model"]), loader, {"eval_episodes": 8}, progress=False)
+    result = evaluate(trainer.mi["model"], loader, 8, "greedy", progress=False)
     assert len(result.returns) == 8

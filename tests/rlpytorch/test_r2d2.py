@@ -7,11 +7,12 @@ from conftest import fake_loader
 from rlpytorch.methods.r2d2 import DRQN, R2D2
 from rlpytorch.methods.target_network import TargetNetwork
 from rlpytorch.methods.value_rescaling import rescale, unrescale
-from rlpytorch.models.q_networks import LSTMQNetwork
+from rlpytorch.model_interface import ModelInterface
+from rlpytorch.models.q_networks import LSTMQNetwork, QSettings
 from rlpytorch.replay import Replay
 from rlpytorch.runner import SingleProcessRun
 from rlpytorch.sampler import Sampler
-from rlpytorch.value_trainer import ValueTrainer, add_value_tags, num_actions, value_interface
+from rlpytorch.value_trainer import ValueTrainer, value_interface
 
 
 def sequence(L=5, B=2):
@@ -30,8 +31,9 @@ def sequence(L=5, B=2):
 
 def test_r2d2_target_is_the_rescaled_double_nstep_bootstrap_after_the_burn_in():
     torch.manual_seed(0)
-    mi = value_interface(LSTMQNetwork({"s": (3,)}, 2, hidden=8, layers=1, core_hidden=4), {"lr": 0.0})
-    method = R2D2(TargetNetwork(1000), gamma=0.5, sequence_length=4, burn_in=1, n_step=2, priority_eta=0.5)
+    mi = value_interface(LSTMQNetwork({"s": (3,)}, 2, QSettings(hidden=8, layers=1, core_hidden=4)),
+                         ModelInterface(lr=0.0))
+    method = R2D2(target=TargetNetwork(1000), gamma=0.5, sequence_length=4, burn_in=1, n_step=2, priority_eta=0.5)
     batch = sequence()
     per_seq, priority, _ = method.loss(mi, batch)
     model, target = mi["model"], mi["target"]
@@ -67,11 +69,11 @@ def test_r2d2_trains_on_sequences_from_the_fake_engine():
     torch.manual_seed(0)
     loader = fake_loader(num_games=8, T=5)
     gc = loader.context()
-    model = LSTMQNetwork(loader.observation_spec(gc), num_actions(gc), hidden=8, layers=1, core_hidden=8)
-    add_value_tags(loader, gc, model.state_size)
-    method = R2D2(TargetNetwork(20), sequence_length=4, burn_in=2, n_step=2)
+    model = LSTMQNetwork(loader.observation_spec(gc), loader.num_actions(gc), QSettings(hidden=8, layers=1, core_hidden=8))
+    loader.add_value_tags(gc, model.state_size)
+    method = R2D2(target=TargetNetwork(20), sequence_length=4, burn_in=2, n_step=2)
     replay = Replay(8, model.obs_keys, replay_capacity=2000, prioritized=True, sequence_length=method.replay_length)
-    trainer = ValueTrainer(value_interface(model, {"lr": 1e-3}), method, Sampler("epsilon_greedy", epsilon=0.5),
+    trainer = ValueTrainer(value_interface(model), method, Sampler("epsilon_greedy", epsilon=0.5),
                            replay, replay_ratio=0.25, learning_starts=80, replay_batch=4)
     summary = SingleProcessRun(trainer, num_frames=240, save_dir="", progress=False).run(gc)
     assert summary.updates == pytest.approx(0.25 * (summary.frames - 100), abs=0.25 * 8 * 4 + 1)
