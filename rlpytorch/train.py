@@ -34,8 +34,8 @@ from . import distributed
 from .args_provider import ArgsProvider, Configurable, format_config, read_config_file, setting
 from .game_loader import GameLoader
 from .methods import METHODS, VALUE_METHODS
-from .model_interface import ModelInterface
 from .model_base import Model
+from .model_interface import ModelInterface
 from .model_loader import ModelLoader
 from .models.q_networks import QValueHead
 from .replay import Replay
