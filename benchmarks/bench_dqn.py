@@ -5,7 +5,8 @@ batch 64, buffer 100k, learning_starts 1000, gamma 0.99, target update every
 10 steps, train_freq 256 with 128 gradient steps, exploration fraction 0.16
 to eps 0.04, net [256, 256]) on one Gymnasium CartPole-v1. Its replay ratio
 is 128 / 256 = 0.5 updates per environment step; rlpytorch runs at the same
-ratio (``--replay_ratio 0.5``) with its own other settings (below). A run
+ratio (``--replay_ratio 0.5``) with its own other settings
+(``examples/configs/dqn_cartpole.yaml``, trained by ``rlpytorch.train``). A run
 stops when the mean return of its last 100 training episodes reaches 475;
 one that never does counts as its whole frame budget. Seeds are interleaved
 (rlpytorch seed s, SB3 seed s, then s + 1), every seed counted, medians
@@ -24,26 +25,20 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
-from rlpytorch.game_loader import GameLoader
-from rlpytorch.methods.dqn import DQN
-from rlpytorch.methods.r2d2 import R2D2
-from rlpytorch.methods.target_network import TargetNetwork
-from rlpytorch.models.q_networks import GreedyPolicy, LSTMQNetwork, QNetwork
-from rlpytorch.replay import Replay
-from rlpytorch.runner import SingleProcessRun, evaluate
-from rlpytorch.sampler import Sampler
-from rlpytorch.value_trainer import ValueTrainer, add_value_tags, num_actions, value_interface
+from rlpytorch import evaluate, train
 
 TARGET = 475.0
 RATIO = 0.5
-OURS = {"num_games": 16, "T": 9, "hidden": 128, "lr": 1e-3, "target_period": 200, "n_step": 3,
-        "epsilon_frames": 10_000, "epsilon_final": 0.02, "batch": 64, "learning_starts": 1000, "capacity": 50_000}
+CONFIGS = Path(__file__).resolve().parents[1] / "examples" / "configs"
+QUIET = ["--no-progress", "--num_threads", "1", "--log_every", str(10**9)]
 
 
 @dataclass
@@ -58,25 +53,17 @@ class Result:
 
 
 def run_ours(seed: int, budget: int) -> Result:
-    torch.manual_seed(seed)
-    o = OURS
-    loader = GameLoader(num_games=o["num_games"], actor_batch=o["num_games"], train_batch=o["num_games"], T=o["T"],
-                        seed=seed, num_threads=1)
-    gc = loader.context()
-    model = QNetwork(loader.observation_spec(gc), num_actions(gc), hidden=o["hidden"], layers=2, activation="relu")
-    add_value_tags(loader, gc)
-    replay = Replay(o["num_games"], model.obs_keys, replay_capacity=o["capacity"], n_step=o["n_step"], seed=seed)
-    sampler = Sampler("epsilon_greedy", epsilon=1.0, epsilon_final=o["epsilon_final"],
-                      epsilon_frames=o["epsilon_frames"], seed=seed)
-    trainer = ValueTrainer(value_interface(model, {"lr": o["lr"]}), DQN(TargetNetwork(o["target_period"])), sampler,
-                           replay, replay_ratio=RATIO, learning_starts=o["learning_starts"], replay_batch=o["batch"])
-    runner = SingleProcessRun(trainer, num_frames=budget, stop_at_return=TARGET, log_every=10**9, save_dir="",
-                              progress=False)
-    wall, cpu = time.perf_counter(), time.process_time()
-    summary = runner.run(gc)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    greedy = evaluate(GreedyPolicy(trainer.mi["model"]), loader, {"eval_episodes": 100}, progress=False).mean
-    reached = summary.target_reached_frames is not None
+    """``python -m rlpytorch.train --config examples/configs/dqn_cartpole.yaml`` (timed), then
+    ``python -m rlpytorch.evaluate`` of its run folder over 100 episodes (not timed)."""
+    with tempfile.TemporaryDirectory() as run_dir:
+        argv = ["--config", str(CONFIGS / "dqn_cartpole.yaml"), "--seed", str(seed), "--num_frames", str(budget),
+                "--replay_ratio", str(RATIO), "--stop_at_return", str(TARGET), "--save_dir", run_dir,
+                "--no-eval_at_end", *QUIET]
+        wall, cpu = time.perf_counter(), time.process_time()
+        summary = train.main(argv)["summary"]
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        greedy = evaluate.main(["--load", run_dir, "--episodes", "100", "--no-progress"]).mean
+    reached = summary.target_reached_at is not None
     return Result("rlpytorch DQN", seed, summary.frames, wall, cpu, reached, greedy)
 
 
@@ -125,31 +112,23 @@ def cartpole(args: argparse.Namespace) -> None:
 
 
 def memory(args: argparse.Namespace) -> None:
+    """R2D2 (``examples/configs/r2d2_memory.yaml``) and a feed-forward DQN with the same
+    budget, replay and exploration, each trained by ``rlpytorch.train`` and evaluated greedily."""
     frames, delay = args.memory_frames, args.delay
-    for kind in ("r2d2", "dqn"):
-        torch.manual_seed(args.seed)
-        loader = GameLoader(game="memory", num_games=16, actor_batch=16, train_batch=16, T=9, seed=args.seed,
-                            num_threads=1, game_options=f"delay={delay}")
-        gc = loader.context()
-        obs = loader.observation_spec(gc)
-        if kind == "r2d2":
-            model = LSTMQNetwork(obs, num_actions(gc), hidden=32, layers=1, activation="relu", core_hidden=32)
-            method = R2D2(TargetNetwork(100), gamma=0.9, sequence_length=8, burn_in=4, n_step=1)
-            replay = Replay(16, model.obs_keys, gamma=0.9, replay_capacity=20_000,
-                            sequence_length=method.replay_length, seed=args.seed)
-        else:
-            model = QNetwork(obs, num_actions(gc), hidden=32, layers=2, activation="relu")
-            method = DQN(TargetNetwork(100), gamma=0.9)
-            replay = Replay(16, model.obs_keys, gamma=0.9, replay_capacity=20_000, seed=args.seed)
-        add_value_tags(loader, gc, model.state_size)
-        sampler = Sampler("epsilon_greedy", epsilon=1.0, epsilon_final=0.05, epsilon_frames=frames // 3,
-                          seed=args.seed)
-        trainer = ValueTrainer(value_interface(model, {"lr": 2e-3}), method, sampler, replay, replay_ratio=0.125,
-                               learning_starts=500, replay_batch=32)
-        summary = SingleProcessRun(trainer, num_frames=frames, log_every=10**9, save_dir="", progress=False).run(gc)
-        result = evaluate(GreedyPolicy(trainer.mi["model"]), loader, {"eval_episodes": 200}, progress=False)
+    common = ["--seed", str(args.seed), "--num_frames", str(frames), "--game_options", f"delay={delay}",
+              "--epsilon_frames", str(frames // 3), "--eval_episodes", "200", "--save_dir", "", *QUIET]
+    runs = {
+        "r2d2": ["--config", str(CONFIGS / "r2d2_memory.yaml")],
+        "dqn": ["--method", "dqn", "--game", "memory", "--num_games", "16", "--actor_batch", "16",
+                "--train_batch", "16", "--T", "9", "--model", "q", "--hidden", "32", "--lr", "0.002", "--gamma", "0.9",
+                "--n_step", "1", "--target_period", "100", "--replay_capacity", "20000", "--replay_ratio", "0.125",
+                "--replay_batch", "32", "--learning_starts", "500", "--epsilon_final", "0.05"],
+    }
+    for kind, argv in runs.items():
+        out = train.main([*argv, *common])
+        summary = out["summary"]
         print(f"memory delay {delay}, {kind}: {summary.frames:,} frames, {summary.updates:,} updates, "
-              f"training mean {summary.mean_return:.2f}, greedy {result}", flush=True)
+              f"training mean {summary.mean_return:.2f}, greedy {out['eval']}", flush=True)
 
 
 def main() -> None:
@@ -164,7 +143,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}; "
-          f"shared, loaded machine (figures noisy); rlpytorch settings {OURS}, replay ratio {RATIO}", flush=True)
+          f"shared, loaded machine (figures noisy); rlpytorch settings {CONFIGS / 'dqn_cartpole.yaml'}, "
+          f"replay ratio {RATIO}", flush=True)
     memory(args) if args.memory else cartpole(args)
 
 
