@@ -121,7 +121,7 @@ def build_trainer(
 ) -> Trainer | ValueTrainer:
     """The trainer of ``method`` over ``model``, with ``gc``'s tags added: the
     actor-critic ``Trainer``, or for value-based methods the ``ValueTrainer``
-    over a fresh ``Replay`` (one lane per game)."""
+    over a fresh ``Replay`` (one lane per game and seat)."""
     mi = ModelInterface.from_config(config)
     sampler = Sampler.from_config(config, seed=loader.seed)
     statistics = loader.statistic_keys(gc)
@@ -139,12 +139,14 @@ def build_trainer(
     in_sequences = any(f.name == "n_step" for f in dataclasses.fields(cls))  # R2D2: n-step inside the sequence
     learner = cls.from_config(config, **({"n_step": config["n_step"]} if in_sequences else {}))
     loader.add_value_tags(gc, model.state_size)
+    seats = gc.num_seats
     replay = Replay.from_config(
-        config, num_lanes=loader.num_games, obs_keys=model.obs_keys, gamma=learner.gamma,
+        config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys, gamma=learner.gamma,
         sequence_length=getattr(learner, "replay_length", 0), seed=loader.seed,
     )
     return ValueTrainer.from_config(
-        config, mi=value_interface(model, mi), method=learner, sampler=sampler, replay=replay, statistics=statistics,
+        config, mi=value_interface(model, mi), method=learner, sampler=sampler, replay=replay,
+        seats_per_game=seats, statistics=statistics,
     )
 
 
