@@ -179,7 +179,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     gc = loader.context()
     obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
     model = ModelLoader.from_config(config).build(obs_spec, num_actions)
-    trainer = build_trainer(method, config, loader, gc, model)
+    try:
+        trainer = build_trainer(method, config, loader, gc, model)
+    except BaseException:
+        gc.stop()  # release what the context holds (a hosted one: its worker processes)
+        raise
     if distributed.is_distributed():
         trainer.mi.distribute()
     logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
