@@ -100,6 +100,7 @@ _SHORT = {
     "fps": "FPS",
     "time": "t",
     "return_mean": "R",
+    "eval_return_mean": "eval R",
     "length_mean": "len",
     "loss": "loss",
     "policy_loss": "pL",
@@ -121,8 +122,9 @@ def format_record(record: Mapping[str, float]) -> str:
         value = record.get(key)
         if value is None or (isinstance(value, float) and math.isnan(value)):
             continue
-        if key == "return_mean" and "return_std" in record:
-            parts.append(f"{short} {value:.1f}±{record['return_std']:.1f}")
+        std = key.replace("_mean", "_std")
+        if key.endswith("return_mean") and std in record:
+            parts.append(f"{short} {value:.1f}±{record[std]:.1f}")
         elif key in ("frames", "frames_learned", "frames_all_ranks", "updates", "fps"):
             parts.append(f"{short} {value:,.0f}")
         else:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -137,8 +138,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if distributed.is_distributed():
         trainer.mi.distribute()
     logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
+    periodic_eval = functools.partial(
+        evaluate, loader=loader, eval_episodes=config["eval_episodes"], eval_sampler="greedy",
+        device=config["device"], progress=False,
+    )
     runner = RUNNERS[config["runner"]].from_config(
-        config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir
+        config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir,
+        periodic_eval=periodic_eval if main_rank else None,
     )
     summary = runner.run(gc)
     logger.note(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s ({summary.fps:,.0f} FPS)")
