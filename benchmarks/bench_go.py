@@ -38,7 +38,7 @@ import elfpy  # noqa: E402
 from elfpy.go import play  # noqa: E402
 from elfpy.go.openspiel import compare_random_games, to_openspiel  # noqa: E402
 from elfpy.gtp import GtpEngine, load_evaluator  # noqa: E402
-from rlpytorch.models.policy_value import PolicyValueNet, masked_policy  # noqa: E402
+from rlpytorch.models.policy_value import PolicyValueNet, PolicyValueSettings, masked_policy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -144,7 +144,7 @@ def bench_sims(args) -> None:
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    net = PolicyValueNet(17, 9, 82, channels=args.channels, blocks=args.blocks)
+    net = PolicyValueNet(17, 9, 82, PolicyValueSettings(args.channels, args.blocks))
     evaluator = network_evaluator(net)
     print(f"network: {args.channels} channels, {args.blocks} blocks; torch threads 1")
     print("engine (go_mcts, C++ search, one network call per batch of leaves):")
