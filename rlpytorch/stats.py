@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import math
 from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,11 +138,12 @@ def format_record(record: Mapping[str, float]) -> str:
 @dataclass(eq=False)
 class StatsLogger(Configurable):
     """Writes records to stdout (``echo``) and, with a ``log_dir``, to
-    ``log.txt`` (the same lines), ``progress.csv`` and TensorBoard events."""
+    ``log.txt`` (the same lines, by ``formatter``), ``progress.csv`` and TensorBoard events."""
 
     log_dir: str | Path | None = None
     tensorboard: bool = setting(True, "write TensorBoard events into the run's folder")
     echo: bool = True
+    formatter: Callable[[Mapping[str, float]], str] = format_record
 
     def __post_init__(self) -> None:
         self.log_dir = Path(self.log_dir) if self.log_dir else None
@@ -158,7 +159,7 @@ class StatsLogger(Configurable):
 
     def log(self, record: Mapping[str, float]) -> None:
         """Write one record; ``record["frames"]`` is the x axis of TensorBoard."""
-        self.note(format_record(record))
+        self.note(self.formatter(record))
         if self.log_dir is not None:
             self._write_csv(record)
         if self._tb is not None:

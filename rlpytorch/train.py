@@ -32,7 +32,7 @@ from .game_loader import GameLoader
 from .methods import METHODS
 from .model_interface import ModelInterface
 from .model_loader import ModelLoader
-from .run_dir import resolve_run_dir, write_run_files
+from .run_dir import resolve_run_dir, save_dir_setting, write_run_files
 from .runner import MultiProcessRun, SingleProcessRun, evaluate
 from .sampler import Sampler
 from .stats import StatsLogger
@@ -54,11 +54,7 @@ class TrainScript(Configurable):
 
     method: str = setting("actor_critic", "learning method", choices=tuple(METHODS))
     runner: str = setting("single", "single process, or the learner in its own process", choices=tuple(RUNNERS))
-    save_dir: str = setting(
-        "runs/{time}",
-        "the run's folder: configuration, command line, versions, logs, checkpoints "
-        "({time}: the start time; empty: write nothing)",
-    )
+    save_dir: str = save_dir_setting()
     eval_at_end: bool = setting(True, "evaluate the trained model (see --eval_episodes)")
     torch_threads: int = torch_threads_setting()
 
