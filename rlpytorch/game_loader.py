@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .args_provider import Arg, Configurable
+from .distributions import BEHAVIOUR_LOGP, BEHAVIOUR_PI
+from .spaces import action_space
 
 __all__ = ["ACTOR_INPUTS", "ACTOR_REPLIES", "STATE_KEY", "TRAIN_INPUTS", "GameLoader", "parse_options"]
 
@@ -109,9 +111,11 @@ class GameLoader(Configurable):
         return {k: v for k, v in spec.items() if v.role == "observation" and len(v.shape) > 0}
 
     @staticmethod
-    def num_actions(gc: Any) -> int:
-        """Width of the behaviour policy ``pi`` (the game's one discrete action)."""
-        return int(gc.spec()["pi"].shape[0])
+    def num_actions(gc: Any) -> Any:
+        """Width of the behaviour policy ``pi`` (the game's one discrete action);
+        for any other action space, the gymnasium space (``spaces.action_space``)."""
+        spec = gc.spec()
+        return int(spec["pi"].shape[0]) if "pi" in spec else action_space(spec)
 
     def add_train_tags(self, gc: Any, state_size: int = 0) -> Any:
         """Add the ``actor`` and ``train`` tags of actor-critic training to ``gc``.
@@ -123,8 +127,9 @@ class GameLoader(Configurable):
         spec = gc.spec()
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
         state = self._add_state_key(gc, state_size)
-        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), ACTOR_REPLIES + state)
-        gc.add_tag("train", self.train_batch, obs + finals + TRAIN_INPUTS + state, T=self.T)
+        behaviour = _behaviour_keys(gc)
+        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), behaviour(ACTOR_REPLIES) + state)
+        gc.add_tag("train", self.train_batch, obs + finals + behaviour(TRAIN_INPUTS) + state, T=self.T)
         return gc
 
     def train_context(self, state_size: int = 0) -> Any:
@@ -136,7 +141,8 @@ class GameLoader(Configurable):
         gc = self.context(num_games=num_games, seed=seed)
         obs = list(self.observation_spec(gc))
         state = self._add_state_key(gc, state_size)
-        gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), ACTOR_REPLIES + state)
+        replies = _behaviour_keys(gc)(ACTOR_REPLIES) + state
+        gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), replies)
         return gc
 
     @staticmethod
@@ -145,6 +151,16 @@ class GameLoader(Configurable):
             return []
         gc.add_key(STATE_KEY, "float32", [state_size], "recurrent state the actor started this step from")
         return [STATE_KEY]
+
+
+def _behaviour_keys(gc: Any) -> Callable[[list[str]], list[str]]:
+    """How the actor describes its behaviour policy: ``pi`` for one discrete action
+    (the engine declares it), else ``logp`` (declared here): the returned function
+    puts the right one in a key list."""
+    if BEHAVIOUR_PI in gc.spec():
+        return list
+    gc.add_key(BEHAVIOUR_LOGP, "float32", [], "log-probability of the replied action under the behaviour policy")
+    return lambda keys: [BEHAVIOUR_LOGP if k == BEHAVIOUR_PI else k for k in keys]
 
 
 def _actor_inputs(gc: Any) -> list[str]:

@@ -1,7 +1,9 @@
 """Ready-made actor-critic models, each a composition of encoders, heads and
 (for the recurrent ones) a core. All take the observation spec (a shape, or a
-mapping of key to ``KeySpec``/``ObsKey``/shape) and the number of actions, and
-return ``pi`` ``[..., A]`` and ``V`` ``[...]``.
+mapping of key to ``KeySpec``/``ObsKey``/shape) and the action space (a
+number of discrete actions, or a gymnasium space: ``heads.policy_head`` picks
+the policy head), and return the policy's parameters (``pi`` ``[..., A]`` for
+discrete actions, ``mean``/``std`` for Box ones) and ``V`` ``[...]``.
 
 | name | composition | default for |
 |---|---|---|
@@ -18,7 +20,7 @@ from typing import Any
 from ..args_provider import Configurable
 from .branch import BranchModel
 from .encoders import ACTIVATION, CHANNELS, EMBED_DIM, HIDDEN, LAYERS, MLPEncoder, ObsKey, default_encoder, obs_spec
-from .heads import PolicyHead, ValueHead
+from .heads import BOX_POLICY, ValueHead, policy_head
 from .recurrent import CORE_HIDDEN, RecurrentCore
 
 __all__ = ["GRUActorCritic", "LSTMActorCritic", "MLPActorCritic", "SharedActorCritic", "default_model_name"]
@@ -31,17 +33,23 @@ class MLPActorCritic(BranchModel, Configurable):
     """
 
     name = "mlp"
-    args = (HIDDEN, LAYERS, ACTIVATION)
+    args = (HIDDEN, LAYERS, ACTIVATION, BOX_POLICY)
 
     def __init__(
-        self, obs_spec: Any, num_actions: int, hidden: int = 64, layers: int = 2, activation: str = "tanh"
+        self,
+        obs_spec: Any,
+        num_actions: Any,
+        hidden: int = 64,
+        layers: int = 2,
+        activation: str = "tanh",
+        box_policy: str = "gaussian",
     ) -> None:
         spec = _spec(obs_spec)
         policy = MLPEncoder(spec, None, hidden, layers, activation)
         value = MLPEncoder(spec, None, hidden, layers, activation)
         super().__init__(
             {
-                "policy": (policy, PolicyHead(policy.out_dim, num_actions)),
+                "policy": (policy, policy_head(policy.out_dim, num_actions, box_policy)),
                 "value": (value, ValueHead(value.out_dim)),
             },
             obs_keys=tuple(spec),
@@ -52,23 +60,24 @@ class SharedActorCritic(BranchModel, Configurable):
     """One encoder chosen from the spec (``default_encoder``), run once for both heads."""
 
     name = "shared"
-    args = (HIDDEN, LAYERS, ACTIVATION, CHANNELS, EMBED_DIM)
+    args = (HIDDEN, LAYERS, ACTIVATION, CHANNELS, EMBED_DIM, BOX_POLICY)
 
     def __init__(
         self,
         obs_spec: Any,
-        num_actions: int,
+        num_actions: Any,
         hidden: int = 64,
         layers: int = 2,
         activation: str = "tanh",
         channels: str = "32,32",
         embed_dim: int = 32,
+        box_policy: str = "gaussian",
     ) -> None:
         spec = _spec(obs_spec)
         encoder = default_encoder(spec, hidden, layers, activation, channels, embed_dim)
         super().__init__(
             {
-                "policy": (encoder, PolicyHead(encoder.out_dim, num_actions)),
+                "policy": (encoder, policy_head(encoder.out_dim, num_actions, box_policy)),
                 "value": (encoder, ValueHead(encoder.out_dim)),
             },
             obs_keys=tuple(spec),
@@ -79,25 +88,26 @@ class _RecurrentActorCritic(BranchModel, Configurable):
     """``default_encoder`` -> ``RecurrentCore(kind)`` -> policy and value heads."""
 
     kind = "lstm"
-    args = (HIDDEN, LAYERS, ACTIVATION, CHANNELS, EMBED_DIM, CORE_HIDDEN)
+    args = (HIDDEN, LAYERS, ACTIVATION, CHANNELS, EMBED_DIM, CORE_HIDDEN, BOX_POLICY)
 
     def __init__(
         self,
         obs_spec: Any,
-        num_actions: int,
+        num_actions: Any,
         hidden: int = 64,
         layers: int = 2,
         activation: str = "tanh",
         channels: str = "32,32",
         embed_dim: int = 32,
         core_hidden: int = 64,
+        box_policy: str = "gaussian",
     ) -> None:
         spec = _spec(obs_spec)
         encoder = default_encoder(spec, hidden, layers, activation, channels, embed_dim)
         core = RecurrentCore(self.kind, encoder.out_dim, core_hidden)
         super().__init__(
             {
-                "policy": (encoder, PolicyHead(core.out_dim, num_actions)),
+                "policy": (encoder, policy_head(core.out_dim, num_actions, box_policy)),
                 "value": (encoder, ValueHead(core.out_dim)),
             },
             obs_keys=tuple(spec),

@@ -62,6 +62,8 @@ class BranchModel(Model):
         self.core = core
         self.obs_keys = tuple(obs_keys)
         self.state_size = int(core.state_size) if core is not None else 0
+        # The distribution its policy head parameterises (see rlpytorch.distributions).
+        self.policy_family = next((h.family for h in self.heads.values() if hasattr(h, "family")), None)
 
     def forward(
         self,
