@@ -54,9 +54,11 @@ def _train_main():
     return main
 
 
-def run_rlpytorch(seed: int, frames: int) -> Result:
-    """PPO from the config file on the native pendulum, then 100 greedy episodes."""
-    argv = ["--config", str(CONFIG), "--seed", str(seed), "--num_frames", str(frames), "--save_dir", ""]
+def run_rlpytorch(seed: int, frames: int | None) -> Result:
+    """PPO from the config file on the native pendulum (``frames``: None keeps the
+    config's budget), then 100 greedy episodes."""
+    argv = ["--config", str(CONFIG), "--seed", str(seed), "--save_dir", ""]
+    argv += [] if frames is None else ["--num_frames", str(frames)]
     argv += ["--no-progress", "--log_every", str(10**12), "--eval_episodes", str(EVAL_EPISODES)]
     cpu = time.process_time()
     with redirect_stdout(io.StringIO()):
@@ -126,7 +128,7 @@ def table(results: list[Result]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--frames", type=int, default=1_000_000, help="rlpytorch frame budget")
+    parser.add_argument("--frames", type=int, default=None, help="rlpytorch frame budget (default: the config's)")
     parser.add_argument("--sb3_frames", type=int, default=100_000, help="Stable-Baselines3 frame budget (rl-zoo's)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--no-sb3", dest="sb3", action="store_false", help="run rlpytorch only")
