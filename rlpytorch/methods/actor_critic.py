@@ -42,9 +42,10 @@ class ActorCritic(Configurable):
     at the window's end (and from ``V(final_s)`` at a time-limit truncation).
     ``mu`` is the behaviour policy ``pi`` the actor stored, so a lagging actor
     is corrected by ``min(pi/mu, c)``; for actions other than one discrete one,
-    the actor's ``logp`` of its action, and ``pi/mu`` a ratio of densities. With ``norm_adv`` the advantages
-    ``R - V`` of a window are normalised to zero mean and unit std first. After backward the global gradient norm
-    is clipped to ``grad_clip`` (0: no clipping). A recurrent model is replayed
+    ``mu`` is the actor's ``logp`` of its action and ``pi/mu`` a ratio of
+    densities. With ``norm_adv`` the advantages ``R - V`` of a window are
+    normalised to zero mean and unit std first. After backward the global
+    gradient norm is clipped to ``grad_clip`` (0: no clipping). A recurrent model is replayed
     from its stored states with back-propagation truncated to ``recurrence`` steps.
 
     The batch is a dict of time-major ``[T, B, ...]`` tensors with the model's
