@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import sys
 import time
 from contextlib import redirect_stdout
 from dataclasses import dataclass
@@ -27,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+from rlpytorch.train import main as train_main
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "examples" / "configs" / "pendulum_ppo.yaml"
@@ -44,16 +45,6 @@ class Result:
     eval_std: float
 
 
-def _train_main():
-    """The library's training entry point (``rlpytorch.train`` once it moved there)."""
-    try:
-        from rlpytorch.train import main
-    except ImportError:
-        sys.path.insert(0, str(ROOT / "examples"))
-        from train import main
-    return main
-
-
 def run_rlpytorch(seed: int, frames: int | None) -> Result:
     """PPO from the config file on the native pendulum (``frames``: None keeps the
     config's budget), then 100 greedy episodes."""
@@ -62,7 +53,7 @@ def run_rlpytorch(seed: int, frames: int | None) -> Result:
     argv += ["--no-progress", "--log_every", str(10**12), "--eval_episodes", str(EVAL_EPISODES)]
     cpu = time.process_time()
     with redirect_stdout(io.StringIO()):
-        out = _train_main()(argv)
+        out = train_main(argv)
     cpu = time.process_time() - cpu
     summary, result = out["summary"], out["eval"]
     return Result(

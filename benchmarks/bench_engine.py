@@ -13,8 +13,14 @@ Modes, for each size N (the number of environments / games):
                        CartPoleVectorEnv (these only have full batches);
   async  batch = N/2   elfpy (batch_size=N/2: games keep stepping while Python
                        holds a batch) and envpool (batch_size=N/2, recv/send).
-Worker threads = cores for elfpy and envpool. AsyncVectorEnv runs one process
-per environment, so it is measured only up to --async-vector-max environments
+Worker threads = cores for elfpy and envpool.
+
+The physical limit, column "bare C++" (sync only): the same CartPole games
+(the registered game, through the same game API) stepped by the same number
+of threads with no engine and no Python (cpp/bench/bare_cartpole.cc, built
+by CMake on first use into build/bench), actions drawn in C++. "elfpy / bare"
+is the share of that limit the engine reaches. AsyncVectorEnv runs one process
+per environment, so it is measured only up to --async_vector_max environments
 (default 256) and shown as n/a beyond.
 
 The machine may be shared and noisy: each figure is the median of --repeats
@@ -59,7 +65,9 @@ LIBRARIES = {
     "gym_numpy": ("gym CartPoleVectorEnv", ("sync",)),
     "gym_sync": ("gym SyncVectorEnv", ("sync",)),
     "gym_async": ("gym AsyncVectorEnv", ("sync",)),
+    "bare": ("bare C++", ("sync",)),
 }
+BARE_BUILD = REPO / "build" / "bench"
 
 
 def random_actions(n: int) -> np.ndarray:
@@ -144,6 +152,25 @@ def make_gym_async(num_envs: int, batch: int, threads: int) -> tuple[Callable[[]
     return _gym_vector(env, num_envs)
 
 
+def bare_binary() -> Path:
+    """cpp/bench/bare_cartpole, built into build/bench if it is not there yet."""
+    binary = BARE_BUILD / "bare_cartpole"
+    if not binary.exists():
+        subprocess.run(["cmake", "-S", str(REPO), "-B", str(BARE_BUILD), "-DCMAKE_BUILD_TYPE=Release",
+                        "-DELF_BUILD_PYTHON=OFF", "-DELF_BUILD_TESTS=OFF"], check=True, capture_output=True)
+        subprocess.run(["cmake", "--build", str(BARE_BUILD), "--target", "bare_cartpole", "-j", "2"],
+                       check=True, capture_output=True)
+    return binary
+
+
+def measure_bare(num_envs: int, threads: int, seconds: float) -> tuple[float, float]:
+    """(steps per second, cores busy) of the bare loop: it times itself."""
+    out = subprocess.run([str(bare_binary()), "--games", str(num_envs), "--threads", str(threads),
+                          "--milliseconds", str(int(seconds * 1000))], check=True, capture_output=True, text=True)
+    fields = out.stdout.split()
+    return float(fields[1]), float(fields[3])
+
+
 MAKERS = {
     "elfpy": make_elfpy,
     "envpool": make_envpool,
@@ -162,6 +189,9 @@ def measure(lib: str, num_envs: int, batch: int, threads: int, seconds: float,
     warm-up to last about `seconds` when None). Returns (rate, batches, cpu):
     cpu is this process's CPU time over the wall time (cores kept busy; worker
     processes of AsyncVectorEnv are not included)."""
+    if lib == "bare":
+        rate, cpu = measure_bare(num_envs, threads, seconds)
+        return rate, 0, cpu
     step, close = MAKERS[lib](num_envs, batch, threads)
     try:
         # Warm-up: at least two batches per environment slot and 10% of the
@@ -269,6 +299,8 @@ def build_table(results: dict, sizes: list[int], libs: list[str]) -> tuple[list[
         header.append(LIBRARIES[lib][0])
         if lib != "envpool":
             header.append("/ envpool")
+    if "bare" in libs and "elfpy" in libs:
+        header.append("elfpy / bare")
     rows = []
     for size in sizes:
         for mode in ("sync", "async"):
@@ -282,6 +314,8 @@ def build_table(results: dict, sizes: list[int], libs: list[str]) -> tuple[list[
                 row.append(fmt_rate(rate))
                 if lib != "envpool":
                     row.append(fmt_ratio(rate, base))
+            if "bare" in libs and "elfpy" in libs:
+                row.append(fmt_ratio(median(results, "elfpy", size, mode), median(results, "bare", size, mode)))
             rows.append(row)
     return header, rows
 
@@ -332,6 +366,10 @@ def goals(results: dict, sizes: list[int]) -> list[str]:
                 continue
             met = "met" if ours >= numpy_rate else "NOT met"
             lines.append(f">= gym CartPoleVectorEnv, 4096 envs {mode}: {ours / numpy_rate:.2f}x -> {met}")
+        ours, bare = median(results, "elfpy", 4096, "sync"), median(results, "bare", 4096, "sync")
+        if ours is not None and bare is not None:
+            met = "met" if ours >= 0.6 * bare else "NOT met"
+            lines.append(f">= 0.6 of the bare C++ loop, 4096 envs sync: {ours / bare:.2f} -> {met}")
     return lines
 
 
@@ -346,7 +384,7 @@ def main() -> None:
                         help="worker threads for elfpy and envpool (default: the cores this process may use)")
     parser.add_argument("--libs", nargs="+", default=list(LIBRARIES), choices=list(LIBRARIES),
                         help="libraries to measure (default: all)")
-    parser.add_argument("--async-vector-max", type=int, default=256,
+    parser.add_argument("--async_vector_max", type=int, default=256,
                         help="largest size run with gym AsyncVectorEnv (one process per env); n/a beyond")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: defaults become sizes 64 256, 2 repeats, 0.2 s per measurement")

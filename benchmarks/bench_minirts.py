@@ -4,7 +4,7 @@
 Two measurements, each on one engine worker thread (num_threads=1):
   ai_vs_ai       the game alone: built-in AI against built-in AI
                  (`seats=0`, the spectator mode), with a long frame_skip so the
-                 engine hands a batch to Python only every `--ai-frame-skip`
+                 engine hands a batch to Python only every `--ai_frame_skip`
                  ticks and Python's share is negligible;
   engine_random  a Python agent on seat 0 against the `simple` AI through the
                  engine: every `frame_skip` (25) ticks each game writes its
@@ -70,7 +70,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0, help="measured time per run")
     parser.add_argument("--repeats", type=int, default=3, help="runs per mode; the median is reported")
     parser.add_argument("--games", type=int, default=64, help="games (= batch size)")
-    parser.add_argument("--ai-frame-skip", type=int, default=2000, help="ticks per step in ai_vs_ai")
+    parser.add_argument("--ai_frame_skip", type=int, default=2000, help="ticks per step in ai_vs_ai")
     parser.add_argument("--quick", action="store_true", help="one short run per mode")
     parser.add_argument("--modes", default="", help="only the modes whose name contains one of these, comma-separated")
     args = parser.parse_args()

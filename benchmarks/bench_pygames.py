@@ -135,7 +135,7 @@ def measure(library: str, config: str, num_envs: int, workers: int, seconds: flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--configs", nargs="+", default=["raw", "atari"], choices=sorted(FACTORIES))
-    parser.add_argument("--num-envs", type=int, default=16)
+    parser.add_argument("--num_envs", type=int, default=16)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="elfpy worker processes and envpool threads")
     parser.add_argument("--seconds", type=float, default=8.0)

@@ -5,7 +5,7 @@ training frames per second (environment steps per wall-clock second,
 updates included), and the wall time and frames until the mean return of the
 last 100 training episodes first reaches the target (475). Stable-Baselines3
 runs with its default hyperparameters on 8 Gymnasium ``CartPole-v1``
-environments (``make_vec_env``); rlpytorch runs ``examples/train.py``'s
+environments (``make_vec_env``); rlpytorch runs ``rlpytorch.train``'s
 defaults for each method on the engine's CartPole. Every contender uses the
 same number of torch threads. Each rlpytorch method is compared with its
 Stable-Baselines3 counterpart (ActorCritic with A2C, PPO with PPO). With
@@ -24,7 +24,6 @@ import datetime
 import io
 import os
 import platform
-import sys
 import time
 from contextlib import redirect_stdout
 from dataclasses import dataclass
@@ -32,8 +31,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
 TARGET = 475.0
 
@@ -55,8 +52,8 @@ METHOD_NAMES = {"actor_critic": "ActorCritic", "ppo": "PPO"}
 
 
 def run_rlpytorch(method: str, seed: int, max_frames: int) -> Result:
-    """examples/train.py with its defaults for ``method``, stopping at the target return."""
-    import train
+    """``python -m rlpytorch.train`` with its defaults for ``method``, stopping at the target return."""
+    from rlpytorch import train
 
     argv = ["--game", "cartpole", "--method", method, "--seed", str(seed)]
     argv += ["--num_frames", str(max_frames), "--stop_at_return", str(TARGET), "--save_dir", ""]
@@ -175,7 +172,7 @@ def commit() -> str:
     root = Path(__file__).resolve().parent.parent
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
-        paths = ["rlpytorch", "examples", "benchmarks/bench_train.py"]
+        paths = ["rlpytorch", "benchmarks/bench_train.py"]
         dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *paths], cwd=root)
     except OSError:
         return "unknown"

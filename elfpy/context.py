@@ -15,13 +15,30 @@ Step semantics (every game, every seat). Row t of a game holds:
   episode_return_t, episode_length_t
                     the current episode's return and length so far; on a
                     terminal row, the final ones of the episode that ended;
-  a_t, pi_t, V_t    what the actor replied at step t (pi: the distribution it
-                    sampled from, V: its value estimate), kept in the history.
+  a_t               the action the actor replied at step t, and any extra
+                    reply key the actor declared with `add_key` (such as
+                    a policy `pi` or a value `V`), kept in the history;
+  statistic keys    an episode's outcome (e.g. MiniRTS's `won`), meaningful
+                    on terminal rows.
 So an episode's return is the sum of r over the rows after its first row up
 to and including its terminal row, and the return of a_t in a [T, B] window
 is R_t = r_{t+1} + gamma * (1 - terminal_{t+1}) * R_{t+1}. Consecutive windows
 of a game overlap by one step, so the last row of a window can be bootstrapped
 and reappears as the first row of the next.
+
+Actions. `spec()[key].space` is the action key's `gymnasium.spaces` space:
+Discrete, MultiDiscrete or Box (float32). A reply outside an integer space,
+or a NaN or infinite Box value, raises ValueError naming the tag, key, row
+and game, and no game steps with it. A finite Box value outside [low, high]
+passes unchanged: each game clips it to its bounds itself, as Gymnasium
+environments do.
+
+Keys. The engine declares the game's keys and its own (`r`, `terminal`,
+`truncated`, `episode_return`, `episode_length`, `final_<key>`) and nothing
+else: whatever an actor replies beyond the game's actions is declared with
+`add_key(name, dtype, shape, meaning)` before the tags. `start()` raises
+ValueError naming the tag and key when a tag reads a reply key that no tag
+with replies replies.
 
 Batch arrays are numpy views of the engine's buffers (no copy; torch.from_numpy
 on them copies nothing). They are valid only until the callback returns (or,
@@ -30,18 +47,16 @@ when iterating, until the next batch): copy what you keep.
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import gymnasium as gym
 import numpy as np
 
 from elfpy import _elf
-from elfpy.gym_host import GymHost, is_hosted
+from elfpy.sources import open_source
 
-_WAIT_SLICE_MS = 100  # how often a waiting run() returns to Python to see Ctrl-C
-_WORKER_CHECK_S = 0.5  # how often run() checks the worker processes of Python-hosted games
+_WAIT_SLICE_MS = 100  # how often a waiting run() returns to Python to see Ctrl-C and check the game source
 
 
 def games() -> list[str]:
@@ -50,14 +65,45 @@ def games() -> list[str]:
 
 
 class KeySpec(NamedTuple):
-    """What one key of a batch holds. `shape` is per row (no T or batch axis)."""
+    """What one key of a batch holds. `shape` is per row (no T or batch axis).
+
+    `role`: "observation" and "statistic" (an episode's outcome, read on
+    terminal rows) are written by the game, "action" and "extra" replied by
+    Python, "engine" written by the engine. `space` is an action key's
+    `gymnasium.spaces` space (Discrete, MultiDiscrete or Box), None for every
+    other key; `bounds` the lowest and highest value of every element."""
 
     name: str
     dtype: np.dtype
     shape: tuple[int, ...]
     meaning: str
-    role: str  # "observation", "action", "engine" or "extra"
+    role: str
     bounds: tuple[float, float] | None
+    space: gym.Space | None = None
+
+
+def _action_space(dtype: np.dtype, shape: tuple[int, ...], bounds: tuple[float, float] | None,
+                  space: tuple | None) -> gym.Space | None:
+    """The gymnasium space of the engine's (kind, nvec, low, high)."""
+    if space is None:
+        return None
+    kind, nvec, low, high = space
+    if kind == "discrete":
+        return gym.spaces.Discrete(int(nvec[0]), start=int(bounds[0]))
+    if kind == "multi_discrete":
+        return gym.spaces.MultiDiscrete(np.asarray(nvec, np.int64))
+    def per_element(bound: Any) -> np.ndarray:  # one bound for every element, or one per element
+        values = np.asarray(bound, dtype).reshape(-1)
+        return np.full(shape, values[0], dtype) if values.size == 1 else values.reshape(shape)
+
+    return gym.spaces.Box(per_element(low), per_element(high), shape, dtype)
+
+
+def _key_spec(d: Mapping[str, Any]) -> KeySpec:
+    """A KeySpec from the engine's description of a key."""
+    dtype, shape = np.dtype(d["dtype"]), tuple(d["shape"])
+    return KeySpec(d["name"], dtype, shape, d["meaning"], d["role"], d["bounds"],
+                   _action_space(dtype, shape, d["bounds"], d["space"]))
 
 
 class TagInfo(NamedTuple):
@@ -134,14 +180,6 @@ class _TagState:
         return {k: v[:, :size] for k, v in views.items()}, game_ids[:size], seats[:size]
 
 
-def _option_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return str(value)
-
-
 def _as_numpy(value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
@@ -165,44 +203,33 @@ class GameContext:
     Python-hosted games: `game` is `"gym:<Gymnasium id>"` or a callable that
     returns an environment; they run in `num_workers` processes (default: one
     per CPU), the extra keyword arguments go to the environment, `preset`
-    names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), and the
-    hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`).
+    names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), the
+    hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`),
+    and with `step_timeout_s` a step that takes longer fails the context
+    (GameError naming the environment and its worker).
+
+    Whatever the state (a worker killed or stuck in `step`, batches held or
+    replied), stop() returns promptly; after a GameError the engine's threads,
+    the worker processes and their shared memory are already gone.
     """
 
     def __init__(self, game: str | Callable[..., Any], num_games: int, num_threads: int | None = None,
                  seed: int = 0, deterministic: bool = False, *, num_workers: int | None = None,
                  preset: str | None = None, preprocess: Callable[[Any], Any] | None = None,
                  reshape_reward: Callable[[Any, Any, float, bool], float] | None = None,
-                 **game_options: Any) -> None:
-        threads = num_threads if num_threads is not None else (os.cpu_count() or 1)
-        self._host: GymHost | None = None
-        if is_hosted(game):
-            self._host = GymHost(game, num_games, num_workers, seed, preset, preprocess, reshape_reward,
-                                 game_options)
-            self.game = self._host.name
-            if num_threads is None:  # an engine thread waits while a worker steps: one per worker keeps all busy
-                threads = self._host.board.num_workers
-            try:
-                self._ctx = _elf.Context(self.game, self._host.board, threads, seed, deterministic)
-            except BaseException:
-                self._host.close()
-                raise
-        else:
-            if any(arg is not None for arg in (num_workers, preset, preprocess, reshape_reward)):
-                raise ValueError(f"num_workers, preset, preprocess and reshape_reward are for Python-hosted games "
-                                 f"('gym:<id>' or a factory); '{game}' is a native game")
-            options = {name: _option_text(value) for name, value in game_options.items()}
-            self.game = game
-            self._ctx = _elf.Context(game, num_games, threads, seed, deterministic, options)
-        self._keys = {k["name"]: KeySpec(k["name"], np.dtype(k["dtype"]), tuple(k["shape"]), k["meaning"],
-                                         k["role"], k["bounds"]) for k in self._ctx.keys()}
+                 step_timeout_s: float | None = None, **game_options: Any) -> None:
+        hosting = {"num_workers": num_workers, "preset": preset, "preprocess": preprocess,
+                   "reshape_reward": reshape_reward, "step_timeout_s": step_timeout_s}
+        self._source = open_source(game, num_games, num_threads, seed, deterministic, hosting, game_options)
+        self._ctx = self._source.context
+        self.game = self._source.name
+        self._keys = {k["name"]: _key_spec(k) for k in self._ctx.keys()}
         self._tags: dict[str, int] = {}
         self._tag_states: list[_TagState] = []
         self._callbacks: dict[str, Callable[[Batch], Any]] = {}
         self._started = False
         self._stopped = False
         self._pending: Batch | None = None  # iteration mode: the batch handed out last
-        self._next_worker_check = 0.0
 
     # --- configuration ---------------------------------------------------
 
@@ -218,15 +245,16 @@ class GameContext:
     @property
     def worker_pids(self) -> list[int]:
         """Process ids of the workers hosting a Python-hosted game (none for native games)."""
-        return self._host.pids if self._host is not None else []
+        return self._source.worker_pids
 
     @property
     def num_seats(self) -> int:
         return self._ctx.num_seats()
 
     def add_key(self, name: str, dtype: str, shape: Sequence[int] = (), meaning: str = "") -> None:
-        """Declares an extra reply key (e.g. a recurrent state `h`) that an
-        actor replies and the history keeps for training tags."""
+        """Declares an extra reply key that an actor replies and the history
+        keeps for training tags: a policy `pi`, a value `V`, a recurrent state
+        `h`, ... (the engine declares none itself). Before `add_tag`."""
         self._ctx.add_key(name, np.dtype(dtype).name, list(shape), meaning)
         self._keys[name] = KeySpec(name, np.dtype(dtype), tuple(shape), meaning, "extra", None)
 
@@ -318,13 +346,12 @@ class GameContext:
             yield self._pending
 
     def stop(self) -> None:
-        """Stops every worker and returns; safe to call twice."""
+        """Stops the engine's threads and any worker processes, and returns
+        in any state; safe to call twice."""
         if self._stopped:
             return
         self._stopped = True
-        self._ctx.stop()
-        if self._host is not None:
-            self._host.close()
+        self._source.close()
 
     def __enter__(self) -> GameContext:
         if not self._started:
@@ -335,7 +362,7 @@ class GameContext:
         self.stop()
 
     def __del__(self) -> None:
-        if getattr(self, "_ctx", None) is not None and not getattr(self, "_stopped", True):
+        if getattr(self, "_source", None) is not None and not getattr(self, "_stopped", True):
             self.stop()
 
     # --- internals ---------------------------------------------------------
@@ -348,8 +375,13 @@ class GameContext:
         try:
             ref = None
             while ref is None:
-                self._check_workers()
+                self._check_source()
                 ref = self._ctx.wait(_WAIT_SLICE_MS)
+        except _elf.GameError:
+            # Nothing more can run: release the workers and shared memory now,
+            # not at stop(). The engine keeps raising this error on later calls.
+            self._source.close()
+            raise
         except KeyboardInterrupt:  # also reached from iteration, which has no run()
             self.stop()
             raise
@@ -358,16 +390,12 @@ class GameContext:
         arrays, game_ids, seats = state.arrays(buffer, size)
         return Batch(self, state.name, ref, arrays, game_ids, seats)
 
-    def _check_workers(self) -> None:
-        """Fails the context if a worker process of a Python-hosted game died
-        (the engine would otherwise wait for it forever)."""
-        if self._host is None or time.monotonic() < self._next_worker_check:
-            return
-        self._next_worker_check = time.monotonic() + _WORKER_CHECK_S
-        message = self._host.dead_worker()
+    def _check_source(self) -> None:
+        """Fails the context if something outside the engine broke (a worker
+        process of a Python-hosted game died), so the next wait raises."""
+        message = self._source.failure()
         if message is not None:
             self._ctx.fail(message)
-            self._host.board.close()  # wakes engine threads waiting on the dead worker
 
     def _finish(self, batch: Batch, replies: Mapping[str, Any] | None) -> None:
         if batch._done:

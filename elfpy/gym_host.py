@@ -29,6 +29,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -42,6 +43,7 @@ from elfpy.gym_presets import resolve
 
 _ENGINE_DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool")
 _POLL_MS = 200  # how often an idle worker checks that its parent is alive
+_EXIT_GRACE_S = 0.3  # how long close() lets the workers exit on their own before it kills them
 
 
 def is_hosted(game: Any) -> bool:
@@ -49,7 +51,8 @@ def is_hosted(game: Any) -> bool:
     return callable(game) or (isinstance(game, str) and game.startswith("gym:"))
 
 
-def _as_arrays(observation: Any) -> dict[str, np.ndarray]:
+def observation_arrays(observation: Any) -> dict[str, np.ndarray]:
+    """An observation as the engine's keys: a dict's entries, or one array as `s`."""
     if isinstance(observation, dict):
         return {str(name): np.asarray(value) for name, value in observation.items()}
     return {"s": np.asarray(observation)}
@@ -72,7 +75,7 @@ def observation_keys(sample: Any, bounds: dict[str, tuple[float, float]] | None 
     """Keys for observations shaped like `sample` (already preprocessed),
     with the value bounds a preset states for some of them."""
     keys = []
-    for name, array in _as_arrays(sample).items():
+    for name, array in observation_arrays(sample).items():
         keys.append({"name": name, "dtype": _engine_dtype(name, array), "shape": list(array.shape),
                      "meaning": f"observation '{name}'", "role": "observation",
                      "bounds": (bounds or {}).get(name)})
@@ -166,7 +169,7 @@ class _Worker:
     def store(self, prefix: str, game: int, observation: Any) -> None:
         if self.preprocess is not None:
             observation = self.preprocess(observation)
-        for name, array in _as_arrays(observation).items():
+        for name, array in observation_arrays(observation).items():
             view = self.views.get(prefix + name)
             if view is None or view.shape[1:] != array.shape:
                 raise ValueError(f"observation '{name}' has shape {array.shape}, but the game's spec says "
@@ -196,14 +199,28 @@ def worker_main() -> None:
                 server.serve(game)
     finally:
         server.close()
+    # Skip the interpreter's teardown: it takes a good part of a second, and
+    # stop() waits for this exit (nothing is left to free; the output is flushed).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 class GymHost:
-    """Worker processes and the shared block for `num_games` Python-hosted games."""
+    """Worker processes and the shared block for `num_games` Python-hosted games.
 
-    def __init__(self, game: Any, num_games: int, num_workers: int | None, seed: int, preset: str | None,
-                 preprocess: Callable | None, reshape_reward: Callable | None, env_kwargs: dict[str, Any]) -> None:
-        self.name, chosen = resolve(game, preset, env_kwargs)
+    With `step_timeout_s`, a step whose result is not back that many seconds
+    after the engine sent it fails the engine with a GameError naming the
+    game, the environment and its worker; the context then stops its
+    workers (a late worker is not replaced)."""
+
+    def __init__(self, game: Any, num_games: int, *, num_workers: int | None = None, seed: int = 0,
+                 preset: str | None = None, preprocess: Callable | None = None,
+                 reshape_reward: Callable | None = None, step_timeout_s: float | None = None,
+                 env_kwargs: dict[str, Any] | None = None) -> None:
+        if step_timeout_s is not None and not step_timeout_s > 0:
+            raise ValueError(f"step_timeout_s must be a positive number of seconds, got {step_timeout_s}")
+        self.name, chosen = resolve(game, preset, env_kwargs or {})
         make_env = chosen.make
         preprocess = preprocess or chosen.preprocess
         reshape_reward = reshape_reward or chosen.reshape_reward
@@ -216,7 +233,7 @@ class GymHost:
                          action_key(probe.action_space)]
         finally:
             probe.close()
-        self.board = _elf.RemoteBoard(self.keys, num_games, workers)
+        self.board = _elf.RemoteBoard(self.keys, num_games, workers, step_timeout_s or 0.0)
         self._fd = os.memfd_create("elf-gym-board")
         self._processes: list[subprocess.Popen] = []
         self._closed = False
@@ -261,18 +278,26 @@ class GymHost:
                         f"died with exit code {process.returncode}")
         return None
 
+    def close_board(self) -> None:
+        """Tells every worker to exit and wakes every engine thread waiting
+        on one (it raises). Safe to call twice, and after close()."""
+        if not self._closed and hasattr(self, "_memory"):
+            self.board.close()
+
     def close(self) -> None:
         """Stops the workers and releases the shared block; call after the
-        engine stopped. Safe to call twice."""
+        engine stopped (its threads read the block). A worker gets
+        `_EXIT_GRACE_S` to exit (closing its environments), then is killed.
+        Safe to call twice."""
         if self._closed:
             return
+        self.close_board()
         self._closed = True
-        if hasattr(self, "_memory"):
-            self.board.close()
+        deadline = time.monotonic() + _EXIT_GRACE_S
         for process in self._processes:
             try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:  # e.g. looping inside step: it never sees the board close
                 process.kill()
                 process.wait()
         if hasattr(self, "_memory"):

@@ -3,7 +3,8 @@
 `GameContext("gym:ALE/Pong-v5", num_games=16, preset="atari")` runs Pong
 with the standard DQN preprocessing instead of raw frames; preset="minigrid"
 turns MiniGrid's dict observation (image, direction, mission text) into
-arrays. A preset is a factory `make(env_id, **env_kwargs)` and optional
+arrays. A preset is a factory `make(env, **env_kwargs)` (`env`: the id's
+EnvSpec, see `registered_spec`) and optional
 `preprocess` and `reshape_reward` hooks (see `elfpy.gym_host`); add one to
 `PRESETS`.
 """
@@ -24,14 +25,26 @@ import numpy as np
 _PLUGINS = {"ALE/": "ale_py", "MiniGrid-": "minigrid", "BabyAI-": "minigrid"}
 
 
-def make_gym_env(env_id: str, **kwargs: Any) -> Any:
-    """gymnasium.make(env_id), importing the package that registers it."""
+def registered_spec(env_id: str) -> Any:
+    """The Gymnasium registry's EnvSpec of `env_id` in this process (importing
+    the plugin package that registers it). Workers are fresh interpreters
+    whose registry lacks what the user's script registered
+    (`gymnasium.register(...)`), so they make their environments from this
+    spec rather than from the id."""
     import gymnasium
 
     for prefix, module in _PLUGINS.items():
         if env_id.startswith(prefix):
             importlib.import_module(module)
-    return gymnasium.make(env_id, **kwargs)
+    return gymnasium.spec(env_id)
+
+
+def make_gym_env(env: Any, **kwargs: Any) -> Any:
+    """gymnasium.make(env), `env` being an EnvSpec (see `registered_spec`) or
+    a registered id."""
+    import gymnasium
+
+    return gymnasium.make(registered_spec(env) if isinstance(env, str) else env, **kwargs)
 
 
 class Preset(NamedTuple):
@@ -43,7 +56,7 @@ class Preset(NamedTuple):
     bounds: dict[str, tuple[float, float]] | None = None
 
 
-def atari_env(env_id: str, noop_max: int = 30, frame_skip: int = 4, screen_size: int = 84, stack: int = 4,
+def atari_env(env: Any, noop_max: int = 30, frame_skip: int = 4, screen_size: int = 84, stack: int = 4,
               terminal_on_life_loss: bool = False, **kwargs: Any) -> Any:
     """The standard Atari preprocessing (Mnih et al. 2015; Machado et al. 2018):
     up to `noop_max` no-ops at reset, `frame_skip` with max-pooling of the last
@@ -52,7 +65,7 @@ def atari_env(env_id: str, noop_max: int = 30, frame_skip: int = 4, screen_size:
     `terminal_on_life_loss` ends an episode with each lost life (episodic life)."""
     from gymnasium.wrappers import AtariPreprocessing, FrameStackObservation
 
-    env = make_gym_env(env_id, frameskip=1, **kwargs)  # the wrapper skips frames, max-pooling them
+    env = make_gym_env(env, frameskip=1, **kwargs)  # the wrapper skips frames, max-pooling them
     env = AtariPreprocessing(env, noop_max=noop_max, frame_skip=frame_skip, screen_size=screen_size,
                              terminal_on_life_loss=terminal_on_life_loss, grayscale_obs=True)
     return FrameStackObservation(env, stack)
@@ -129,10 +142,10 @@ def resolve(game: Any, preset: str | None, env_kwargs: dict[str, Any]) -> tuple[
             raise ValueError("a preset applies to 'gym:<id>' games, not to a factory")
         name = getattr(game, "__name__", type(game).__name__)
         return f"py:{name}", Preset(functools.partial(game, **env_kwargs))
-    env_id = game[len("gym:"):]
-    if preset is None:
-        return game, Preset(functools.partial(make_gym_env, env_id, **env_kwargs))
-    if preset not in PRESETS:
+    if preset is not None and preset not in PRESETS:
         raise ValueError(f"unknown preset '{preset}'; valid presets: {sorted(PRESETS)}")
+    spec = registered_spec(game[len("gym:"):])
+    if preset is None:
+        return game, Preset(functools.partial(make_gym_env, spec, **env_kwargs))
     chosen = PRESETS[preset]
-    return f"{game} ({preset})", chosen._replace(make=functools.partial(chosen.make, env_id, **env_kwargs))
+    return f"{game} ({preset})", chosen._replace(make=functools.partial(chosen.make, spec, **env_kwargs))

@@ -22,8 +22,8 @@ _TAG = "step"
 
 
 def _space(spec: KeySpec) -> gym.Space:
-    if spec.role == "action" and np.issubdtype(spec.dtype, np.integer) and spec.shape == ():
-        return gym.spaces.Discrete(int(spec.bounds[1]) + 1)
+    if spec.space is not None:  # an action key
+        return spec.space
     if spec.dtype == np.bool_:
         return gym.spaces.MultiBinary(spec.shape if spec.shape else 1)
     if spec.bounds is not None:

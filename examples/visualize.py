@@ -1,16 +1,16 @@
 """Turn a MiniRTS game into an animated GIF: from a replay file, or played live.
 
     # built-in AI against built-in AI (seats=0), one frame every 10 ticks
-    python examples/visualize.py --out game.gif --ai0 hit_and_run --opponent simple --frame-skip 10
+    python examples/visualize.py --out game.gif --ai0 hit_and_run --opponent simple --frame_skip 10
     # random commands (seat 0) against the simple AI, in capture the flag; keep the replay
-    python examples/visualize.py --policy random --variant ctf --out ctf.gif --save-replay ctf.json
+    python examples/visualize.py --policy random --variant ctf --out ctf.gif --save_replay ctf.json
     # a saved replay (re-simulated and checked board by board)
     python examples/visualize.py --replay ctf.json --out ctf.gif
     # a trained model (greedy) against the checkpoint's opponent
-    python examples/visualize.py --load checkpoints/minirts.pt --out model.gif
+    python examples/visualize.py --load pretrained/minirts_simple_ac.pt --out model.gif
 
-A live game's options come from the flags (``--variant``, ``--map-size``,
-``--opponent``, ``--ai0``, ``--frame-skip``, ``--game-options k=v,...``); with
+A live game's options come from the flags (``--variant``, ``--map_size``,
+``--opponent``, ``--ai0``, ``--frame_skip``, ``--game_options k=v,...``); with
 ``--load`` they come from the checkpoint's ``--game_options`` (the flags then
 override them). ``--fog`` draws seat 0's view (fog of war) instead of the
 whole map. ``--ascii`` also prints the final board.
@@ -19,30 +19,28 @@ whole map. ``--ascii`` also prints the final board.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import minirts_render as render  # noqa: E402
-
-from rlpytorch.game_loader import parse_options  # noqa: E402
+from elfpy.render import minirts as render
+from rlpytorch.game_loader import parse_options
 
 
 def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, ...]]:
-    """A greedy policy from an rlpytorch checkpoint, the game options it was
-    trained with, and the observation keys it reads."""
+    """A greedy policy from an rlpytorch checkpoint (or a run folder's last one),
+    the game options it was trained with, and the observation keys it reads."""
     import torch
 
     from rlpytorch.game_loader import GameLoader
     from rlpytorch.model_base import read_checkpoint
     from rlpytorch.model_loader import load_model
+    from rlpytorch.run_dir import checkpoint_path
     from rlpytorch.trainer import to_tensors
 
+    path = str(checkpoint_path(path))
     loader = GameLoader.from_config(read_checkpoint(path)["args"])
     if loader.game != "minirts":
         raise ValueError(f"{path} was trained on {loader.game!r}, not minirts")
@@ -62,20 +60,21 @@ def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, .
 def main(argv: Sequence[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--replay", default="", help="replay file to draw (from --save-replay or minirts_render)")
+    source.add_argument("--replay", default="", help="replay file to draw (from --save_replay or elfpy.render.minirts)")
     source.add_argument("--policy", choices=("ai", "random"), default="ai",
                         help="live game: built-in AIs on both sides (ai), or random commands on seat 0")
-    source.add_argument("--load", default="", help="live game: an rlpytorch checkpoint plays seat 0, greedily")
+    source.add_argument("--load", default="",
+                        help="live game: an rlpytorch checkpoint (or run folder) plays seat 0, greedily")
     parser.add_argument("--out", default="minirts.gif", help="GIF to write")
-    parser.add_argument("--save-replay", default="", help="live game: also save its replay here")
+    parser.add_argument("--save_replay", default="", help="live game: also save its replay here")
     parser.add_argument("--variant", default=None, help="standard, ctf or tower_defense")
-    parser.add_argument("--map-size", type=int, default=None)
+    parser.add_argument("--map_size", type=int, default=None)
     parser.add_argument("--opponent", default=None, help="built-in AI of player 1 (simple, hit_and_run)")
     parser.add_argument("--ai0", default=None, help="built-in AI of player 0 with --policy ai")
-    parser.add_argument("--frame-skip", type=int, default=None, help="ticks per step, so per frame")
-    parser.add_argument("--game-options", default="", help="more game options, k=v,k=v")
+    parser.add_argument("--frame_skip", type=int, default=None, help="ticks per step, so per frame")
+    parser.add_argument("--game_options", default="", help="more game options, k=v,k=v")
     parser.add_argument("--seed", type=int, default=0, help="seed of the live game's context")
-    parser.add_argument("--max-steps", type=int, default=2000, help="stop a live game after this many steps")
+    parser.add_argument("--max_steps", type=int, default=2000, help="stop a live game after this many steps")
     parser.add_argument("--fog", action="store_true", help="draw seat 0's view instead of the whole map")
     parser.add_argument("--scale", type=int, default=12, help="pixels per tile")
     parser.add_argument("--duration", type=int, default=100, help="milliseconds per frame")

@@ -1,12 +1,22 @@
-"""Arguments declared by the components that use them, gathered into one parser.
+"""Settings declared once by the components that use them, gathered into one parser.
 
-Every configurable component (method, model, trainer, runner, sampler, game
-loader) lists its arguments once, in a class attribute ``args`` of ``Arg``
-entries: name, default, help, and optionally a type and choices. A run names
-the components it uses; ``ArgsProvider`` builds one ``argparse`` parser from
-them, one argument group per component, so ``--help`` reads like the run.
+A configurable component is a dataclass: each setting is one field declared
+with ``setting(default, help)`` (optionally choices, aliases, a type), which is
+at once the constructor's default, the parser's default and its help text.
+Fields without ``setting`` are the component's collaborators and explicit
+values (a model, a seed, a folder): the code that assembles a run passes them.
+A field declared with ``part(Class)`` is a composed part (e.g. ActorCritic's
+``PolicyGradient``), built with its own defaults or from the configuration.
 
-Rules, so that a typo never goes unnoticed:
+    @dataclass(eq=False)
+    class Sampler(Configurable):
+        sampler: str = setting("multinomial", "how actions are drawn from pi", choices=SAMPLERS)
+        epsilon: float = setting(0.05, "exploration rate of epsilon_greedy")
+        seed: int | None = None
+
+A run names the components it uses; ``ArgsProvider`` builds one ``argparse``
+parser from their settings, one argument group per component (and per part),
+so ``--help`` reads like the run. Rules, so that a typo never goes unnoticed:
 
 - two components declaring the same name is an error when the parser is built;
 - an unknown command-line option or config-file key is an error;
@@ -14,43 +24,82 @@ Rules, so that a typo never goes unnoticed:
   line overrides the file.
 
 The parsed result is a plain ``dict`` (the effective configuration): it is
-printed at start and saved in every checkpoint. ``Component.from_config``
-builds a component from it, taking only the keys the component declared.
+printed at start and saved with the run. ``Component.from_config`` builds a
+component from it, taking only the settings the component (and its parts)
+declared; everything else it needs is passed explicitly.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 from typing_extensions import Self
 
-__all__ = ["Arg", "ArgsError", "ArgsProvider", "Configurable", "format_config", "read_config_file"]
+__all__ = [
+    "Arg",
+    "ArgsError",
+    "ArgsProvider",
+    "Configurable",
+    "format_config",
+    "part",
+    "read_config_file",
+    "setting",
+]
+
+_SETTING = "rlpytorch.setting"  # field metadata: the setting's help, type, choices and aliases
+_PART = "rlpytorch.part"  # field metadata: a composed Configurable part
 
 
 class ArgsError(ValueError):
     """A duplicate, unknown or badly typed argument."""
 
 
-@dataclass(frozen=True)
-class Arg:
-    """One argument of a component: its name, default, help and type.
+def setting(
+    default: Any,
+    help: str,
+    *,
+    choices: Sequence[Any] | None = None,
+    aliases: Sequence[str] = (),
+    type: Callable[[str], Any] | None = None,
+) -> Any:
+    """A dataclass field that is a setting: its default and help, stated here only.
 
     The type is taken from the default when not given (``bool`` defaults become
-    ``--name/--no-name`` switches). ``default=None`` needs an explicit type.
+    ``--name/--no-name`` switches); ``default=None`` needs an explicit type.
+    ``aliases`` are other command-line names (e.g. ``("episodes",)``).
     """
+    info = {"help": help, "choices": tuple(choices) if choices is not None else None,
+            "aliases": tuple(aliases), "type": type}
+    return dataclasses.field(default=default, metadata={_SETTING: info})
+
+
+def part(cls: type[Configurable]) -> Any:
+    """A dataclass field holding a composed part, by default ``cls()`` with its own defaults."""
+    return dataclasses.field(default_factory=cls, metadata={_PART: cls})
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One setting as the parser sees it: name, default, help, type, choices, aliases."""
 
     name: str
     default: Any
     help: str
     type: Callable[[str], Any] | None = None
     choices: Sequence[Any] | None = None
-    aliases: Sequence[str] = ()  # other command-line names, e.g. ("episodes",) for --episodes
+    aliases: Sequence[str] = ()
+
+    @classmethod
+    def of_field(cls, field: dataclasses.Field) -> Arg:
+        """The ``Arg`` of a field declared with ``setting``."""
+        return cls(field.name, field.default, **field.metadata[_SETTING])
 
     @property
     def value_type(self) -> Callable[[str], Any]:
@@ -84,25 +133,49 @@ class Arg:
 
 
 class Configurable:
-    """Mixin for components that declare their arguments in ``args``."""
+    """Mixin for dataclass components whose settings are declared with ``setting``."""
 
-    args: ClassVar[tuple[Arg, ...]] = ()
+    @classmethod
+    def settings(cls) -> tuple[Arg, ...]:
+        """Every setting of this class (inherited ones included), in declaration order."""
+        return tuple(Arg.of_field(f) for f in dataclasses.fields(cls) if _SETTING in f.metadata)
+
+    @classmethod
+    def parts(cls) -> dict[str, type[Configurable]]:
+        """The composed parts: field name -> part class."""
+        return {f.name: f.metadata[_PART] for f in dataclasses.fields(cls) if _PART in f.metadata}
 
     @classmethod
     def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
-        """Argument groups for the parser: this class's own, plus its parts' if composed."""
-        return {cls.__name__: cls.args}
+        """Argument groups for the parser: one per class of the hierarchy that
+        declares settings (a base class's first), then the parts' groups."""
+        groups: dict[str, tuple[Arg, ...]] = {}
+        for klass in reversed(cls.__mro__):
+            if dataclasses.is_dataclass(klass) and issubclass(klass, Configurable):
+                own = klass.__dict__.get("__annotations__", {})
+                args = tuple(arg for arg in klass.settings() if arg.name in own)
+                if args:
+                    groups[klass.__name__] = args
+        for part_cls in cls.parts().values():
+            groups.update(part_cls.arg_groups())
+        return groups
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
-        """The declared arguments (of all groups) with their default values."""
+        """The declared settings (of all groups) with their default values."""
         return {arg.name: arg.default for args in cls.arg_groups().values() for arg in args}
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], **extra: Any) -> Self:
-        """Build the component from its declared keys of ``config`` plus ``extra``."""
-        own = {arg.name: config.get(arg.name, arg.default) for arg in cls.args}
-        return cls(**own, **extra)
+        """Build the component from its settings in ``config`` (missing ones take
+        their defaults), its parts likewise, and the explicit values ``extra``."""
+        own = {arg.name: config[arg.name] for arg in cls.settings() if arg.name in config}
+        parts = {name: part_cls.from_config(config) for name, part_cls in cls.parts().items() if name not in extra}
+        return cls(**own, **parts, **extra)
+
+    def setting_values(self) -> dict[str, Any]:
+        """This instance's settings, by name (to build an equal one elsewhere)."""
+        return {arg.name: getattr(self, arg.name) for arg in self.settings()}
 
 
 class ArgsProvider:
@@ -112,7 +185,9 @@ class ArgsProvider:
     ``arg_groups()`` in order, so ``--help`` lists them as the run uses them.
     """
 
-    def __init__(self, components: Iterable[type[Configurable]], description: str | None = None) -> None:
+    def __init__(
+        self, components: Iterable[type[Configurable]], description: str | None = None, prog: str | None = None
+    ) -> None:
         self.groups: dict[str, tuple[Arg, ...]] = {}
         for component in components:
             for title, args in component.arg_groups().items():
@@ -125,10 +200,11 @@ class ArgsProvider:
                 if arg.name in self.args or arg.name == "config":
                     raise ArgsError(f"argument {arg.name!r} declared twice (again in {title!r})")
                 self.args[arg.name] = arg
-        self.parser = self._build_parser(description)
+        self.parser = self._build_parser(description, prog)
 
-    def _build_parser(self, description: str | None) -> argparse.ArgumentParser:
+    def _build_parser(self, description: str | None, prog: str | None) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(
+            prog=prog,
             description=description,
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
             allow_abbrev=False,

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from .args_provider import Arg, Configurable
+from gymnasium import spaces
+
+from .args_provider import Configurable, setting
 from .distributions import BEHAVIOUR_LOGP, BEHAVIOUR_PI
 from .spaces import action_space
 
@@ -24,7 +27,7 @@ __all__ = ["ACTOR_INPUTS", "ACTOR_REPLIES", "STATE_KEY", "TRAIN_INPUTS", "GameLo
 # ``final_`` copies where the game has them, so a time-limit truncation can
 # bootstrap from the state it ended in), and ``h`` for recurrent models:
 ACTOR_INPUTS = ["r", "terminal", "truncated", "episode_return", "episode_length"]
-ACTOR_REPLIES = ["a", "pi", "V"]
+ACTOR_REPLIES = ["a", "pi", "V"]  # pi (logp for other than one Discrete action) and V declared here (add_key)
 TRAIN_INPUTS = ["a", "pi", "V", "r", "terminal", "truncated"]
 STATE_KEY = "h"  # a recurrent model's per-game state, replied by the actor and kept in the history
 
@@ -35,64 +38,47 @@ def _elfpy_context(game: str, **kwargs: Any) -> Any:
     return elfpy.GameContext(game, **kwargs)
 
 
+@dataclass(eq=False)
 class GameLoader(Configurable):
     """Which game, how many copies, on how many threads, and the tags' shapes."""
 
-    args = (
-        Arg("game", "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' hosted in worker processes"),
-        Arg("num_games", 64, "games run at once"),
-        Arg("num_threads", 0, "engine worker threads (0: one per core; gym games: one per worker process)"),
-        Arg("seed", 0, "seed of the games, the sampler and the model initialization"),
-        Arg("deterministic", False, "same batches for the same seed, whatever the threads"),
-        Arg("actor_batch", 64, "rows per actor batch"),
-        Arg("train_batch", 64, "games per train window"),
-        Arg("T", 6, "rows per train window (consecutive windows share one row)"),
-        Arg("game_options", "", "the game's options, e.g. 'max_steps=200,foo=1' (gym games: keyword arguments "
-            "of gymnasium.make, values as Python literals)"),
-        Arg("num_workers", 0, "gym games: worker processes hosting the environments (0: one per core)"),
-        Arg("preset", "", "gym games: a standard set-up from elfpy.gym_presets, e.g. 'atari'"),
-        Arg("obs_keys", "", "observation keys the model reads, comma-separated (empty: all with a shape)"),
+    game: str = setting(
+        "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' hosted in worker processes"
     )
+    num_games: int = setting(64, "games run at once")
+    num_threads: int = setting(0, "engine worker threads (0: one per core; gym games: one per worker process)")
+    seed: int = setting(0, "seed of the games, the sampler and the model initialization")
+    deterministic: bool = setting(False, "same batches for the same seed, whatever the threads")
+    actor_batch: int = setting(64, "rows per actor batch")
+    train_batch: int = setting(64, "games per train window")
+    T: int = setting(6, "rows per train window (consecutive windows share one row)")
+    game_options: str = setting(
+        "",
+        "the game's options, e.g. 'max_steps=200,foo=1' (gym games: keyword arguments "
+        "of gymnasium.make, values as Python literals)",
+    )
+    num_workers: int = setting(0, "gym games: worker processes hosting the environments (0: one per core)")
+    preset: str = setting("", "gym games: a standard set-up from elfpy.gym_presets, e.g. 'atari'")
+    obs_keys: str = setting("", "observation keys the model reads, comma-separated (empty: all with a shape)")
+    context_factory: Callable[..., Any] = field(default=_elfpy_context, repr=False)
 
-    def __init__(
-        self,
-        game: str = "cartpole",
-        num_games: int = 64,
-        num_threads: int = 0,
-        seed: int = 0,
-        deterministic: bool = False,
-        actor_batch: int = 64,
-        train_batch: int = 64,
-        T: int = 6,
-        game_options: str = "",
-        obs_keys: str = "",
-        num_workers: int = 0,
-        preset: str = "",
-        context_factory: Callable[..., Any] = _elfpy_context,
-    ) -> None:
-        self.game = game
-        self.num_games = num_games
-        self.num_threads = num_threads or None  # None: the engine picks (one per core, or per gym worker)
-        self.seed = seed
-        self.deterministic = deterministic
-        self.actor_batch = actor_batch
-        self.train_batch = train_batch
-        self.T = T
-        self.hosted = game.startswith("gym:")
-        self.options = parse_options(game_options, literal=self.hosted)
+    def __post_init__(self) -> None:
+        self.hosted = self.game.startswith("gym:")
+        self.options = parse_options(self.game_options, literal=self.hosted)
         if self.hosted:
-            self.options.update(num_workers=num_workers or None, preset=preset or None)
-        elif num_workers or preset:
-            raise ValueError(f"--num_workers and --preset are for 'gym:<id>' games, not the native game {game!r}")
-        self.obs_keys = [k.strip() for k in obs_keys.split(",") if k.strip()]
-        self.context_factory = context_factory
+            self.options.update(num_workers=self.num_workers or None, preset=self.preset or None)
+        elif self.num_workers or self.preset:
+            raise ValueError(
+                f"--num_workers and --preset are for 'gym:<id>' games, not the native game {self.game!r}"
+            )
+        self.model_keys = [k.strip() for k in self.obs_keys.split(",") if k.strip()]
 
     def context(self, num_games: int | None = None, seed: int | None = None) -> Any:
         """A context without tags (add your own, or call ``add_train_tags``)."""
         return self.context_factory(
             self.game,
             num_games=num_games or self.num_games,
-            num_threads=self.num_threads,
+            num_threads=self.num_threads or None,  # None: the engine picks (one per core, or per gym worker)
             seed=self.seed if seed is None else seed,
             deterministic=self.deterministic,
             **self.options,
@@ -103,19 +89,25 @@ class GameLoader(Configurable):
         or every observation key of the game with at least one dimension (scalars
         such as MiniRTS's ``frames`` are bookkeeping)."""
         spec = gc.spec()
-        if self.obs_keys:
-            unknown = [k for k in self.obs_keys if k not in spec]
+        if self.model_keys:
+            unknown = [k for k in self.model_keys if k not in spec]
             if unknown:
                 raise ValueError(f"--obs_keys {unknown} are not keys of {self.game!r}; its keys: {sorted(spec)}")
-            return {k: spec[k] for k in self.obs_keys}
+            return {k: spec[k] for k in self.model_keys}
         return {k: v for k, v in spec.items() if v.role == "observation" and len(v.shape) > 0}
 
     @staticmethod
     def num_actions(gc: Any) -> Any:
-        """Width of the behaviour policy ``pi`` (the game's one discrete action);
-        for any other action space, the gymnasium space (``spaces.action_space``)."""
-        spec = gc.spec()
-        return int(spec["pi"].shape[0]) if "pi" in spec else action_space(spec)
+        """What the model's policy head is built for: the number of values of the
+        game's one Discrete action, else its action space (MultiDiscrete, Box, or
+        a Dict of several action keys: ``spaces.action_space``)."""
+        space = action_space(gc.spec())
+        return int(space.n) if isinstance(space, spaces.Discrete) else space
+
+    @staticmethod
+    def statistic_keys(gc: Any) -> list[str]:
+        """The game's episode statistics (role "statistic", e.g. MiniRTS's ``won``)."""
+        return [k for k, v in gc.spec().items() if v.role == "statistic"]
 
     def add_train_tags(self, gc: Any, state_size: int = 0) -> Any:
         """Add the ``actor`` and ``train`` tags of actor-critic training to ``gc``.
@@ -127,9 +119,9 @@ class GameLoader(Configurable):
         spec = gc.spec()
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
         state = self._add_state_key(gc, state_size)
-        behaviour = _behaviour_keys(gc)
-        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), behaviour(ACTOR_REPLIES) + state)
-        gc.add_tag("train", self.train_batch, obs + finals + behaviour(TRAIN_INPUTS) + state, T=self.T)
+        behaviour = _add_policy_keys(gc)
+        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), _with(behaviour, ACTOR_REPLIES) + state)
+        gc.add_tag("train", self.train_batch, obs + finals + _with(behaviour, TRAIN_INPUTS) + state, T=self.T)
         return gc
 
     def train_context(self, state_size: int = 0) -> Any:
@@ -141,7 +133,7 @@ class GameLoader(Configurable):
         gc = self.context(num_games=num_games, seed=seed)
         obs = list(self.observation_spec(gc))
         state = self._add_state_key(gc, state_size)
-        replies = _behaviour_keys(gc)(ACTOR_REPLIES) + state
+        replies = _with(_add_policy_keys(gc), ACTOR_REPLIES) + state
         gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), replies)
         return gc
 
@@ -153,19 +145,28 @@ class GameLoader(Configurable):
         return [STATE_KEY]
 
 
-def _behaviour_keys(gc: Any) -> Callable[[list[str]], list[str]]:
-    """How the actor describes its behaviour policy: ``pi`` for one discrete action
-    (the engine declares it), else ``logp`` (declared here): the returned function
-    puts the right one in a key list."""
-    if BEHAVIOUR_PI in gc.spec():
-        return list
-    gc.add_key(BEHAVIOUR_LOGP, "float32", [], "log-probability of the replied action under the behaviour policy")
-    return lambda keys: [BEHAVIOUR_LOGP if k == BEHAVIOUR_PI else k for k in keys]
+def _add_policy_keys(gc: Any) -> str:
+    """Declare the reply keys of the behaviour policy and ``V`` (the value), and
+    return the policy's key: ``pi`` ``[n]``, the distribution sampled from, for
+    one Discrete action; ``logp`` ``[]``, the log-probability of the replied
+    action, for every other space (``distributions.behaviour_key``)."""
+    num_actions = GameLoader.num_actions(gc)
+    if isinstance(num_actions, int):
+        gc.add_key(BEHAVIOUR_PI, "float32", [num_actions], "behaviour policy the actor sampled from")
+    else:
+        gc.add_key(BEHAVIOUR_LOGP, "float32", [], "log-probability of the replied action under the behaviour policy")
+    gc.add_key("V", "float32", [], "the actor's value estimate of s")
+    return BEHAVIOUR_PI if isinstance(num_actions, int) else BEHAVIOUR_LOGP
+
+
+def _with(behaviour: str, keys: list[str]) -> list[str]:
+    """``keys`` with the behaviour policy's key in the place of ``pi``."""
+    return [behaviour if k == BEHAVIOUR_PI else k for k in keys]
 
 
 def _actor_inputs(gc: Any) -> list[str]:
-    """The actor's inputs, plus ``won`` for games that report a winner."""
-    return ACTOR_INPUTS + (["won"] if "won" in gc.spec() else [])
+    """The actor's inputs, plus the game's episode statistics."""
+    return ACTOR_INPUTS + GameLoader.statistic_keys(gc)
 
 
 def parse_options(text: str, literal: bool = False) -> dict[str, Any]:

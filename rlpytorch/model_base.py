@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from typing_extensions import Self
@@ -52,6 +53,15 @@ class Model(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.step = 0
+        self.obs_shapes: dict[str, tuple[int, ...]] = {}  # per key, where known: tells one observation from a batch
+
+    def predict(
+        self, obs: Mapping[str, Any] | Any, state: Any | None = None, deterministic: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Act on one observation or a small batch outside the engine; see ``rlpytorch.predict``."""
+        from .predict import predict  # predict runs the trainer's actor code, which imports this module
+
+        return predict(self, obs, state, deterministic)
 
     def as_obs(self, obs: Mapping[str, torch.Tensor] | torch.Tensor) -> Mapping[str, torch.Tensor]:
         """The observation dict: ``obs`` itself, or ``{obs_keys[0]: obs}`` for one tensor."""

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import torch
+from typing_extensions import Self
 
-from .args_provider import Arg, Configurable
+from .args_provider import Configurable, setting
 from .model_base import Model
 
 __all__ = ["ModelInterface", "clip_grad_norm"]
@@ -22,40 +24,19 @@ __all__ = ["ModelInterface", "clip_grad_norm"]
 _OPTIMIZERS = ("adam", "rmsprop", "sgd")
 
 
+@dataclass(eq=False)
 class ModelInterface(Configurable):
     """Named models (``mi["model"]``), with an optimizer for the trained ones."""
 
-    args = (
-        Arg("optimizer", "adam", "optimizer of the learner", choices=_OPTIMIZERS),
-        Arg("lr", 1e-3, "learning rate"),
-        Arg("optim_eps", 1e-5, "epsilon of Adam / RMSprop"),
-        Arg("weight_decay", 0.0, "L2 weight decay"),
-    )
+    optimizer: str = setting("adam", "optimizer of the learner", choices=_OPTIMIZERS)
+    lr: float = setting(1e-3, "learning rate")
+    optim_eps: float = setting(1e-5, "epsilon of Adam / RMSprop")
+    weight_decay: float = setting(0.0, "L2 weight decay")
 
-    def __init__(
-        self,
-        optimizer: str = "adam",
-        lr: float = 1e-3,
-        optim_eps: float = 1e-5,
-        weight_decay: float = 0.0,
-    ) -> None:
-        self.optimizer_name = optimizer
-        self.lr = lr
-        self.optim_eps = optim_eps
-        self.weight_decay = weight_decay
+    def __post_init__(self) -> None:
         self.models: dict[str, Model] = {}
         self.optimizers: dict[str, torch.optim.Optimizer] = {}
         self._copy_pairs: dict[tuple[str, str], tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
-
-    @property
-    def options(self) -> dict[str, float | str]:
-        """The constructor arguments, to build an equal interface elsewhere."""
-        return {
-            "optimizer": self.optimizer_name,
-            "lr": self.lr,
-            "optim_eps": self.optim_eps,
-            "weight_decay": self.weight_decay,
-        }
 
     def add_model(self, name: str, model: Model, optimize: bool = False) -> Model:
         """Register ``model`` under ``name``; ``optimize`` gives it an optimizer."""
@@ -69,7 +50,7 @@ class ModelInterface(Configurable):
     def _make_optimizer(self, model: Model) -> torch.optim.Optimizer:
         params = model.parameters()
         decay = self.weight_decay
-        if self.optimizer_name == "adam":
+        if self.optimizer == "adam":
             # The fused kernel updates every parameter in one call: for the small
             # models of classic control, Python and dispatch per tensor dominate
             # a step. Same maths as the default implementation.
@@ -78,7 +59,7 @@ class ModelInterface(Configurable):
                 return torch.optim.Adam(params, lr=self.lr, eps=self.optim_eps, weight_decay=decay, fused=True)
             except (RuntimeError, ValueError, TypeError):  # an older torch, or a device without it
                 return torch.optim.Adam(params, lr=self.lr, eps=self.optim_eps, weight_decay=decay)
-        if self.optimizer_name == "rmsprop":
+        if self.optimizer == "rmsprop":
             return torch.optim.RMSprop(params, lr=self.lr, eps=self.optim_eps, alpha=0.99, weight_decay=decay)
         return torch.optim.SGD(params, lr=self.lr, weight_decay=decay)
 
@@ -90,10 +71,6 @@ class ModelInterface(Configurable):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.models)
-
-    def optimizer(self, name: str) -> torch.optim.Optimizer:
-        """The optimizer of model ``name``."""
-        return self.optimizers[name]
 
     def step(self, name: str, loss: torch.Tensor, grad_clip: float = 0.0) -> float:
         """One optimizer step of model ``name`` on ``loss``: back-propagate, clip
@@ -125,6 +102,19 @@ class ModelInterface(Configurable):
             torch._foreach_copy_(pairs[0], pairs[1])
         self[dst].step = self[src].step
 
+    def distribute(self) -> ModelInterface:
+        """Wrap every optimized model for data-parallel training (``torch.distributed``
+        initialized, e.g. by ``distributed.init_from_env``): rank 0's weights are
+        broadcast, and backward averages the gradients over the ranks."""
+        from .distributed import DataParallelModel
+
+        for name in self.optimizers:
+            model = self.models[name]
+            device = next(model.parameters()).device
+            self.models[name] = DataParallelModel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        self._copy_pairs.clear()  # pairs are looked up through the wrapper now
+        return self
+
     def to(self, device: torch.device | str) -> ModelInterface:
         """Move every model (and hence its optimizer's parameters) to ``device``."""
         for model in self.models.values():
@@ -132,14 +122,12 @@ class ModelInterface(Configurable):
         self._copy_pairs.clear()  # buffers may be new tensors now
         return self
 
-    @classmethod
-    def actor_critic(cls, model: Model, config: dict | None = None) -> ModelInterface:
-        """The usual pair: learner ``model`` (optimized) and its lagging ``actor`` copy."""
-        mi = cls.from_config(config or {})
-        mi.add_model("model", model, optimize=True)
-        actor = mi.add_model("actor", model.clone())
+    def add_actor_critic(self, model: Model) -> Self:
+        """Add the usual pair: learner ``model`` (optimized) and its lagging ``actor`` copy."""
+        self.add_model("model", model, optimize=True)
+        actor = self.add_model("actor", model.clone())
         actor.requires_grad_(False)
-        return mi
+        return self
 
 
 def clip_grad_norm(parameters: Iterable[torch.Tensor], max_norm: float) -> float:

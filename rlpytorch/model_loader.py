@@ -1,12 +1,13 @@
-"""Build a model by its registered name and arguments, optionally from a checkpoint."""
+"""Build a model by its registered name and settings, optionally from a checkpoint."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .args_provider import Arg, ArgsError, Configurable
+from .args_provider import Arg, ArgsError, Configurable, setting
 from .model_base import Model, read_checkpoint
 from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
 
@@ -18,13 +19,15 @@ MODELS: dict[str, type[Model]] = {}
 def register_model(cls: type[Model]) -> type[Model]:
     """Make ``cls`` loadable by its ``name`` (usable as a class decorator).
 
-    ``cls`` must also be ``Configurable`` and take ``obs_spec`` (a mapping of
-    observation key to spec, see ``models.obs_spec``) and ``num_actions``
-    keywords besides its declared arguments. Models may share arguments (the
-    same ``Arg``): each name appears once in the parser.
+    ``cls.Settings`` must be a ``Configurable`` dataclass of its settings, and
+    ``cls(obs_spec, num_actions, settings)`` must build the model (``obs_spec``:
+    a mapping of observation key to spec, see ``models.obs_spec``). Models may
+    share settings (same name, default and help): each name appears once in
+    the parser.
     """
-    if not issubclass(cls, Configurable):
-        raise TypeError(f"{cls.__name__} must be Configurable to be built from arguments")
+    settings_cls = getattr(cls, "Settings", None)
+    if not (isinstance(settings_cls, type) and issubclass(settings_cls, Configurable)):
+        raise TypeError(f"{cls.__name__}.Settings must be a Configurable dataclass of the model's settings")
     if MODELS.get(cls.name, cls) is not cls:
         raise KeyError(f"model name {cls.name!r} already registered by {MODELS[cls.name]}")
     MODELS[cls.name] = cls
@@ -35,52 +38,62 @@ for _cls in (MLPActorCritic, SharedActorCritic, LSTMActorCritic, GRUActorCritic)
     register_model(_cls)
 
 
+def model_settings() -> tuple[Arg, ...]:
+    """The settings of every registered model, each name once."""
+    shared: dict[str, Arg] = {}
+    for model_cls in MODELS.values():
+        for arg in model_cls.Settings.settings():
+            if shared.setdefault(arg.name, arg) != arg:
+                raise ArgsError(f"models declare {arg.name!r} differently ({model_cls.__name__})")
+    return tuple(shared.values())
+
+
+@dataclass(eq=False)
 class ModelLoader(Configurable):
     """Chooses the model class (``--model``) and the checkpoint to start from (``--load``).
 
     ``--model auto`` picks from the observation spec: ``shared`` (conv / token
     encoders) when some key is an image or a token sequence, else ``mlp``.
-    The models' own arguments (e.g. ``--hidden``) are one group of the parser.
+    The models' own settings (e.g. ``--hidden``) are one group of the parser;
+    ``values`` holds those given (the others take the model's defaults).
     """
 
-    args = (
-        Arg("model", "auto", "registered model name (auto: chosen from the observation spec)"),
-        Arg("load", "", "checkpoint to start from (empty: fresh weights)"),
-    )
+    model: str = setting("auto", "registered model name (auto: chosen from the observation spec)")
+    load: str = setting("", "checkpoint to start from (empty: fresh weights)")
+    values: Mapping[str, Any] = field(default_factory=dict)
 
-    def __init__(self, model: str = "auto", load: str = "") -> None:
-        if model != "auto" and model not in MODELS:
-            raise KeyError(f"unknown model {model!r}; registered: {sorted(MODELS)}")
-        self.model = model
-        self.load = load
+    def __post_init__(self) -> None:
+        if self.model != "auto" and self.model not in MODELS:
+            raise KeyError(f"unknown model {self.model!r}; registered: {sorted(MODELS)}")
 
     @classmethod
     def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
-        shared: dict[str, Arg] = {}
-        for model_cls in MODELS.values():
-            for arg in model_cls.args:
-                if shared.setdefault(arg.name, arg) != arg:
-                    raise ArgsError(f"models declare {arg.name!r} differently ({model_cls.__name__})")
-        return {cls.__name__: cls.args, "models": tuple(shared.values())}
+        return {**super().arg_groups(), "models": model_settings()}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], **extra: Any) -> ModelLoader:
+        """Its own settings and the models' settings from ``config``."""
+        values = {arg.name: config[arg.name] for arg in model_settings() if arg.name in config}
+        return super().from_config(config, **{"values": values, **extra})
 
     def model_class(self, obs_spec: Mapping[str, Any]) -> type[Model]:
         """The chosen class (``auto`` resolved against ``obs_spec``)."""
         return MODELS[default_model_name(obs_spec) if self.model == "auto" else self.model]
 
-    def build(self, obs_spec: Mapping[str, Any], num_actions: int, config: Mapping[str, Any]) -> Model:
-        """A model of the chosen class with ``config``'s model args, loaded if asked."""
-        model = _construct(self.model_class(obs_spec), obs_spec, num_actions, config)
+    def build(self, obs_spec: Mapping[str, Any], num_actions: int) -> Model:
+        """A model of the chosen class with the given settings, loaded if asked."""
+        model = _construct(self.model_class(obs_spec), obs_spec, num_actions, self.values)
         if self.load:
             model.load(self.load)
         return model
 
 
-def _construct(cls: type[Model], obs_spec: Mapping[str, Any], num_actions: int, config: Mapping[str, Any]) -> Model:
-    return cls.from_config(config, obs_spec=obs_spec, num_actions=num_actions)
+def _construct(cls: type[Model], obs_spec: Mapping[str, Any], num_actions: int, values: Mapping[str, Any]) -> Model:
+    return cls(obs_spec, num_actions, cls.Settings.from_config(values))
 
 
 def load_model(path: str | Path, obs_spec: Mapping[str, Any], num_actions: int) -> Model:
-    """Rebuild the model saved at ``path`` from the arguments stored with it."""
+    """Rebuild the model saved at ``path`` from the settings stored with it."""
     checkpoint = read_checkpoint(path)
     cls = MODELS[checkpoint["model"]]
     model = _construct(cls, obs_spec, num_actions, checkpoint["args"])

@@ -10,18 +10,18 @@ then returns the actions and their log-probability ``logp`` under it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
 
-from .args_provider import Arg, Configurable
-from .distributions import Categorical, Distribution, gaussian_log_prob, sample_gaussian
+from .args_provider import Configurable, setting
+from .distributions import Categorical, Distribution
 
 __all__ = [
     "Sampler",
     "epsilon_greedy",
-    "gaussian_log_prob",
     "greedy",
-    "sample_gaussian",
     "sample_multinomial",
 ]
 
@@ -52,27 +52,20 @@ def epsilon_greedy(pi: Tensor, epsilon: float, generator: torch.Generator | None
     return a, epsilon / num_actions + (1.0 - epsilon) * onehot
 
 
+@dataclass(eq=False)
 class Sampler(Configurable):
-    """The actor's sampler, chosen by ``--sampler``; seeded for reproducible runs."""
+    """The actor's sampler, chosen by ``--sampler``; seeded (``seed``) for reproducible runs."""
 
-    args = (
-        Arg("sampler", "multinomial", "how actions are drawn from pi", choices=SAMPLERS),
-        Arg("epsilon", 0.05, "exploration rate of epsilon_greedy"),
-    )
+    sampler: str = setting("multinomial", "how actions are drawn from pi", choices=SAMPLERS)
+    epsilon: float = setting(0.05, "exploration rate of epsilon_greedy")
+    seed: int | None = None
 
-    def __init__(
-        self,
-        sampler: str = "multinomial",
-        epsilon: float = 0.05,
-        seed: int | None = None,
-    ) -> None:
-        if sampler not in SAMPLERS:
-            raise ValueError(f"unknown sampler {sampler!r}; choose from {SAMPLERS}")
-        self.kind = sampler
-        self.epsilon = epsilon
+    def __post_init__(self) -> None:
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"unknown sampler {self.sampler!r}; choose from {SAMPLERS}")
         self.generator = torch.Generator()
-        if seed is not None:
-            self.generator.manual_seed(seed)
+        if self.seed is not None:
+            self.generator.manual_seed(self.seed)
 
     def __call__(self, pi: Tensor | Distribution) -> tuple[Tensor, Tensor]:
         """Actions ``[B]`` (int64) and the behaviour distribution ``[B, A]``; for a
@@ -82,20 +75,19 @@ class Sampler(Configurable):
         if pi.device.type != "cpu":  # the seeded generator lives on the CPU
             a, mu = self(pi.cpu())
             return a.to(pi.device), mu.to(pi.device)
-        if self.kind == "greedy":
+        if self.sampler == "greedy":
             return greedy(pi)
-        if self.kind == "epsilon_greedy":
+        if self.sampler == "epsilon_greedy":
             return epsilon_greedy(pi, self.epsilon, self.generator)
         return sample_multinomial(pi, self.generator)
 
     def _sample_distribution(self, pi: Distribution) -> tuple[Tensor, Tensor]:
         """``multinomial`` samples, ``greedy`` takes the mode (its ``logp`` is still
         under ``pi``: only evaluation acts greedily on such spaces)."""
-        if self.kind == "epsilon_greedy":
+        if self.sampler == "epsilon_greedy":
             raise ValueError("the epsilon_greedy sampler is for one discrete action; use multinomial or greedy")
-        if self.kind == "greedy":
+        if self.sampler == "greedy":
             a = pi.mode()
         else:
             a = pi.sample(self.generator if pi.device.type == "cpu" else None)  # the seeded generator is a CPU one
         return a, pi.log_prob(a)
-

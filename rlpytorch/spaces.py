@@ -1,8 +1,8 @@
 """The gymnasium space of a game's actions, read from its key specs.
 
-``key_space`` is the one place that turns a ``KeySpec`` (role, dtype, shape,
-bounds) into a space; once the engine reports ``spec[key].space`` itself it
-becomes that one line.
+Every action key's spec carries its space (``spec[key].space``: Discrete,
+MultiDiscrete or Box, stated by the game); a game with several action keys
+acts in the ``Dict`` of them.
 """
 
 from __future__ import annotations
@@ -10,22 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 from gymnasium import spaces
 
 __all__ = ["action_space", "key_space"]
 
 
 def key_space(key: Any) -> spaces.Space:
-    """An integer scalar -> ``Discrete(high + 1)``, an integer vector ->
-    ``MultiDiscrete`` (every component ``high + 1`` values), a float key -> ``Box``."""
-    low, high = key.bounds if key.bounds is not None else (-np.inf, np.inf)
-    if np.issubdtype(key.dtype, np.integer):
-        if key.bounds is None or low != 0:
-            raise ValueError(f"integer action '{key.name}' needs bounds (0, n - 1), got {key.bounds}")
-        n = int(high) + 1
-        return spaces.Discrete(n) if not key.shape else spaces.MultiDiscrete(np.full(key.shape, n))
-    return spaces.Box(low, high, key.shape, key.dtype)
+    """The space of one action key (its ``KeySpec.space``)."""
+    if key.space is None:
+        raise ValueError(f"key '{key.name}' has no action space (role {key.role!r})")
+    return key.space
 
 
 def action_space(spec: Mapping[str, Any]) -> spaces.Space:

@@ -1,8 +1,8 @@
 """Statistics of a run: finished episodes, averaged update stats, and their logs.
 
-``StatsLogger`` writes each record three ways: one readable line on stdout, a
-row of ``progress.csv``, and TensorBoard scalars (``torch.utils.tensorboard``)
-in the run's log folder.
+``StatsLogger`` writes each record as one readable line on stdout and, given
+the run's folder, also as a line of ``log.txt``, a row of ``progress.csv`` and
+TensorBoard scalars (``torch.utils.tensorboard``).
 """
 
 from __future__ import annotations
@@ -11,22 +11,25 @@ import csv
 import math
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .args_provider import Arg, Configurable
+from .args_provider import Configurable, setting
 
 __all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "format_record"]
 
 
 class EpisodeStats:
-    """The last ``window`` finished episodes: returns, lengths and wins."""
+    """The last ``window`` finished episodes: returns, lengths, and the
+    episode statistics the game declares (e.g. ``won``), each by its key."""
 
     def __init__(self, window: int = 100) -> None:
         self.returns: deque[float] = deque(maxlen=window)
         self.lengths: deque[int] = deque(maxlen=window)
-        self.wins: deque[bool] = deque(maxlen=window)
+        self.statistics: dict[str, deque[float]] = {}
+        self.window = window
         self.total = 0
         self._mean_return: float | None = None  # cached: read after every batch, changes only in add
 
@@ -34,14 +37,14 @@ class EpisodeStats:
         self,
         returns: Iterable[float],
         lengths: Iterable[int],
-        wins: Iterable[bool] | None = None,
+        statistics: Mapping[str, Iterable[float]] | None = None,
     ) -> None:
-        """Record finished episodes (``wins`` only for games that have a winner)."""
+        """Record finished episodes and their statistics' values (by key)."""
         returns, lengths = list(returns), list(lengths)
         self.returns.extend(returns)
         self.lengths.extend(lengths)
-        if wins is not None:
-            self.wins.extend(wins)
+        for name, values in (statistics or {}).items():
+            self.statistics.setdefault(name, deque(maxlen=self.window)).extend(values)
         self.total += len(returns)
         self._mean_return = None
 
@@ -53,7 +56,8 @@ class EpisodeStats:
         return self._mean_return
 
     def summary(self) -> dict[str, float]:
-        """Mean/std/min/max return, mean length, win rate (NaN when unknown)."""
+        """Mean/std/min/max return, mean length (NaN when unknown), and the
+        mean of each episode statistic as ``<key>_mean`` (``won_mean``: the win rate)."""
         r = np.asarray(self.returns, dtype=np.float64)
         empty = r.size == 0
         return {
@@ -63,7 +67,7 @@ class EpisodeStats:
             "return_min": math.nan if empty else float(r.min()),
             "return_max": math.nan if empty else float(r.max()),
             "length_mean": math.nan if empty else float(np.mean(self.lengths)),
-            "win_rate": float(np.mean(self.wins)) if self.wins else math.nan,
+            **{f"{name}_mean": float(np.mean(values)) for name, values in self.statistics.items()},
         }
 
 
@@ -90,12 +94,12 @@ class RunningMean:
 
 _SHORT = {
     "frames": "F",
+    "frames_all_ranks": "F(all ranks)",
     "updates": "U",
     "fps": "FPS",
     "time": "t",
     "return_mean": "R",
     "length_mean": "len",
-    "win_rate": "win",
     "loss": "loss",
     "policy_loss": "pL",
     "value_loss": "vL",
@@ -109,7 +113,8 @@ _SHORT = {
 
 
 def format_record(record: Mapping[str, float]) -> str:
-    """One readable line: the known keys, short-named, in a fixed order."""
+    """One readable line: the known keys, short-named, in a fixed order, then
+    the episode statistics' means (``<key>_mean``) by their key."""
     parts = []
     for key, short in _SHORT.items():
         value = record.get(key)
@@ -117,42 +122,40 @@ def format_record(record: Mapping[str, float]) -> str:
             continue
         if key == "return_mean" and "return_std" in record:
             parts.append(f"{short} {value:.1f}±{record['return_std']:.1f}")
-        elif key in ("frames", "updates", "fps"):
+        elif key in ("frames", "frames_all_ranks", "updates", "fps"):
             parts.append(f"{short} {value:,.0f}")
         else:
             parts.append(f"{short} {value:.3g}")
+    for key, value in record.items():
+        if key.endswith("_mean") and key not in _SHORT and not math.isnan(value):
+            parts.append(f"{key.removesuffix('_mean')} {value:.3g}")
     return " | ".join(parts)
 
 
+@dataclass(eq=False)
 class StatsLogger(Configurable):
-    """Writes records to stdout, ``<log_dir>/progress.csv`` and TensorBoard."""
+    """Writes records to stdout (``echo``) and, with a ``log_dir``, to
+    ``log.txt`` (the same lines), ``progress.csv`` and TensorBoard events."""
 
-    args = (
-        Arg(
-            "log_dir",
-            "",
-            "folder for progress.csv and TensorBoard events (empty: none)",
-        ),
-        Arg("tensorboard", True, "write TensorBoard events into --log_dir"),
-    )
+    log_dir: str | Path | None = None
+    tensorboard: bool = setting(True, "write TensorBoard events into the run's folder")
+    echo: bool = True
 
-    def __init__(self, log_dir: str = "", tensorboard: bool = True, echo: bool = True) -> None:
-        self.echo = echo
-        self.log_dir = Path(log_dir) if log_dir else None
+    def __post_init__(self) -> None:
+        self.log_dir = Path(self.log_dir) if self.log_dir else None
         self.columns: list[str] = []
         self._rows: list[dict[str, float]] = []
         self._tb = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            if tensorboard:
+            if self.tensorboard:
                 from torch.utils.tensorboard import SummaryWriter
 
                 self._tb = SummaryWriter(str(self.log_dir))
 
     def log(self, record: Mapping[str, float]) -> None:
         """Write one record; ``record["frames"]`` is the x axis of TensorBoard."""
-        if self.echo:
-            print(format_record(record), flush=True)
+        self.note(format_record(record))
         if self.log_dir is not None:
             self._write_csv(record)
         if self._tb is not None:
@@ -160,6 +163,14 @@ class StatsLogger(Configurable):
             for key, value in record.items():
                 self._tb.add_scalar(key, value, step)
             self._tb.flush()
+
+    def note(self, line: str) -> None:
+        """Print ``line`` (with ``echo``) and append it to ``log.txt``."""
+        if self.echo:
+            print(line, flush=True)
+        if self.log_dir is not None:
+            with open(self.log_dir / "log.txt", "a") as f:
+                f.write(line + "\n")
 
     def _write_csv(self, record: Mapping[str, float]) -> None:
         self._rows.append(dict(record))

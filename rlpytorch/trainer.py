@@ -17,7 +17,7 @@ only during the callback): ``to_tensors`` moves it to the device with one copy
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,14 +25,28 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .args_provider import Arg, Configurable
+from .args_provider import Configurable, setting
 from .distributions import behaviour_key, policy_family, policy_of
 from .model_base import Model
 from .model_interface import ModelInterface
 from .sampler import Sampler
 from .stats import EpisodeStats, RunningMean
 
-__all__ = ["EvalResult", "Evaluator", "RecurrentStates", "Trainer", "act", "episodes_in", "to_tensors"]
+__all__ = [
+    "EvalResult",
+    "Evaluator",
+    "RecurrentStates",
+    "Trainer",
+    "act",
+    "device_setting",
+    "episodes_in",
+    "to_tensors",
+]
+
+
+def device_setting() -> Any:
+    """The torch device, a setting of training and of evaluation."""
+    return setting("cpu", "torch device of models and batches: cpu, cuda, cuda:1, ...")
 
 
 class Method(Protocol):
@@ -42,7 +56,7 @@ class Method(Protocol):
 
 
 def to_tensors(
-    batch: Mapping[str, Any], keys: Iterable[str] | None, device: torch.device
+    batch: Mapping[str, Any], keys: Iterable[str] | None, device: torch.device | str
 ) -> dict[str, Tensor]:
     """The ``keys`` present in ``batch`` (all with None) as tensors on ``device``
     (zero-copy on CPU)."""
@@ -91,68 +105,61 @@ class RecurrentStates:
 
 
 def episodes_in(
-    batch: Mapping[str, Any],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """Rows of ``batch`` where an episode just ended: ``(rows, returns, lengths, wins)``.
+    batch: Mapping[str, Any], statistics: Sequence[str] = ()
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Rows of ``batch`` where an episode just ended: ``(rows, returns, lengths, stats)``.
 
     Needs ``terminal``, ``episode_return`` and ``episode_length`` among its keys
-    (empty arrays otherwise); ``wins`` comes from a ``won`` key, None without one.
+    (empty arrays otherwise); ``stats`` holds, for each of the game's episode
+    ``statistics`` keys (role "statistic" in its spec), its values on those rows.
     """
     keys = set(batch.keys())
     if not {"terminal", "episode_return", "episode_length"} <= keys:
         empty = np.zeros(0)
-        return empty.astype(np.int64), empty, empty, None
+        return empty.astype(np.int64), empty, empty, {}
     rows = np.flatnonzero(np.asarray(batch["terminal"]))
     if rows.size == 0:  # most batches: no episode ended, and indexing costs more than the check
-        return rows, np.zeros(0), np.zeros(0, np.int64), np.zeros(0, bool) if "won" in keys else None
+        return rows, np.zeros(0), np.zeros(0, np.int64), {name: np.zeros(0) for name in statistics}
     returns = np.asarray(batch["episode_return"])[rows].astype(np.float64)
     lengths = np.asarray(batch["episode_length"])[rows].astype(np.int64)
-    wins = np.asarray(batch["won"])[rows].astype(bool) if "won" in keys else None
-    return rows, returns, lengths, wins
+    stats = {name: np.asarray(batch[name])[rows].astype(np.float64) for name in statistics}
+    return rows, returns, lengths, stats
 
 
+@dataclass(eq=False)
 class Trainer(Configurable):
     """Actor and train callbacks over a ``ModelInterface`` with ``model`` and ``actor``."""
 
-    args = (
-        Arg("device", "cpu", "torch device of models and batches: cpu, cuda, cuda:1, ..."),
-        Arg("actor_sync_every", 1, "copy the learner into the actor every N updates"),
-        Arg(
-            "lr_schedule",
-            "linear",
-            "learning rate over the run: constant, or linear decay to 0 at the frame budget",
-            choices=("constant", "linear"),
-        ),
+    mi: ModelInterface
+    method: Method
+    sampler: Sampler
+    device: str = device_setting()
+    actor_sync_every: int = setting(1, "copy the learner into the actor every N updates")
+    lr_schedule: str = setting(
+        "linear",
+        "learning rate over the run: constant, or linear decay to 0 at the frame budget",
+        choices=("constant", "linear"),
     )
 
-    def __init__(
-        self,
-        mi: ModelInterface,
-        method: Method,
-        sampler: Sampler,
-        device: str = "cpu",
-        actor_sync_every: int = 1,
-        lr_schedule: str = "linear",
-    ) -> None:
-        self.device = torch.device(device)
-        self.mi = mi.to(self.device)
-        self.method = method
-        self.sampler = sampler
-        self.actor_sync_every = actor_sync_every
-        self.lr_schedule = lr_schedule
+    statistics: tuple[str, ...] = ()  # the game's episode statistics keys (GameLoader.statistic_keys)
+
+    def __post_init__(self) -> None:
+        self.statistics = tuple(self.statistics)
+        self.mi.to(self.device)
         self.total_frames = 0  # the run's frame budget, set by the runner
         self.frames = 0
         self.updates = 0
         self.episodes = EpisodeStats()
         self.update_stats = RunningMean()
-        self.states = RecurrentStates(mi["actor"].state_size, self.device) if mi["actor"].state_size else None
+        actor = self.mi["actor"]
+        self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply ``a``, ``pi`` and ``V`` for every row; record finished episodes."""
         self.frames += len(batch)
-        _, returns, lengths, wins = episodes_in(batch)
+        _, returns, lengths, stats = episodes_in(batch, self.statistics)
         if len(returns):
-            self.episodes.add(returns, lengths, wins)
+            self.episodes.add(returns, lengths, stats)
         return act(self.mi["actor"], self.sampler, batch, self.device, self.states)
 
     def train(self, batch: Mapping[str, Any]) -> None:
@@ -170,7 +177,7 @@ def act(
     model: Model,
     sampler: Sampler,
     batch: Mapping[str, Any],
-    device: torch.device,
+    device: torch.device | str,
     states: RecurrentStates | None = None,
 ) -> dict[str, np.ndarray]:
     """Batched inference on the model's observation keys: actions, behaviour
@@ -200,11 +207,11 @@ def act(
 
 @dataclass(frozen=True)
 class EvalResult:
-    """Returns of the evaluated episodes and their summary."""
+    """Returns of the evaluated episodes, their episode statistics, and a summary."""
 
     returns: np.ndarray
     lengths: np.ndarray
-    wins: np.ndarray | None
+    statistics: dict[str, np.ndarray]
 
     @property
     def mean(self) -> float:
@@ -214,61 +221,57 @@ class EvalResult:
     def std(self) -> float:
         return float(self.returns.std())
 
-    @property
-    def win_rate(self) -> float:
-        """Fraction of games won (NaN for games without a winner)."""
-        return float(self.wins.mean()) if self.wins is not None else math.nan
+    def statistic_mean(self, name: str) -> float:
+        """Mean of episode statistic ``name`` (MiniRTS's ``won``: the win rate)."""
+        return float(self.statistics[name].mean())
 
     def __str__(self) -> str:
         text = f"{len(self.returns)} episodes: return {self.mean:.2f} ± {self.std:.2f}"
         text += f", length {self.lengths.mean():.1f}"
-        return text + ("" if self.wins is None else f", win rate {self.win_rate:.3f}")
+        return text + "".join(f", {name} {self.statistic_mean(name):.3f}" for name in self.statistics)
 
 
+@dataclass(eq=False)
 class Evaluator(Configurable):
     """Plays ``eval_episodes`` episodes with a fixed model and reports their returns.
 
     Counting the first episodes to finish would favour short ones, so the set
     of counted episodes is fixed in advance: the first ``k`` episodes of games
-    ``0..M-1`` (``k = ceil(N / num_games)``, ``M = ceil(N / k)``). A game that
-    reports a ``won`` key on terminal rows gets a win rate.
+    ``0..M-1`` (``k = ceil(N / num_games)``, ``M = ceil(N / k)``). The game's
+    episode ``statistics`` keys are read on terminal rows and averaged.
     """
 
-    args = (
-        Arg("eval_episodes", 100, "episodes per evaluation", aliases=("episodes",)),
-        Arg("eval_sampler", "greedy", "how the evaluated policy acts", choices=("greedy", "multinomial")),
-    )
+    model: Model
+    num_games: int
+    eval_episodes: int = setting(100, "episodes per evaluation", aliases=("episodes",))
+    eval_sampler: str = setting("greedy", "how the evaluated policy acts", choices=("greedy", "multinomial"))
+    device: str = "cpu"
+    seed: int | None = None
 
-    def __init__(
-        self,
-        model: Model,
-        num_games: int,
-        eval_episodes: int = 100,
-        eval_sampler: str = "greedy",
-        device: str = "cpu",
-        seed: int | None = None,
-    ) -> None:
-        if eval_episodes < 1:
-            raise ValueError(f"eval_episodes must be >= 1, got {eval_episodes} (--no-eval_at_end skips evaluation)")
-        self.device = torch.device(device)
-        self.model = model.to(self.device)
-        self.sampler = Sampler(eval_sampler, seed=seed)
-        self.num_episodes = eval_episodes
-        self.per_game = math.ceil(eval_episodes / num_games)
-        self.games = math.ceil(eval_episodes / self.per_game)
-        self.finished: dict[int, list[tuple[float, int, bool]]] = {g: [] for g in range(self.games)}
+    statistics: tuple[str, ...] = ()  # the game's episode statistics keys
+
+    def __post_init__(self) -> None:
+        episodes = self.eval_episodes
+        if episodes < 1:
+            raise ValueError(f"eval_episodes must be >= 1, got {episodes} (--no-eval_at_end skips evaluation)")
+        self.model.to(self.device)
+        self.sampler = Sampler(self.eval_sampler, seed=self.seed)
+        self.per_game = math.ceil(episodes / self.num_games)
+        self.games = math.ceil(episodes / self.per_game)
+        self.statistics = tuple(self.statistics)
+        self.finished: dict[int, list[tuple[float, int, tuple[float, ...]]]] = {g: [] for g in range(self.games)}
         self.frames = 0
-        self.states = RecurrentStates(model.state_size, self.device) if model.state_size else None
+        self.states = RecurrentStates(self.model.state_size, self.device) if self.model.state_size else None
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply like ``Trainer.actor`` and record the counted episodes."""
         self.frames += len(batch)
-        rows, returns, lengths, wins = episodes_in(batch)
+        rows, returns, lengths, stats = episodes_in(batch, self.statistics)
         game_ids = np.asarray(batch.game_ids)[rows]
         for i, game in enumerate(game_ids.tolist()):
             episodes = self.finished.get(game)
             if episodes is not None and len(episodes) < self.per_game:
-                episodes.append((returns[i], lengths[i], None if wins is None else bool(wins[i])))
+                episodes.append((returns[i], lengths[i], tuple(stats[name][i] for name in self.statistics)))
         return act(self.model, self.sampler, batch, self.device, self.states)
 
     @property
@@ -282,9 +285,10 @@ class Evaluator(Configurable):
 
     def result(self) -> EvalResult:
         """The first ``eval_episodes`` counted episodes, in game order."""
-        rows = [e for g in range(self.games) for e in self.finished[g]][: self.num_episodes]
+        rows = [e for g in range(self.games) for e in self.finished[g]][: self.eval_episodes]
         if not rows:
             raise RuntimeError("no episode finished yet")
-        returns, lengths, wins = zip(*rows, strict=True)
-        has_wins = all(w is not None for w in wins)
-        return EvalResult(np.asarray(returns), np.asarray(lengths), np.asarray(wins) if has_wins else None)
+        returns, lengths, stats = zip(*rows, strict=True)
+        values = np.asarray(stats, np.float64).reshape(len(rows), len(self.statistics))
+        statistics = {name: values[:, k] for k, name in enumerate(self.statistics)}
+        return EvalResult(np.asarray(returns), np.asarray(lengths), statistics)

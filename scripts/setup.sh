@@ -5,7 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --upgrade pip
-python3 -m pip install --quiet torch==2.13.0  # the CPU build; unpinned pulls a multi-GB CUDA build
+# GNU Go: the Go tests and benchmarks play against it over GTP (Debian installs it in /usr/games).
+if ! command -v gnugo >/dev/null && [ ! -x /usr/games/gnugo ]; then
+  if [ "$(id -u)" = 0 ]; then apt-get install -y -qq gnugo >/dev/null || { apt-get update -qq && apt-get install -y -qq gnugo >/dev/null; }
+  else sudo apt-get install -y -qq gnugo >/dev/null; fi
+fi
+# Pinned. Which build comes depends on the index: the registry of these machines serves the
+# CPU wheel; PyPI serves the CUDA build on Linux (several GB). Unpinned, pip would take the newest.
+python3 -m pip install --quiet torch==2.13.0
 python3 -m pip install --quiet -r requirements.txt -r requirements-dev.txt
 python3 -m pip install --quiet --no-build-isolation -e .
 python3 -c "import elfpy, rlpytorch; print('elfpy ready; games:', ', '.join(elfpy.games()))"

@@ -28,23 +28,46 @@ std::string RoleName(elf::KeyRole role) {
     case elf::KeyRole::kAction: return "action";
     case elf::KeyRole::kEngine: return "engine";
     case elf::KeyRole::kExtra: return "extra";
+    case elf::KeyRole::kStatistic: return "statistic";
   }
   return "unknown";
 }
 
 elf::KeyRole ParseRole(const std::string& name) {
-  for (auto role : {elf::KeyRole::kObservation, elf::KeyRole::kAction, elf::KeyRole::kEngine, elf::KeyRole::kExtra}) {
+  for (auto role : {elf::KeyRole::kObservation, elf::KeyRole::kAction, elf::KeyRole::kEngine, elf::KeyRole::kExtra,
+                    elf::KeyRole::kStatistic}) {
     if (RoleName(role) == name) return role;
   }
   throw std::invalid_argument("unknown key role '" + name + "'");
 }
 
-// The inverse of KeyDict.
+const char* const kSpaceNames[] = {"none", "discrete", "multi_discrete", "box"};
+
+// An action space as (kind, nvec, low, high); None for other keys.
+py::object SpaceTuple(const elf::ActionSpace& space) {
+  if (space.kind == elf::ActionSpace::Kind::kNone) return py::none();
+  return py::make_tuple(kSpaceNames[static_cast<int>(space.kind)], space.nvec, space.low, space.high);
+}
+
+elf::ActionSpace ParseSpace(const py::tuple& t) {
+  const auto name = t[0].cast<std::string>();
+  for (int kind = 1; kind < 4; ++kind) {
+    if (name == kSpaceNames[kind]) {
+      return {static_cast<elf::ActionSpace::Kind>(kind), t[1].cast<std::vector<int64_t>>(),
+              t[2].cast<std::vector<double>>(), t[3].cast<std::vector<double>>()};
+    }
+  }
+  throw std::invalid_argument("unknown action space '" + name + "'");
+}
+
+// The inverse of KeyDict ("space" is optional: without it, an action's space
+// follows from its dtype, shape and bounds).
 elf::KeySpec ParseKey(const py::dict& d) {
   elf::KeySpec key{d["name"].cast<std::string>(), ParseDType(d["dtype"].cast<std::string>()),
                    d["shape"].cast<std::vector<int64_t>>(), d["meaning"].cast<std::string>(),
                    ParseRole(d["role"].cast<std::string>()), std::nullopt};
   if (!d["bounds"].is_none()) key.bounds = d["bounds"].cast<std::pair<double, double>>();
+  if (d.contains("space") && !d["space"].is_none()) key.space = ParseSpace(d["space"].cast<py::tuple>());
   return key;
 }
 
@@ -56,6 +79,7 @@ py::dict KeyDict(const elf::KeySpec& key) {
   d["meaning"] = key.meaning;
   d["role"] = RoleName(key.role);
   d["bounds"] = key.bounds ? py::object(py::make_tuple(key.bounds->first, key.bounds->second)) : py::none();
+  d["space"] = SpaceTuple(key.space);
   return d;
 }
 
@@ -86,12 +110,13 @@ PYBIND11_MODULE(_elf, m) {
 
   py::class_<elf::RemoteBoard, std::shared_ptr<elf::RemoteBoard>>(
       m, "RemoteBoard", "The shared-memory block through which worker processes host games.")
-      .def(py::init([](const std::vector<py::dict>& keys, int num_games, int num_workers) {
+      .def(py::init([](const std::vector<py::dict>& keys, int num_games, int num_workers, double step_timeout_s) {
              std::vector<elf::KeySpec> specs;
              for (const auto& key : keys) specs.push_back(ParseKey(key));
-             return std::make_shared<elf::RemoteBoard>(std::move(specs), num_games, num_workers);
+             return std::make_shared<elf::RemoteBoard>(std::move(specs), num_games, num_workers, step_timeout_s);
            }),
-           py::arg("keys"), py::arg("num_games"), py::arg("num_workers"))
+           py::arg("keys"), py::arg("num_games"), py::arg("num_workers"), py::arg("step_timeout_s") = 0.0,
+           "step_timeout_s > 0: a step whose result is that late fails the engine (0: no limit).")
       .def("bytes", &elf::RemoteBoard::bytes)
       .def("regions",
            [](const elf::RemoteBoard& board) {
@@ -118,6 +143,8 @@ PYBIND11_MODULE(_elf, m) {
       .def("finish", &elf::RemoteBoard::Finish, py::arg("game"), py::arg("reward"), py::arg("terminated"),
            py::arg("truncated"))
       .def("fail", &elf::RemoteBoard::Fail, py::arg("game"), py::arg("message"))
+      .def("pending", &elf::RemoteBoard::Pending, py::arg("game"),
+           "Whether the game's last request is not finished yet.")
       .def("close", &elf::RemoteBoard::Close)
       .def("closing", &elf::RemoteBoard::closing);
 

@@ -1,6 +1,7 @@
 #include "elf/context.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <tuple>
 #include <type_traits>
@@ -95,6 +96,7 @@ Context::Context(const std::string& name, GameSpec spec, GameFactory make_game, 
       deterministic_(deterministic), game_spec_(std::move(spec)), make_game_(std::move(make_game)) {
   if (num_games < 1) throw std::invalid_argument("num_games must be >= 1, got " + std::to_string(num_games));
   if (num_threads < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(num_threads));
+  for (auto& key : game_spec_.keys) CompleteSpace(key);
   BuildKeys();
 }
 
@@ -125,21 +127,6 @@ void Context::BuildKeys() {
                             "on a terminal row, '" + observed.name + "' of the state the episode ended in",
                             KeyRole::kEngine, std::nullopt});
   }
-  // The behaviour policy and value an actor replies, for games with one
-  // discrete action: the learner reads them back from the history.
-  std::vector<const KeySpec*> discrete;
-  int num_actions = 0;
-  for (const auto& key : game_spec_.keys) {
-    if (key.role != KeyRole::kAction) continue;
-    ++num_actions;
-    if (IsInteger(key.dtype) && key.shape.empty() && key.bounds) discrete.push_back(&key);
-  }
-  if (discrete.size() == 1 && num_actions == 1) {
-    const auto num_actions = static_cast<int64_t>(discrete[0]->bounds->second) + 1;
-    add({"pi", DType::kFloat32, {num_actions}, "behaviour policy the actor sampled from", KeyRole::kExtra,
-         std::nullopt});
-  }
-  add({"V", DType::kFloat32, {}, "the actor's value estimate of s", KeyRole::kExtra, std::nullopt});
 }
 
 void Context::AddKey(KeySpec key) {
@@ -240,6 +227,7 @@ void Context::ValidateRouting() const {
                                   " game seats routed to it, so its timeout could never deliver a batch");
     }
   }
+  ValidateReplyReads();
   for (int seat = 0; seat < num_seats(); ++seat) {
     for (int key = 0; key < num_game_keys_; ++key) {
       if (keys_[key].role != KeyRole::kAction) continue;
@@ -254,6 +242,34 @@ void Context::ValidateRouting() const {
         throw std::invalid_argument("seat " + std::to_string(seat) + " of game '" + game_name_ +
                                     "' needs action '" + keys_[key].name + "' from exactly one tag, but " +
                                     std::to_string(repliers) + " tag(s) reply it");
+      }
+    }
+  }
+}
+
+// A tag that reads a reply key gets it from the history, where only a tag
+// with replies writes it: without one for the seat, the rows would hold
+// whatever an earlier step left there.
+void Context::ValidateReplyReads() const {
+  auto routed = [](const Tag& tag, int seat) {
+    const auto& seats = tag.config().seats;
+    return seats.empty() || std::count(seats.begin(), seats.end(), seat) > 0;
+  };
+  for (const auto& reader : tags_) {
+    for (int key : reader->input_keys()) {
+      if (!keys_[key].IsReply()) continue;
+      for (int seat = 0; seat < num_seats(); ++seat) {
+        if (!routed(*reader, seat)) continue;
+        bool written = false;
+        for (const auto& writer : tags_) {
+          const auto& replies = writer->reply_keys();
+          written = written || (routed(*writer, seat) && std::count(replies.begin(), replies.end(), key) > 0);
+        }
+        if (written) continue;
+        throw std::invalid_argument("tag '" + reader->name() + "' reads key '" + keys_[key].name +
+                                    "', which no tag with replies replies" +
+                                    (num_seats() > 1 ? " for seat " + std::to_string(seat) : std::string()) +
+                                    ": add it to the replies of the tag that acts, or drop it from the inputs");
       }
     }
   }
@@ -340,7 +356,7 @@ std::vector<bool> Context::StoredKeys() {
 
 void Context::Start() {
   if (started_) throw std::logic_error("start() called twice");
-  if (stopped_) throw std::logic_error("start() after stop(): create a new GameContext");
+  if (mailbox_.stopped()) throw std::logic_error("start() after stop(): create a new GameContext");
   if (!wiring_error_.empty()) throw std::logic_error("start() failed earlier (" + wiring_error_ + "); create a new context");
   ValidateRouting();
   try {
@@ -388,7 +404,7 @@ constexpr std::size_t kStepBlock = 16;
 void Context::AdvanceMany(std::vector<int> games) {
   int current = -1;
   try {
-    while (!games.empty() && !halted_.load(std::memory_order_acquire)) {
+    while (!games.empty() && !mailbox_.halted()) {
       if (game_spec_.steps_elsewhere) {
         for (int game : games) {
           current = game;
@@ -439,7 +455,7 @@ void Context::BeginStepIfReplied(GameSlot& slot) {
 // waits to send its first row to a tag with replies (kAtSends), or waits for
 // replies or parked (kWaits).
 Context::Progress Context::RunToStepOrSends(GameSlot& slot, int game) {
-  while (!halted_.load(std::memory_order_acquire)) {
+  while (!mailbox_.halted()) {
     switch (slot.stage) {
       case Stage::kStart:
         slot.game->Reset(slot.rng);
@@ -499,22 +515,25 @@ std::vector<int> Context::SendObservations(std::vector<int> games) {
   }
   for (std::size_t route = 0; route < routes && !games.empty(); ++route) {
     const bool last = route + 1 == routes;
-    games = SendBlock(games, observation_sends_[route], last);
+    games.resize(SendRows(games.data(), static_cast<int>(games.size()), observation_sends_[route], last));
     if (last) break;
     for (int game : games) games_[game].cursor = static_cast<int>(route + 1);
   }
   return {};
 }
 
-// One row per game to one (seat, tag) route; returns the games that sent, in
-// order (none if `hand_over`: they are no longer this thread's). The others
-// parked on a busy buffer and resume later.
-std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& send, bool hand_over) {
+// The one send protocol: one row per game to one (seat, tag) route, claimed
+// in blocks (one row at a time in deterministic mode), written, labelled,
+// handed over if `hand_over` (before the commit: see ExpectReplies) and
+// committed; a game whose buffer is busy parks and resumes on its release.
+// Moves the games that sent to the front of `games`, in order, and returns
+// how many (none if `hand_over`: they are no longer this thread's).
+int Context::SendRows(int* games, int count, const Send& send, bool hand_over) {
   Tag& tag = *tags_[send.tag];
-  std::vector<int> sent;
-  std::size_t next = 0;
-  while (next < games.size()) {
-    const int want = deterministic_ ? 1 : static_cast<int>(games.size() - next);
+  int sent = 0;
+  int next = 0;
+  while (next < count) {
+    const int want = deterministic_ ? 1 : count - next;
     const Claim claim = ClaimFor(games_[games[next]], send, want);
     if (!claim.ok) {
       if (tag.Park(games[next], claim.batch)) ++next;  // else the buffer came free: retry
@@ -525,7 +544,7 @@ std::vector<int> Context::SendBlock(const std::vector<int>& games, const Send& s
       if (hand_over) {
         HandOver(games_[games[next]]);
       } else {
-        sent.push_back(games[next]);
+        games[sent++] = games[next];
       }
     }
     if (tag.Commit(claim, claim.rows)) NotifyReady(tag.index(), claim.batch);
@@ -573,27 +592,20 @@ void Context::WriteRows(const int* games, int count, const Send& send, const Cla
   }
 }
 
-// One game through its sends from its cursor on (the path for resumed games
-// and for tags without replies). Returns false if it parked, or if
-// `hand_over` and it sent its last row (the game is no longer this thread's).
+// One game through its sends from its cursor on (resumed games, and tags
+// without replies, whose T > 1 windows are due only every T - 1 steps).
+// Returns false if it parked, or if `hand_over` and it sent its last row (the
+// game is no longer this thread's).
 bool Context::SendAll(int game, const std::vector<Send>& sends, bool hand_over) {
   GameSlot& slot = games_[game];
   while (slot.cursor < static_cast<int>(sends.size())) {
     const Send& send = sends[slot.cursor];
-    Tag& tag = *tags_[send.tag];
-    const int T = tag.T();
+    const int T = tags_[send.tag]->T();
     const bool due = T == 1 || (slot.step + 1 >= T && (slot.step + 1 - T) % (T - 1) == 0);
     if (due) {
-      const Claim claim = ClaimFor(slot, send, 1);
-      if (!claim.ok) {
-        if (tag.Park(game, claim.batch)) return false;
-        continue;  // the buffer came free meanwhile: try again
-      }
-      WriteRows(&game, 1, send, claim, claim.row);
       const bool last = hand_over && slot.cursor + 1 == static_cast<int>(sends.size());
-      if (last) HandOver(slot);
-      if (tag.Commit(claim, 1)) NotifyReady(tag.index(), claim.batch);
-      if (last) return false;
+      int one = game;
+      if (SendRows(&one, 1, send, last) == 0) return false;  // parked, or handed over
     }
     ++slot.cursor;
   }
@@ -663,25 +675,33 @@ void Context::KeepFinalObservation(GameSlot& slot) {
 }
 
 void Context::NotifyReady(int tag, int64_t batch) {
-  {
-    std::lock_guard<std::mutex> lock(ready_mutex_);
-    if (!deterministic_) {
-      BatchBuffer& buffer = tags_[tag]->buffer(static_cast<int>(batch % tags_[tag]->num_buffers()));
-      ready_.push_back({tag, batch, static_cast<int>(batch % tags_[tag]->num_buffers()), buffer.size});
-    }
+  if (deterministic_) {
+    mailbox_.Notify();  // the poll finds it in its buffer
+    return;
   }
-  ready_cv_.notify_all();
+  const int index = static_cast<int>(batch % tags_[tag]->num_buffers());
+  mailbox_.Post({tag, batch, index, tags_[tag]->buffer(index).size});
 }
 
-// Deterministic mode delivers batches in a fixed order: by the game step they
-// were sent at, tags with replies before tags without (those are sent after
-// the replies), then tag, then group. Needs the lock.
-std::optional<BatchRef> Context::TakeReady() {
+// Each tag delivers its batches in the order of their numbers. First-come
+// mode: the first ready batch, in completion order, that is its tag's next;
+// a batch completed before an earlier one of its tag (whose last rows are
+// still being written: every row of a batch is claimed before a later batch
+// takes any) waits for it, so the rows a game sends a tag arrive in the order
+// it sent them. Deterministic mode: a fixed order, by the game step the
+// batches were sent at, tags with replies before tags without (those are
+// sent after the replies), then tag, then group. Needs the lock.
+std::optional<BatchRef> Context::TakeReady(std::deque<BatchRef>& ready) {
   if (!deterministic_) {
-    if (ready_.empty()) return std::nullopt;
-    BatchRef ref = ready_.front();
-    ready_.pop_front();
-    return ref;
+    for (auto it = ready.begin(); it != ready.end(); ++it) {
+      Tag& tag = *tags_[it->tag];
+      if (it->batch != tag.next_delivery()) continue;
+      const BatchRef ref = *it;
+      ready.erase(it);
+      tag.AdvanceDelivery();
+      return ref;
+    }
+    return std::nullopt;
   }
   Tag* next = nullptr;
   std::tuple<int64_t, int, int, int> best{};
@@ -708,39 +728,30 @@ std::optional<BatchRef> Context::TakeReady() {
 
 std::optional<BatchRef> Context::Wait(int timeout_ms) {
   if (!started_) throw std::logic_error("run() before start()");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  std::unique_lock<std::mutex> lock(ready_mutex_);
-  for (;;) {
-    if (failed_) throw GameError(failure_);
-    if (stopped_) throw std::logic_error("the context is stopped");
-    // Timeouts first, so a tag's partial batch is not starved by other tags
-    // whose batches are always ready (first-come mode only).
-    int64_t wake_ns = INT64_MAX;
-    const int64_t now_ns = Tag::NowNs();
-    for (auto& tag : tags_) {
-      if (const auto batch = tag->CloseIfTimedOut(now_ns)) {
-        const int index = static_cast<int>(*batch % tag->num_buffers());
-        ready_.push_back({tag->index(), *batch, index, tag->buffer(index).size});
-      }
-      wake_ns = std::min(wake_ns, tag->TimeoutDeadlineNs(now_ns));
+  const auto deadline = Mailbox::Clock::now() + std::chrono::milliseconds(timeout_ms);
+  return mailbox_.Wait(deadline, [this](std::deque<BatchRef>& ready) { return Poll(ready); });
+}
+
+// Under the mailbox's lock: closes timed-out batches, then takes the next
+// batch to deliver, or says when to look again, or that nothing ever will.
+Mailbox::Poll Context::Poll(std::deque<BatchRef>& ready) {
+  Mailbox::Poll found;
+  // Timeouts first, so a tag's partial batch is not starved by other tags
+  // whose batches are always ready (first-come mode only).
+  int64_t wake_ns = INT64_MAX;
+  const int64_t now_ns = Tag::NowNs();
+  for (auto& tag : tags_) {
+    if (const auto batch = tag->CloseIfTimedOut(now_ns)) {
+      const int index = static_cast<int>(*batch % tag->num_buffers());
+      ready.push_back({tag->index(), *batch, index, tag->buffer(index).size});
     }
-    if (auto ref = TakeReady()) {
-      ++delivered_;
-      return ref;
-    }
-    if (Stuck()) {
-      failed_ = true;
-      failure_ = StuckMessage();
-      halted_.store(true);
-      throw GameError(failure_);
-    }
-    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-    auto wake = deadline;
-    if (wake_ns != INT64_MAX) {
-      wake = std::min(wake, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(wake_ns)));
-    }
-    ready_cv_.wait_until(lock, wake);
+    wake_ns = std::min(wake_ns, tag->TimeoutDeadlineNs(now_ns));
   }
+  found.ref = TakeReady(ready);
+  if (found.ref) return found;
+  if (Stuck(ready)) found.stuck = StuckMessage();
+  if (wake_ns != INT64_MAX) found.wake = Mailbox::Clock::time_point(std::chrono::nanoseconds(wake_ns));
+  return found;
 }
 
 namespace {
@@ -755,6 +766,54 @@ int64_t FirstOutOfRange(const void* data, int64_t count, int64_t low, int64_t hi
   const uint64_t width = static_cast<uint64_t>(high) - base;
   for (int64_t i = 0; i < count; ++i) {
     if (static_cast<uint64_t>(static_cast<int64_t>(values[i])) - base > width) return i;
+  }
+  return -1;
+}
+
+// Index of the first of `count` values of type V, components of rows of
+// nvec.size() values, where component c lies outside [0, nvec[c]), or -1.
+template <typename V>
+int64_t FirstOutOfComponent(const void* data, int64_t count, const std::vector<int64_t>& nvec) {
+  const V* values = static_cast<const V*>(data);
+  const auto k = static_cast<int64_t>(nvec.size());
+  for (int64_t i = 0; i < count; ++i) {
+    if (static_cast<uint64_t>(static_cast<int64_t>(values[i])) >= static_cast<uint64_t>(nvec[i % k])) return i;
+  }
+  return -1;
+}
+
+// Index of the first of `count` values of type V that is NaN or infinite, or -1.
+template <typename V>
+int64_t FirstNonFinite(const void* data, int64_t count) {
+  const V* values = static_cast<const V*>(data);
+  for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(values[i])) return i;
+  }
+  return -1;
+}
+
+// The first value of an action reply outside the key's space, or -1.
+int64_t FirstInvalid(const KeySpec& key, const void* data, int64_t count) {
+  switch (key.space.kind) {
+    case ActionSpace::Kind::kDiscrete: {
+      const auto low = static_cast<int64_t>(key.bounds->first);
+      const auto high = static_cast<int64_t>(key.bounds->second);
+      if (key.dtype == DType::kInt64) return FirstOutOfRange<int64_t>(data, count, low, high);
+      if (key.dtype == DType::kInt32) return FirstOutOfRange<int32_t>(data, count, low, high);
+      if (key.dtype == DType::kUint8) return FirstOutOfRange<uint8_t>(data, count, low, high);
+      return -1;
+    }
+    case ActionSpace::Kind::kMultiDiscrete:
+      if (key.dtype == DType::kInt64) return FirstOutOfComponent<int64_t>(data, count, key.space.nvec);
+      if (key.dtype == DType::kInt32) return FirstOutOfComponent<int32_t>(data, count, key.space.nvec);
+      if (key.dtype == DType::kUint8) return FirstOutOfComponent<uint8_t>(data, count, key.space.nvec);
+      return -1;
+    case ActionSpace::Kind::kBox:
+      if (key.dtype == DType::kFloat32) return FirstNonFinite<float>(data, count);
+      if (key.dtype == DType::kFloat64) return FirstNonFinite<double>(data, count);
+      return -1;
+    case ActionSpace::Kind::kNone:
+      return -1;
   }
   return -1;
 }
@@ -781,26 +840,36 @@ int64_t IntegerAt(const void* data, DType dtype, int64_t index) {
 
 }  // namespace
 
-// Rejects integer actions outside their bounds before any game sees them.
+// Rejects action replies outside their space before any game sees them:
+// integers outside their range, Box values that are NaN or infinite.
 void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   const auto& replies = tag.reply_keys();
   for (std::size_t i = 0; i < replies.size(); ++i) {
     const KeySpec& key = keys_[replies[i]];
-    if (key.role != KeyRole::kAction || !IsInteger(key.dtype) || !key.bounds) continue;
-    const auto low = static_cast<int64_t>(key.bounds->first);
-    const auto high = static_cast<int64_t>(key.bounds->second);
+    if (key.role != KeyRole::kAction) continue;
     const void* data = buffer.Reply(static_cast<int>(i), 0, key.Bytes());
     const int64_t count = ref.size * key.NumElements();
-    int64_t bad = -1;
-    if (key.dtype == DType::kInt64) bad = FirstOutOfRange<int64_t>(data, count, low, high);
-    if (key.dtype == DType::kInt32) bad = FirstOutOfRange<int32_t>(data, count, low, high);
-    if (key.dtype == DType::kUint8) bad = FirstOutOfRange<uint8_t>(data, count, low, high);
+    const int64_t bad = FirstInvalid(key, data, count);
     if (bad < 0) continue;
     const int64_t row = bad / key.NumElements();
-    throw std::invalid_argument("tag '" + tag.name() + "', key '" + key.name + "': row " + std::to_string(row) +
-                                " (game " + std::to_string(buffer.game_ids[row]) + ") replied " +
-                                std::to_string(IntegerAt(data, key.dtype, bad)) + ", valid range [" +
+    std::string what = "tag '" + tag.name() + "', key '" + key.name + "': row " + std::to_string(row) + " (game " +
+                       std::to_string(buffer.game_ids[row]) + ") replied ";
+    if (key.space.kind == ActionSpace::Kind::kBox) {
+      const double value = key.dtype == DType::kFloat64 ? static_cast<const double*>(data)[bad]
+                                                        : static_cast<const float*>(data)[bad];
+      throw std::invalid_argument(what + std::to_string(value) + " at element " +
+                                  std::to_string(bad % key.NumElements()) + "; a Box action must be finite");
+    }
+    int64_t low = static_cast<int64_t>(key.bounds ? key.bounds->first : 0);
+    int64_t high = static_cast<int64_t>(key.bounds ? key.bounds->second : 0);
+    if (key.space.kind == ActionSpace::Kind::kMultiDiscrete) {
+      const auto component = static_cast<std::size_t>(bad % key.NumElements());
+      what += "component " + std::to_string(component) + " = ";
+      low = 0;
+      high = key.space.nvec[component] - 1;
+    }
+    throw std::invalid_argument(what + std::to_string(IntegerAt(data, key.dtype, bad)) + ", valid range [" +
                                 std::to_string(low) + ", " + std::to_string(high) + "]");
   }
 }
@@ -810,11 +879,11 @@ void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
 // and no partial batch will be delivered by its timeout. Every game then
 // waits for a batch that cannot complete: a configuration in which, for
 // example, each game waits for replies from two tags and the rows left to
-// each are fewer than its batch (or its min_batch) needs. Needs the lock
-// (ready_ and the order with NotifyReady: a thread that completes a batch
-// still counts as working until it has taken the lock).
-bool Context::Stuck() {
-  if (delivered_.load() > 0 || !ready_.empty() || !pool_->Idle()) return false;
+// each are fewer than its batch (or its min_batch) needs. Runs under the
+// mailbox's lock (the posted batches, and the order with NotifyReady: a
+// thread that completes a batch counts as working until it has taken it).
+bool Context::Stuck(const std::deque<BatchRef>& ready) {
+  if (mailbox_.held() > 0 || !ready.empty() || !pool_->Idle()) return false;
   for (const auto& tag : tags_) {
     if (tag->WillTimeOut()) return false;
   }
@@ -870,7 +939,7 @@ void Context::SubmitReplies(const BatchRef& ref) {
     begin = end;
   }
   pool_->SubmitMany(std::move(jobs));
-  --delivered_;  // only now: until the jobs are queued, a waiting thread must not think the games stuck
+  mailbox_.HandedBack();  // only now: until the jobs are queued, a waiting thread must not think the games stuck
 }
 
 // Copies rows [begin, end) of a replied batch into their games' histories and
@@ -901,7 +970,7 @@ void Context::Release(const BatchRef& ref) {
   if (tag.has_replies()) throw std::logic_error("tag '" + tag.name() + "' expects replies");
   TakeBack(tag, ref);
   ReleaseBuffer(tag, ref.batch);
-  --delivered_;  // after the parked games are queued (see SubmitReplies)
+  mailbox_.HandedBack();  // after the parked games are queued (see SubmitReplies)
 }
 
 void Context::ReleaseBuffer(Tag& tag, int64_t batch) { Resume(tag.Release(batch)); }
@@ -910,26 +979,10 @@ void Context::Resume(const std::vector<int>& games) {
   if (!games.empty()) SubmitAdvance(games);
 }
 
-void Context::Fail(const std::string& message) {
-  {
-    std::lock_guard<std::mutex> lock(ready_mutex_);
-    if (!failed_) {
-      failed_ = true;
-      failure_ = message;
-    }
-  }
-  halted_.store(true);
-  ready_cv_.notify_all();
-}
+void Context::Fail(const std::string& message) { mailbox_.Fail(message); }
 
 void Context::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(ready_mutex_);
-    if (stopped_) return;
-    stopped_ = true;
-  }
-  halted_.store(true);
-  ready_cv_.notify_all();
+  if (!mailbox_.Stop()) return;
   if (pool_) pool_->Stop();
 }
 

@@ -13,8 +13,20 @@
 //   4. Step the game with the replies; reset it if the episode ended.
 // A game that finds a tag's buffer busy parks and is resumed on its release.
 //
+// Order. Each tag delivers its batches in the order of their numbers, in
+// first-come mode too, so the rows one game sends to a tag reach the caller
+// in the order it sent them: its T > 1 windows in step order, whatever the
+// load. Across tags, and across games within a tag, first-come mode promises
+// no order; deterministic mode fixes all of it (see TakeReady).
+//
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.
+//
+// Parts: the ready batches, the failure and the stop live in a Mailbox
+// (mailbox.h); each tag's ring of buffers and its claims in a Tag (tag.h);
+// the games' histories in History (history.h); the threads in WorkerPool.
+// Context wires them at Start and runs the game stages, one send protocol
+// (SendRows) and the replies.
 #pragma once
 
 #include <atomic>
@@ -31,6 +43,7 @@
 
 #include "elf/game.h"
 #include "elf/history.h"
+#include "elf/mailbox.h"
 #include "elf/options.h"
 #include "elf/rng.h"
 #include "elf/spec.h"
@@ -38,21 +51,6 @@
 #include "elf/worker_pool.h"
 
 namespace elf {
-
-// An error raised inside a game or by a failed callback; names the game or tag.
-class GameError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// A batch handed to the caller: tag `tag`, batch number `batch`, stored in
-// buffer `buffer`, with `size` rows.
-struct BatchRef {
-  int tag = -1;
-  int64_t batch = 0;
-  int buffer = 0;
-  int size = 0;
-};
 
 // Creates game number `index` of a context.
 using GameFactory = std::function<std::unique_ptr<Game>(int index)>;
@@ -70,7 +68,9 @@ class Context {
   Context& operator=(const Context&) = delete;
 
   // Configuration (before Start).
-  void AddKey(KeySpec key);  // an extra reply key, e.g. a recurrent state
+  // An extra reply key (a policy, a value, a recurrent state): the engine
+  // declares none itself; whoever replies one declares it here.
+  void AddKey(KeySpec key);
   int AddTag(TagConfig config);
 
   // Queries.
@@ -111,6 +111,7 @@ class Context {
 
   void BuildKeys();
   void ValidateRouting() const;
+  void ValidateReplyReads() const;
   void Wire();
   // The worker that steps `game` when it is free: games split into
   // num_threads contiguous ranges.
@@ -126,7 +127,7 @@ class Context {
   void ExpectReplies(GameSlot& slot);
   void HandOver(GameSlot& slot);
   std::vector<int> SendObservations(std::vector<int> games);
-  std::vector<int> SendBlock(const std::vector<int>& games, const Send& send, bool hand_over);
+  int SendRows(int* games, int count, const Send& send, bool hand_over);
   Claim ClaimFor(GameSlot& slot, const Send& send, int want);
   void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
@@ -138,11 +139,12 @@ class Context {
   std::vector<bool> StoredKeys();
   void ConsumeReplies(int tag, int64_t batch, int begin, int end);
   void ReleaseBuffer(Tag& tag, int64_t batch);
-  bool Stuck();
+  Mailbox::Poll Poll(std::deque<BatchRef>& ready);
+  bool Stuck(const std::deque<BatchRef>& ready);
   std::string StuckMessage() const;
   void Resume(const std::vector<int>& games);
   void NotifyReady(int tag, int64_t batch);
-  std::optional<BatchRef> TakeReady();
+  std::optional<BatchRef> TakeReady(std::deque<BatchRef>& ready);
   void CheckBounds(Tag& tag, const BatchRef& ref) const;
   void TakeBack(Tag& tag, const BatchRef& ref);
 
@@ -187,14 +189,7 @@ class Context {
 
   bool started_ = false;
   std::string wiring_error_;  // set if building the games failed; Start is then refused
-  std::atomic<bool> halted_{false};  // stop requested or failed: workers stop advancing
-  std::mutex ready_mutex_;
-  std::condition_variable ready_cv_;
-  std::deque<BatchRef> ready_;  // first-come mode: batches in completion order
-  std::atomic<int> delivered_{0};  // batches handed to the caller and not yet handed back
-  bool failed_ = false;
-  bool stopped_ = false;
-  std::string failure_;
+  Mailbox mailbox_;  // ready batches (first-come: in completion order), failure, stop
 };
 
 }  // namespace elf

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
@@ -32,12 +33,17 @@ void FutexWakeAll(std::atomic<uint32_t>* word) {
 
 }  // namespace
 
-RemoteBoard::RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers)
-    : keys_(std::move(keys)), num_games_(num_games), num_workers_(num_workers) {
+RemoteBoard::RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers, double step_timeout_s)
+    : keys_(std::move(keys)), num_games_(num_games), num_workers_(num_workers), step_timeout_(step_timeout_s) {
   if (num_games < 1) throw std::invalid_argument("num_games must be >= 1");
   if (num_workers < 1 || num_workers > num_games) {
     throw std::invalid_argument("num_workers must be in [1, num_games], got " + std::to_string(num_workers));
   }
+  if (!(step_timeout_s >= 0.0)) {
+    throw std::invalid_argument("step_timeout_s must be >= 0 (0: none), got " + std::to_string(step_timeout_s));
+  }
+  requested_at_ = std::make_unique<std::atomic<int64_t>[]>(num_games);
+  for (int game = 0; game < num_games; ++game) requested_at_[game].store(kUntimed);
   Add("closing", sizeof(uint32_t), 1);
   Add("doorbell", kAlign, num_workers);  // one cache line per worker
   Add("command", sizeof(uint32_t), num_games);
@@ -77,6 +83,8 @@ std::atomic<uint32_t>* RemoteBoard::Word(const std::string& region, int index) c
 }
 
 void RemoteBoard::Request(int game) {
+  const bool first = Word("command", game)->load(std::memory_order_relaxed) == 0;
+  requested_at_[game].store(first ? kUntimed : Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   Word("command", game)->fetch_add(1, std::memory_order_release);
   std::atomic<uint32_t>* doorbell = Word("doorbell", WorkerOf(game));
   doorbell->fetch_add(1, std::memory_order_release);
@@ -86,17 +94,41 @@ void RemoteBoard::Request(int game) {
 void RemoteBoard::AwaitDone(int game) const {
   std::atomic<uint32_t>* done = Word("done", game);
   const uint32_t wanted = Word("command", game)->load(std::memory_order_relaxed);
+  const int64_t requested = requested_at_[game].load(std::memory_order_relaxed);
+  const bool timed = step_timeout_.count() > 0.0 && requested != kUntimed;
+  const Clock::time_point deadline =
+      timed ? Clock::time_point(Clock::duration(requested)) + std::chrono::duration_cast<Clock::duration>(step_timeout_)
+            : Clock::time_point::max();
   for (int spin = 0;; ++spin) {
     const uint32_t seen = done->load(std::memory_order_acquire);
     if (seen == wanted) break;
     if (closing()) throw std::runtime_error("the game's worker process was shut down");
     if (spin < 64) continue;
-    FutexWait(done, seen, kPollMs);
+    int wait_ms = kPollMs;
+    if (timed) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) throw std::runtime_error(LateMessage(game));
+      wait_ms = static_cast<int>(std::min<int64_t>(wait_ms, left));
+    }
+    FutexWait(done, seen, wait_ms);
   }
   if (status(game) & kFailed) {
     const char* message = reinterpret_cast<const char*>(Slot("error", game));
     throw std::runtime_error(std::string(message, strnlen(message, kErrorBytes)));
   }
+}
+
+std::string RemoteBoard::LateMessage(int game) const {
+  const int worker = WorkerOf(game);
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%g", step_timeout_.count());
+  return "environment " + std::to_string(game) + " (worker process " + std::to_string(worker) + ", environments " +
+         std::to_string(FirstGame(worker)) + "-" + std::to_string(FirstGame(worker + 1) - 1) +
+         ") did not finish its step within step_timeout_s = " + seconds + " s";
+}
+
+bool RemoteBoard::Pending(int game) const {
+  return Word("command", game)->load(std::memory_order_acquire) != Word("done", game)->load(std::memory_order_relaxed);
 }
 
 float RemoteBoard::reward(int game) const {
@@ -113,9 +145,7 @@ std::vector<int> RemoteBoard::AwaitWork(int worker, int timeout_ms) const {
   for (bool waited = false;; waited = true) {
     const uint32_t rung = doorbell->load(std::memory_order_acquire);
     for (int game = FirstGame(worker); game < FirstGame(worker + 1); ++game) {
-      if (Word("command", game)->load(std::memory_order_acquire) != Word("done", game)->load(std::memory_order_relaxed)) {
-        pending.push_back(game);
-      }
+      if (Pending(game)) pending.push_back(game);
     }
     if (!pending.empty() || waited || closing()) return pending;
     FutexWait(doorbell, rung, timeout_ms);

@@ -15,11 +15,17 @@
 // A game's first request is its first reset, every later one a step. Both
 // sides wait on futexes, so a side with nothing to do uses no CPU.
 //
+// Nothing the engine waits on can hang it: AwaitDone returns (throwing) once
+// the board closes, whoever closes it, and with a step timeout once a step's
+// result is late. Whoever stops the engine closes the board first, so an
+// engine thread waiting on a dead or stuck worker wakes and can be joined.
+//
 // The block is created and owned by the caller (Python); the board only
 // lays it out and signals through it.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -37,7 +43,10 @@ class RemoteBoard {
   enum Status : uint8_t { kTerminated = 1, kTruncated = 2, kFailed = 4 };
 
   // Lays out the block for the game keys `keys` (observations and actions).
-  RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers);
+  // With step_timeout_s > 0, AwaitDone throws once a step's result is that
+  // late, counted from its Request (a game's first request, which creates
+  // and resets its environment, is not timed).
+  RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers, double step_timeout_s = 0.0);
 
   std::size_t bytes() const { return bytes_; }
   // Where each region's array ([N, ...] or [W]) lies: its byte offset, and
@@ -52,6 +61,7 @@ class RemoteBoard {
   int num_workers() const { return num_workers_; }
   int FirstGame(int worker) const { return static_cast<int>(int64_t{worker} * num_games_ / num_workers_); }
   int WorkerOf(int game) const;
+  double step_timeout_s() const { return step_timeout_.count(); }
 
   // Points the board at the shared block (bytes() long, zeroed by its creator).
   void Attach(uint8_t* base) { base_ = base; }
@@ -59,10 +69,13 @@ class RemoteBoard {
 
   // Engine side. Request sends the game's next request to its worker;
   // AwaitDone blocks until the worker finished it and throws
-  // std::runtime_error with the worker's message if it failed, or if the
-  // board closes first.
+  // std::runtime_error with the worker's message if it failed, if the board
+  // closes first, or if the step timeout passes first (naming the
+  // environment and its worker).
   void Request(int game);
   void AwaitDone(int game) const;
+  // Whether the game's last request is not finished yet (either side).
+  bool Pending(int game) const;
   float reward(int game) const;
   uint8_t status(int game) const;
 
@@ -77,8 +90,10 @@ class RemoteBoard {
   bool closing() const;
 
  private:
+  using Clock = std::chrono::steady_clock;
   std::atomic<uint32_t>* Word(const std::string& region, int index) const;
   void Add(const std::string& name, std::size_t stride, int count);
+  std::string LateMessage(int game) const;
 
   std::vector<KeySpec> keys_;
   int num_games_;
@@ -86,6 +101,11 @@ class RemoteBoard {
   std::map<std::string, Region> regions_;
   std::size_t bytes_ = 0;
   uint8_t* base_ = nullptr;
+  std::chrono::duration<double> step_timeout_;
+  // Engine-side only (not in the shared block): when each game's pending
+  // request was sent, in Clock ticks; kUntimed for a first request.
+  static constexpr int64_t kUntimed = -1;
+  std::unique_ptr<std::atomic<int64_t>[]> requested_at_;
 };
 
 // A game whose state lives in a worker process: Observe copies the worker's

@@ -1,12 +1,21 @@
 // Specs: the name, dtype, per-row shape and one-line meaning of every key a
 // game exchanges with Python, and the SpecBuilder a game author uses to state
-// them. Keys come from three places: the game (observations and actions), the
-// engine (reward, terminal, episode statistics) and the user (extra reply keys
-// such as `pi` and `V` that the actor writes and the learner reads back).
+// them. Keys come from three places: the game (observations, actions and
+// episode statistics), the engine (reward, terminal, episode return and
+// length, `final_` copies) and whoever replies more than the game's actions
+// (extra reply keys it declares with Context::AddKey: a policy, a value, a
+// recurrent state; the engine names none of them).
+// Each action key states its space (Gymnasium's Discrete, MultiDiscrete or
+// Box). The engine rejects integer replies outside the space and Box replies
+// that are NaN or infinite; a finite Box value outside [low, high] passes
+// unchanged and the game clips it to its bounds itself, as Gymnasium
+// environments do.
 // Immutable once a context starts; not thread-safe while being built.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,8 +31,21 @@ namespace elf {
 enum class KeyRole {
   kObservation,  // the game, every step
   kAction,       // Python, as a reply the game reads in Step
-  kEngine,       // the engine: reward, terminal, episode statistics
-  kExtra,        // Python, as a reply stored in the history only (pi, V, ...)
+  kEngine,       // the engine: reward, terminal, episode return and length, final_ copies
+  kExtra,        // Python, as a reply stored in the history only (declared by its replier)
+  kStatistic,    // the game, every step like an observation: an episode's outcome
+                 // (e.g. won), read on terminal rows; no final_ copy
+};
+
+// The values an action key accepts (Gymnasium's spaces). Discrete: one
+// integer in [bounds.first, bounds.second] (n = nvec[0] values).
+// MultiDiscrete: shape [k], component c in [0, nvec[c]). Box: float values;
+// low and high hold one bound for every element or one per element.
+struct ActionSpace {
+  enum class Kind { kNone, kDiscrete, kMultiDiscrete, kBox };
+  Kind kind = Kind::kNone;
+  std::vector<int64_t> nvec;
+  std::vector<double> low, high;
 };
 
 struct KeySpec {
@@ -32,8 +54,10 @@ struct KeySpec {
   std::vector<int64_t> shape;  // per row; {} is a scalar
   std::string meaning;
   KeyRole role = KeyRole::kObservation;
-  // Inclusive bounds; for integer actions the engine rejects replies outside.
+  // Inclusive bounds of every element (for a Box or MultiDiscrete action:
+  // the lowest low and the highest high).
   std::optional<std::pair<double, double>> bounds;
+  ActionSpace space{};  // action keys only
 
   int64_t NumElements() const {
     int64_t n = 1;
@@ -43,6 +67,32 @@ struct KeySpec {
   std::size_t Bytes() const { return static_cast<std::size_t>(NumElements()) * SizeOf(dtype); }
   bool IsReply() const { return role == KeyRole::kAction || role == KeyRole::kExtra; }
 };
+
+// The space of an action key declared without one (a key read from data,
+// e.g. a hosted game's): an integer scalar is Discrete over its bounds, an
+// integer array MultiDiscrete with [0, high] for every component, a float
+// key a Box over its bounds (unbounded without). Other keys: unchanged.
+inline void CompleteSpace(KeySpec& key) {
+  if (key.role != KeyRole::kAction || key.space.kind != ActionSpace::Kind::kNone) return;
+  const bool integer = IsInteger(key.dtype);
+  if (integer && !key.bounds) {
+    throw std::invalid_argument("integer action '" + key.name + "' needs bounds");
+  }
+  if (integer && key.shape.empty()) {
+    const auto n = static_cast<int64_t>(key.bounds->second - key.bounds->first) + 1;
+    key.space = {ActionSpace::Kind::kDiscrete, {n}, {}, {}};
+  } else if (integer) {
+    if (key.bounds->first != 0.0) {
+      throw std::invalid_argument("MultiDiscrete action '" + key.name + "' must start at 0");
+    }
+    const auto n = static_cast<int64_t>(key.bounds->second) + 1;
+    key.space = {ActionSpace::Kind::kMultiDiscrete, std::vector<int64_t>(key.NumElements(), n), {}, {}};
+  } else {
+    const double inf = std::numeric_limits<double>::infinity();
+    key.space = {ActionSpace::Kind::kBox, {}, {key.bounds ? key.bounds->first : -inf},
+                 {key.bounds ? key.bounds->second : inf}};
+  }
+}
 
 // A game's own key as its spec declared it: a Row reads and writes it
 // through this handle with neither a lookup by name nor a dtype check (the
@@ -102,14 +152,52 @@ class SpecBuilder {
   // A discrete action: one int64 per row in [0, num_values).
   Key<int64_t> DiscreteAction(const std::string& name, int64_t num_values, const std::string& meaning) {
     if (num_values < 1) throw std::invalid_argument("action '" + name + "' needs num_values >= 1");
-    return Key<int64_t>(Add({name, DType::kInt64, {}, meaning, KeyRole::kAction,
-                             std::make_pair(0.0, static_cast<double>(num_values - 1))}));
+    KeySpec key{name, DType::kInt64, {}, meaning, KeyRole::kAction,
+                std::make_pair(0.0, static_cast<double>(num_values - 1))};
+    key.space = {ActionSpace::Kind::kDiscrete, {num_values}, {}, {}};
+    return Key<int64_t>(Add(std::move(key)));
   }
-  // A continuous action: float32 values in [low, high] (not clipped by the engine).
+  // Several discrete choices in one reply: int64 [k], component c in [0, nvec[c]).
+  Key<int64_t> MultiDiscreteAction(const std::string& name, std::vector<int64_t> nvec, const std::string& meaning) {
+    if (nvec.empty()) throw std::invalid_argument("action '" + name + "' needs at least one component");
+    int64_t most = 0;
+    for (int64_t n : nvec) {
+      if (n < 1) throw std::invalid_argument("action '" + name + "' needs every component's n >= 1");
+      most = std::max(most, n);
+    }
+    KeySpec key{name, DType::kInt64, {static_cast<int64_t>(nvec.size())}, meaning, KeyRole::kAction,
+                std::make_pair(0.0, static_cast<double>(most - 1))};
+    key.space = {ActionSpace::Kind::kMultiDiscrete, std::move(nvec), {}, {}};
+    return Key<int64_t>(Add(std::move(key)));
+  }
+  // A continuous (Box) action: float32 values, every element in [low, high].
+  // A finite value outside passes unchanged: the game clips it (see above).
   Key<float> ContinuousAction(const std::string& name, std::vector<int64_t> shape, double low, double high,
                               const std::string& meaning) {
-    return Key<float>(Add({name, DType::kFloat32, std::move(shape), meaning, KeyRole::kAction,
-                           std::make_pair(low, high)}));
+    return ContinuousAction(name, std::move(shape), std::vector<double>{low}, std::vector<double>{high}, meaning);
+  }
+  // The same with a bound per element (low and high hold NumElements() each).
+  Key<float> ContinuousAction(const std::string& name, std::vector<int64_t> shape, std::vector<double> low,
+                              std::vector<double> high, const std::string& meaning) {
+    KeySpec key{name, DType::kFloat32, std::move(shape), meaning, KeyRole::kAction, std::nullopt};
+    const auto elements = static_cast<std::size_t>(key.NumElements());
+    const bool sized = low.size() == high.size() && (low.size() == 1 || low.size() == elements);
+    if (!sized) {
+      throw std::invalid_argument("action '" + name + "' needs one low and one high, or one per element (" +
+                                  std::to_string(elements) + ")");
+    }
+    for (std::size_t i = 0; i < low.size(); ++i) {
+      if (!(low[i] <= high[i])) throw std::invalid_argument("action '" + name + "' has a low above its high");
+    }
+    key.bounds = std::make_pair(*std::min_element(low.begin(), low.end()), *std::max_element(high.begin(), high.end()));
+    key.space = {ActionSpace::Kind::kBox, {}, std::move(low), std::move(high)};
+    return Key<float>(Add(std::move(key)));
+  }
+  // An outcome of the episode (e.g. whether the seat won), written in Observe
+  // like an observation and read on terminal rows; learners average it.
+  template <typename T>
+  Key<T> EpisodeStatistic(const std::string& name, std::vector<int64_t> shape, const std::string& meaning) {
+    return Key<T>(Add({name, DTypeOf<T>::value, std::move(shape), meaning, KeyRole::kStatistic, std::nullopt}));
   }
   void Seats(int num_seats) {
     if (num_seats < 1) throw std::invalid_argument("a game needs at least one seat");

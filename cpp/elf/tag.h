@@ -283,7 +283,7 @@ class Tag {
     return true;
   }
 
-  // The next batch to deliver in deterministic mode, and its advance.
+  // The next batch to deliver (batches are delivered in number order), and its advance.
   int64_t next_delivery() const { return next_delivery_; }
   void AdvanceDelivery() { ++next_delivery_; }
 

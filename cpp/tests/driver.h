@@ -79,6 +79,14 @@ inline TagConfig MakeTag(const std::string& name, int batch_size, std::vector<st
   return config;
 }
 
+// Declares the reply keys an actor-critic actor replies beside its action:
+// `pi` (its policy over `num_actions` actions) and `V` (its value). The
+// engine declares neither; whoever replies them does.
+inline void AddPolicyKeys(Context& ctx, int64_t num_actions) {
+  ctx.AddKey({"pi", DType::kFloat32, {num_actions}, "the actor's policy", KeyRole::kExtra, std::nullopt});
+  ctx.AddKey({"V", DType::kFloat32, {}, "the actor's value estimate", KeyRole::kExtra, std::nullopt});
+}
+
 // A reply that tests can recompute from what the engine sends back.
 inline int64_t PolicyAction(int game, int64_t count, int num_actions) {
   uint64_t x = static_cast<uint64_t>(game) * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(count) * 0xBF58476D1CE4E5B9ULL;

@@ -143,16 +143,22 @@ TEST(counter_rows_follow_each_game_step_by_step) {
   CHECK(episodes > 50);
 }
 
+// First-come mode: each tag delivers its batches in number order, so a
+// game's windows arrive in step order under any load (a batch completed
+// before an earlier one of its tag waits for it).
 TEST(train_windows_are_time_major_overlap_by_one_and_hold_the_actor_replies) {
   const int games = 16, T = 4;
   Context ctx("counter", games, 2, 3, false, Options());
+  elf::testing::AddPolicyKeys(ctx, 3);
   ctx.AddTag(MakeTag("actor", 8, {"s", "count"}, {"a", "V", "pi"}));
   ctx.AddTag(MakeTag("train", 4, {"count", "s", "a", "V", "pi", "r", "terminal"}, {}, T));
   ctx.Start();
   std::vector<int64_t> last_window_end(games, -1);
+  std::vector<int64_t> next_batch(ctx.num_tags(), 0);
   int windows = 0;
   while (windows < 300) {
     const BatchRef ref = NextBatch(ctx);
+    CHECK_EQ(ref.batch, next_batch[ref.tag]++);
     if (ctx.tag(ref.tag).name() == "actor") {
       const int64_t* count = Input<int64_t>(ctx, ref, "count");
       int64_t* a = Reply<int64_t>(ctx, ref, "a");
@@ -204,6 +210,7 @@ TEST(train_windows_are_time_major_overlap_by_one_and_hold_the_actor_replies) {
 TEST(game_waits_for_every_tag_that_replies_to_it) {
   const int games = 24;
   Context ctx("counter", games, 2, 5, false, Options());
+  elf::testing::AddPolicyKeys(ctx, 3);
   ctx.AddTag(MakeTag("actor", 8, {"count"}, {"a"}));
   ctx.AddTag(MakeTag("critic", 6, {"count"}, {"V"}));
   ctx.AddTag(MakeTag("train", 8, {"count", "a", "V"}, {}, 3));
@@ -428,6 +435,101 @@ TEST(out_of_range_action_is_rejected_and_no_game_resumes) {
   CHECK(SecondsSince(start) < 1.0);
 }
 
+// Picks' action is MultiDiscrete {3, 5}; it observes the picks it was given.
+TEST(multi_discrete_replies_are_checked_per_component) {
+  Context ctx("picks", 2, 1, 0, false, Options());
+  ctx.AddTag(MakeTag("actor", 2, {"s"}, {"a"}));
+  ctx.Start();
+  CHECK(ctx.keys()[ctx.KeyIndex("a")].space.nvec == (std::vector<int64_t>{3, 5}));
+  BatchRef ref = NextBatch(ctx);
+  int64_t* a = Reply<int64_t>(ctx, ref, "a");
+  const int64_t valid[4] = {2, 4, 0, 3};
+  std::copy(valid, valid + 4, a);
+  a[2] = 3;  // component 0 has 3 choices
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "key 'a': row 1 (game ");
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "component 0 = 3, valid range [0, 2]");
+  a[2] = 0;
+  a[1] = 5;  // component 1 has 5
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "row 0 (game ");
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "component 1 = 5, valid range [0, 4]");
+  a[1] = -1;
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "component 1 = -1");
+  CHECK(!ctx.Wait(100).has_value());  // no game stepped with a rejected reply
+  std::copy(valid, valid + 4, a);
+  const std::vector<int> games(GameIds(ctx, ref), GameIds(ctx, ref) + 2);
+  ctx.SubmitReplies(ref);
+  ref = NextBatch(ctx);
+  for (int row = 0; row < 2; ++row) {
+    const int was = GameIds(ctx, ref)[row] == games[0] ? 0 : 1;
+    CHECK_EQ(Input<float>(ctx, ref, "s")[row * 2], static_cast<float>(valid[was * 2]));
+    CHECK_EQ(Input<float>(ctx, ref, "s")[row * 2 + 1], static_cast<float>(valid[was * 2 + 1]));
+  }
+  ctx.Stop();
+}
+
+// Steer's action is a Box [2] in [-1, 1]: NaN and infinities are rejected
+// before any game steps; a finite value outside the bounds reaches the game
+// unchanged and the game clips it.
+TEST(box_replies_must_be_finite_and_out_of_bounds_values_reach_the_game) {
+  Context ctx("steer", 4, 2, 0, false, Options());
+  ctx.AddTag(MakeTag("actor", 4, {"s"}, {"a"}));
+  ctx.Start();
+  const elf::KeySpec& key = ctx.keys()[ctx.KeyIndex("a")];
+  CHECK(key.space.kind == elf::ActionSpace::Kind::kBox);
+  BatchRef ref = NextBatch(ctx);
+  float* a = Reply<float>(ctx, ref, "a");
+  std::fill(a, a + 8, 0.5f);
+  a[5] = std::numeric_limits<float>::quiet_NaN();
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "tag 'actor', key 'a': row 2 (game ");
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "at element 1; a Box action must be finite");
+  a[5] = -std::numeric_limits<float>::infinity();
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "row 2");
+  a[5] = 0.5f;
+  a[0] = std::numeric_limits<float>::infinity();
+  CHECK_THROWS(ctx.SubmitReplies(ref), std::invalid_argument, "row 0");
+  CHECK(!ctx.Wait(100).has_value());  // no game stepped
+  for (int row = 0; row < 4; ++row) {
+    a[row * 2] = row == 0 ? 7.0f : -0.5f;  // 7: out of bounds, clipped by the game to 1
+    a[row * 2 + 1] = 1.0f;
+  }
+  const std::vector<int> rows_games(GameIds(ctx, ref), GameIds(ctx, ref) + 4);
+  ctx.SubmitReplies(ref);
+  ref = NextBatch(ctx);
+  for (int row = 0; row < 4; ++row) {
+    const int game = GameIds(ctx, ref)[row];
+    const float expected = game == rows_games[0] ? 1.0f : -0.5f;
+    CHECK_EQ(Input<float>(ctx, ref, "s")[row * 2 + 1], expected);  // the move as applied
+  }
+  ctx.Stop();
+}
+
+TEST(start_rejects_a_tag_reading_a_reply_key_no_tag_replies) {
+  Context ctx("counter", 4, 1, 0, false, Options());
+  elf::testing::AddPolicyKeys(ctx, 3);
+  ctx.AddTag(MakeTag("actor", 4, {"count"}, {"a", "pi"}));
+  ctx.AddTag(MakeTag("train", 4, {"count", "a", "pi", "V"}, {}, 3));
+  CHECK_THROWS(ctx.Start(), std::invalid_argument, "tag 'train' reads key 'V', which no tag with replies replies");
+  // Per seat: seat 1's rows of a train tag need a tag that replies V for seat 1.
+  Context duel("duel", 4, 1, 0, false, Options());
+  elf::testing::AddPolicyKeys(duel, 3);
+  elf::TagConfig seat0 = MakeTag("actor0", 4, {"s"}, {"a", "V"});
+  elf::TagConfig seat1 = MakeTag("actor1", 4, {"s"}, {"a"});
+  seat0.seats = {0};
+  seat1.seats = {1};
+  duel.AddTag(seat0);
+  duel.AddTag(seat1);
+  duel.AddTag(MakeTag("train", 4, {"s", "V"}, {}, 2));
+  CHECK_THROWS(duel.Start(), std::invalid_argument, "tag 'train' reads key 'V', which no tag with replies replies for seat 1");
+}
+
+TEST(the_engine_declares_no_reply_key_beyond_the_games_actions) {
+  Context ctx("cartpole", 1, 1, 0, false, Options());
+  std::vector<std::string> names;
+  for (const auto& key : ctx.keys()) names.push_back(key.name);
+  CHECK(names == (std::vector<std::string>{"s", "a", "r", "terminal", "truncated", "episode_return",
+                                           "episode_length", "final_s"}));
+}
+
 TEST(a_batch_handed_back_twice_is_refused) {
   Context ctx("counter", 4, 2, 0, false, Options());
   ctx.AddTag(MakeTag("actor", 4, {"count"}, {"a"}));
@@ -541,6 +643,7 @@ TEST(unknown_game_key_tag_and_option_errors_list_the_valid_names) {
 
 TEST(bad_tag_configurations_say_what_is_wrong) {
   Context ctx("duel", 4, 1, 0, false, Options());
+  elf::testing::AddPolicyKeys(ctx, 3);
   CHECK_THROWS(ctx.AddTag(MakeTag("actor", 0, {"s"}, {"a"})), std::invalid_argument, "batch_size must be >= 1");
   CHECK_THROWS(ctx.AddTag(MakeTag("actor", 4, {"s"}, {"a"}, 0)), std::invalid_argument, "T must be >= 1");
   CHECK_THROWS(ctx.AddTag(MakeTag("actor", 4, {}, {"a"})), std::invalid_argument, "at least one input");

@@ -41,6 +41,57 @@ TEST(builder_records_keys_in_declaration_order_with_roles_and_bounds) {
   CHECK_EQ(game.num_seats, 1);
 }
 
+TEST(action_keys_state_their_space) {
+  const Options options;
+  SpecBuilder spec(options);
+  spec.DiscreteAction("a", 3, "discrete");
+  spec.MultiDiscreteAction("m", {2, 7, 4}, "three picks");
+  spec.ContinuousAction("box", {2}, std::vector<double>{-1.0, 0.0}, std::vector<double>{1.0, 5.0}, "per element");
+  spec.EpisodeStatistic<int32_t>("won", {}, "outcome");
+  const elf::GameSpec game = spec.Finish();
+  using Kind = elf::ActionSpace::Kind;
+  CHECK(game.keys[0].space.kind == Kind::kDiscrete);
+  CHECK(game.keys[0].space.nvec == std::vector<int64_t>{3});
+  CHECK(game.keys[1].space.kind == Kind::kMultiDiscrete);
+  CHECK(game.keys[1].space.nvec == (std::vector<int64_t>{2, 7, 4}));
+  CHECK(game.keys[1].shape == std::vector<int64_t>{3});
+  CHECK(game.keys[1].dtype == DType::kInt64);
+  CHECK_EQ(game.keys[1].bounds->second, 6.0);  // the largest component's last value
+  CHECK(game.keys[2].space.kind == Kind::kBox);
+  CHECK(game.keys[2].space.high == (std::vector<double>{1.0, 5.0}));
+  CHECK_EQ(game.keys[2].bounds->first, -1.0);
+  CHECK_EQ(game.keys[2].bounds->second, 5.0);
+  CHECK(game.keys[3].role == KeyRole::kStatistic);
+  CHECK(game.keys[3].dtype == DType::kInt32);
+  CHECK(game.keys[3].space.kind == Kind::kNone);
+  CHECK(!game.keys[3].IsReply());
+  SpecBuilder bad(options);
+  CHECK_THROWS(bad.MultiDiscreteAction("m", {}, ""), std::invalid_argument, "at least one component");
+  CHECK_THROWS(bad.MultiDiscreteAction("m", {2, 0}, ""), std::invalid_argument, "n >= 1");
+  CHECK_THROWS(bad.ContinuousAction("b", {3}, std::vector<double>{0, 0}, std::vector<double>{1, 1}, ""),
+               std::invalid_argument, "one per element (3)");
+  CHECK_THROWS(bad.ContinuousAction("b", {1}, 1.0, 0.0, ""), std::invalid_argument, "low above its high");
+}
+
+TEST(a_key_read_from_data_gets_its_space_from_dtype_shape_and_bounds) {
+  elf::KeySpec discrete{"a", DType::kInt64, {}, "", KeyRole::kAction, std::make_pair(0.0, 5.0)};
+  elf::CompleteSpace(discrete);
+  CHECK(discrete.space.kind == elf::ActionSpace::Kind::kDiscrete);
+  CHECK(discrete.space.nvec == std::vector<int64_t>{6});
+  elf::KeySpec multi{"a", DType::kInt64, {2}, "", KeyRole::kAction, std::make_pair(0.0, 2.0)};
+  elf::CompleteSpace(multi);
+  CHECK(multi.space.nvec == (std::vector<int64_t>{3, 3}));
+  elf::KeySpec box{"a", DType::kFloat32, {1}, "", KeyRole::kAction, std::make_pair(-2.0, 2.0)};
+  elf::CompleteSpace(box);
+  CHECK(box.space.kind == elf::ActionSpace::Kind::kBox);
+  CHECK(box.space.low == std::vector<double>{-2.0});
+  elf::KeySpec observation{"s", DType::kFloat32, {1}, "", KeyRole::kObservation, std::nullopt};
+  elf::CompleteSpace(observation);
+  CHECK(observation.space.kind == elf::ActionSpace::Kind::kNone);
+  elf::KeySpec unbounded{"a", DType::kInt64, {}, "", KeyRole::kAction, std::nullopt};
+  CHECK_THROWS(elf::CompleteSpace(unbounded), std::invalid_argument, "integer action 'a' needs bounds");
+}
+
 TEST(scalar_key_has_one_element) {
   const elf::KeySpec key{"r", DType::kFloat64, {}, "reward", KeyRole::kEngine, std::nullopt};
   CHECK_EQ(key.NumElements(), int64_t{1});

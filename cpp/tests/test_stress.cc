@@ -290,6 +290,7 @@ void RunRound(unsigned seed) {
   std::cerr << "  " << Describe(round, seed) << std::endl;
   std::mt19937 rng(seed * 7919u + 1);
   auto ctx = std::make_unique<Context>(round.game, round.games, round.threads, seed, round.deterministic, Options());
+  elf::testing::AddPolicyKeys(*ctx, round.game == "cartpole" ? 2 : 3);
   for (const auto& tag : round.tags) ctx->AddTag(tag);
   ctx->Start();
   CounterChecker checker(ctx->num_tags());

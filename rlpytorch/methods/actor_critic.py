@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, part, setting
 from ..distributions import behaviour_key, policy_family, policy_of
 from ..model_base import Model
 from ..model_interface import ModelInterface
@@ -17,26 +18,47 @@ from .gae import GAE
 from .lambda_return import LambdaReturn
 from .policy_gradient import PolicyGradient
 from .value_matcher import ValueMatcher
-from .window import RECURRENCE, forward_window, normalized, returns_of
+from .window import forward_window, normalized, recurrence_setting, returns_of
 
 RETURNS = ("discounted", "gae", "lambda", "final")
 
+ReturnsPart = DiscountedReward | FinalReward | GAE | LambdaReturn
 
-def make_returns(kind: str, options: Mapping) -> DiscountedReward | FinalReward | GAE | LambdaReturn:
-    """The returns part named ``kind``, from ``options`` (``gamma``, ``gae_lambda``, ``td_lambda``)."""
-    gamma = options["gamma"]
+
+def make_returns(kind: str, gamma: float, gae_lambda: float, td_lambda: float) -> ReturnsPart:
+    """The returns part named ``kind`` (one of ``RETURNS``)."""
+    if kind not in RETURNS:
+        raise ValueError(f"unknown returns {kind!r}; choose from {RETURNS}")
     return {
         "discounted": lambda: DiscountedReward(gamma),
         "final": FinalReward,
-        "gae": lambda: GAE(gamma, options["gae_lambda"]),
-        "lambda": lambda: LambdaReturn(gamma, options["td_lambda"]),
+        "gae": lambda: GAE(gamma, gae_lambda),
+        "lambda": lambda: LambdaReturn(gamma, td_lambda),
     }[kind]()
 
 
+# Settings that every actor-critic-style method declares (each its own field, one default).
+def gamma_setting() -> Any:
+    return setting(0.99, "discount factor")
+
+
+def gae_lambda_setting() -> Any:
+    return setting(0.95, "GAE lambda (used when --returns gae)")
+
+
+def td_lambda_setting() -> Any:
+    return setting(0.95, "lambda of the lambda-return (used when --returns lambda)")
+
+
+def grad_clip_setting() -> Any:
+    return setting(0.5, "max global gradient norm (0: no clipping)")
+
+
+@dataclass(eq=False)
 class ActorCritic(Configurable):
     """``loss = PolicyGradient(pi, mu, a, R - V) + ValueMatcher(V, R)``.
 
-    ``R`` comes from the returns part chosen by ``--returns``: ``discounted``
+    ``R`` comes from the returns part chosen by ``returns``: ``discounted``
     (``DiscountedReward``), ``gae``, ``lambda`` (``LambdaReturn``) or ``final``
     (``FinalReward``), each bootstrapped from the learner's own detached value
     at the window's end (and from ``V(final_s)`` at a time-limit truncation).
@@ -54,67 +76,32 @@ class ActorCritic(Configurable):
     clipping) and ``h`` (recurrent states).
     """
 
-    args = (
-        Arg("gamma", 0.99, "discount factor"),
-        Arg("returns", "discounted", "how value targets are computed", choices=RETURNS),
-        Arg("grad_clip", 0.5, "max global gradient norm (0: no clipping)"),
-        Arg("norm_adv", False, "normalise the advantages of each window to zero mean and unit std"),
-        RECURRENCE,
-    )
+    gamma: float = gamma_setting()
+    returns: str = setting("discounted", "how value targets are computed", choices=RETURNS)
+    gae_lambda: float = gae_lambda_setting()
+    td_lambda: float = td_lambda_setting()
+    grad_clip: float = grad_clip_setting()
+    norm_adv: bool = setting(False, "normalise the advantages of each window to zero mean and unit std")
+    recurrence: int = recurrence_setting()
+    policy_gradient: PolicyGradient = part(PolicyGradient)
+    value_matcher: ValueMatcher = part(ValueMatcher)
 
-    # Settings of other components that suit ActorCritic (train.py applies them
-    # as defaults; a config file and the command line override them). On
+    # Settings of other components that suit ActorCritic (rlpytorch.train applies
+    # them as defaults; a config file and the command line override them). On
     # CartPole the learning rate decides robustness: with 1e-3 (and its linear
     # decay over the 1M-frame budget) some seeds end below a greedy 475 (3 of
     # 5 reached 500); with 2e-3 all did. See benchmarks/README.md, "Training".
-    run_defaults: Mapping[str, Any] = {"lr": 2e-3}
+    run_defaults: ClassVar[Mapping[str, Any]] = {"lr": 2e-3}
 
-    def __init__(
-        self,
-        policy_gradient: PolicyGradient,
-        returns: DiscountedReward | FinalReward | GAE | LambdaReturn,
-        value_matcher: ValueMatcher,
-        grad_clip: float = 0.5,
-        recurrence: int = 0,
-        norm_adv: bool = False,
-    ) -> None:
-        self.policy_gradient = policy_gradient
-        self.returns = returns
-        self.value_matcher = value_matcher
-        self.grad_clip = grad_clip
-        self.recurrence = recurrence
-        self.norm_adv = norm_adv
-
-    @classmethod
-    def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
-        return {
-            cls.__name__: cls.args,
-            "PolicyGradient": PolicyGradient.args,
-            "ValueMatcher": ValueMatcher.args,
-            "GAE": GAE.args,
-            "LambdaReturn": LambdaReturn.args,
-        }
-
-    @classmethod
-    def from_config(cls, config: Mapping, **extra: object) -> ActorCritic:
-        """Compose the method from ``config``: its parts take their own keys."""
-        options = {**cls.defaults(), **config}
-        return cls(
-            PolicyGradient.from_config(options),
-            make_returns(options["returns"], options),
-            ValueMatcher.from_config(options),
-            grad_clip=options["grad_clip"],
-            recurrence=options["recurrence"],
-            norm_adv=options["norm_adv"],
-            **extra,
-        )
+    def __post_init__(self) -> None:
+        self.returns_part = make_returns(self.returns, self.gamma, self.gae_lambda, self.td_lambda)
 
     def loss(self, model: Model, batch: Mapping[str, Tensor]) -> tuple[Tensor, dict[str, float]]:
         """The summed loss on one window, and the stats of each part."""
         out = forward_window(model, batch, self.recurrence)
         family = policy_family(model)
         pi, V = policy_of(family, out, self.policy_gradient.min_prob), out["V"]
-        R, mask = returns_of(self.returns, model, batch, V, out.get("states_in"))
+        R, mask = returns_of(self.returns_part, model, batch, V, out.get("states_in"))
         advantage = R - V.detach()
         if self.norm_adv:
             advantage = normalized(advantage, mask)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, setting
 from ..distributions import Distribution
-from .policy_gradient import PolicyGradient, entropy_of
+from .policy_gradient import entropy_coef_setting, entropy_of, min_prob_setting
 from .window import masked_mean
 
 
+@dataclass
 class ClippedPolicyGradient(Configurable):
     """``loss = -mean_t min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps) A_t) - beta mean_t H(pi(.|s_t))``
 
@@ -31,15 +34,9 @@ class ClippedPolicyGradient(Configurable):
     Returns the loss and a dict of float stats.
     """
 
-    args = (
-        Arg("clip_eps", 0.2, "eps of the clipped ratio clip(pi/mu, 1 - eps, 1 + eps)"),
-        *(arg for arg in PolicyGradient.args if arg.name in ("entropy_coef", "min_prob")),
-    )
-
-    def __init__(self, clip_eps: float = 0.2, entropy_coef: float = 0.01, min_prob: float = 1e-6) -> None:
-        self.clip_eps = clip_eps
-        self.entropy_coef = entropy_coef
-        self.min_prob = min_prob
+    clip_eps: float = setting(0.2, "eps of the clipped ratio clip(pi/mu, 1 - eps, 1 + eps)")
+    entropy_coef: float = entropy_coef_setting()
+    min_prob: float = min_prob_setting()
 
     def __call__(
         self, pi: Tensor | Distribution, mu: Tensor, a: Tensor, advantage: Tensor, mask: Tensor

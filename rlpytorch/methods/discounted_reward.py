@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from torch import Tensor
 
 from .window import alive_after, backward_returns, final_after
 
 
+@dataclass
 class DiscountedReward:
     """``R_t = r_{t+1} + gamma ((1 - terminal_{t+1}) R_{t+1} + F_{t+1})``, with ``R_t = V_t`` at cuts.
 
@@ -17,8 +20,7 @@ class DiscountedReward:
     ``R_{T-1} = V(s_{T-1})``. Returns the targets ``R`` ``[T, B]``.
     """
 
-    def __init__(self, gamma: float = 0.99) -> None:
-        self.gamma = gamma
+    gamma: float
 
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None

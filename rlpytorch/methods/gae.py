@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
 from .window import alive_after, backward_returns, final_after
 
 
-class GAE(Configurable):
+@dataclass
+class GAE:
     """Targets ``R_t = A_t + V_t`` where
 
     ``delta_t = r_{t+1} + gamma ((1 - terminal_{t+1}) V_{t+1} + F_{t+1}) - V_t``,
@@ -18,11 +20,8 @@ class GAE(Configurable):
     one-step TD target. Shapes as ``DiscountedReward``.
     """
 
-    args = (Arg("gae_lambda", 0.95, "GAE lambda (used when --returns gae)"),)
-
-    def __init__(self, gamma: float = 0.99, gae_lambda: float = 0.95) -> None:
-        self.gamma = gamma
-        self.gae_lambda = gae_lambda
+    gamma: float
+    gae_lambda: float
 
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None

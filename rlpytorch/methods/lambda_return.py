@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
 from .window import alive_after, backward_returns, final_after
 
 
-class LambdaReturn(Configurable):
+@dataclass
+class LambdaReturn:
     """``G_t = r_{t+1} + gamma ((1 - terminal_{t+1}) ((1 - lambda) V_{t+1} + lambda G_{t+1}) + F_{t+1})``
 
     with ``G_t = V_t`` at cuts and ``F`` = ``V(final_s)`` on truncated terminal
@@ -17,17 +19,8 @@ class LambdaReturn(Configurable):
     ``DiscountedReward``.
     """
 
-    args = (
-        Arg(
-            "td_lambda",
-            0.95,
-            "lambda of the lambda-return (used when --returns lambda)",
-        ),
-    )
-
-    def __init__(self, gamma: float = 0.99, td_lambda: float = 0.95) -> None:
-        self.gamma = gamma
-        self.td_lambda = td_lambda
+    gamma: float
+    td_lambda: float
 
     def __call__(
         self, r: Tensor, terminal: Tensor, V: Tensor, cut: Tensor, final_value: Tensor | None = None

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import torch
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, setting
 from ..distributions import Distribution
 from .window import mask_weights
+
+
+def entropy_coef_setting() -> Any:
+    """The entropy bonus weight, a setting of every policy-gradient part."""
+    return setting(0.01, "weight beta of the entropy bonus")
+
+
+def min_prob_setting() -> Any:
+    """The probability floor before logs, a setting of every policy-gradient part."""
+    return setting(1e-6, "floor on probabilities before taking logs")
 
 
 def entropy_of(pi: Tensor, min_prob: float) -> Tensor:
@@ -15,6 +28,7 @@ def entropy_of(pi: Tensor, min_prob: float) -> Tensor:
     return -(pi * pi.clamp(min=min_prob).log()).sum(-1)
 
 
+@dataclass
 class PolicyGradient(Configurable):
     """``loss = -mean_t[ rho_t A_t log pi(a_t|s_t) ] - beta mean_t H(pi(.|s_t))``
 
@@ -32,21 +46,9 @@ class PolicyGradient(Configurable):
     Returns the loss and a dict of float stats.
     """
 
-    args = (
-        Arg("entropy_coef", 0.01, "weight beta of the entropy bonus"),
-        Arg("ratio_clamp", 1.0, "c in the truncated importance weight min(pi/mu, c)"),
-        Arg("min_prob", 1e-6, "floor on probabilities before taking logs"),
-    )
-
-    def __init__(
-        self,
-        entropy_coef: float = 0.01,
-        ratio_clamp: float = 1.0,
-        min_prob: float = 1e-6,
-    ) -> None:
-        self.entropy_coef = entropy_coef
-        self.ratio_clamp = ratio_clamp
-        self.min_prob = min_prob
+    entropy_coef: float = entropy_coef_setting()
+    ratio_clamp: float = setting(1.0, "c in the truncated importance weight min(pi/mu, c)")
+    min_prob: float = min_prob_setting()
 
     def __call__(
         self, pi: Tensor | Distribution, mu: Tensor, a: Tensor, advantage: Tensor, mask: Tensor

@@ -4,23 +4,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, part, setting
 from ..distributions import behaviour_key, policy_family, policy_of
 from ..model_base import Model
 from ..model_interface import ModelInterface
-from .actor_critic import RETURNS, make_returns
+from .actor_critic import (
+    RETURNS,
+    gae_lambda_setting,
+    gamma_setting,
+    grad_clip_setting,
+    make_returns,
+    td_lambda_setting,
+)
 from .clipped_policy_gradient import ClippedPolicyGradient
-from .gae import GAE
-from .lambda_return import LambdaReturn
 from .value_matcher import ValueMatcher
-from .window import RECURRENCE, forward_window, normalized, returns_of
+from .window import forward_window, normalized, recurrence_setting, returns_of
 
 
+@dataclass(eq=False)
 class PPO(Configurable):
     """``loss = ClippedPolicyGradient(pi, mu, a, norm(A)) + ValueMatcher(V, R, V_old)``, several passes per window.
 
@@ -46,68 +53,26 @@ class PPO(Configurable):
     the actor. Batch keys as ``ActorCritic``.
     """
 
-    args = (
-        Arg("gamma", 0.99, "discount factor"),
-        Arg("returns", "gae", "how value targets are computed", choices=RETURNS),
-        Arg("grad_clip", 0.5, "max global gradient norm (0: no clipping)"),
-        Arg("ppo_epochs", 4, "passes over each window"),
-        Arg("minibatches", 2, "minibatches per pass"),
-        Arg("norm_adv", True, "normalise advantages per minibatch"),
-        Arg("target_kl", 0.0, "stop a window's passes when approx KL > 1.5 x this (0: never)"),
-        RECURRENCE,
-    )
+    gamma: float = gamma_setting()
+    returns: str = setting("gae", "how value targets are computed", choices=RETURNS)
+    gae_lambda: float = gae_lambda_setting()
+    td_lambda: float = td_lambda_setting()
+    grad_clip: float = grad_clip_setting()
+    ppo_epochs: int = setting(4, "passes over each window")
+    minibatches: int = setting(2, "minibatches per pass")
+    norm_adv: bool = setting(True, "normalise advantages per minibatch")
+    target_kl: float = setting(0.0, "stop a window's passes when approx KL > 1.5 x this (0: never)")
+    recurrence: int = recurrence_setting()
+    policy_gradient: ClippedPolicyGradient = part(ClippedPolicyGradient)
+    value_matcher: ValueMatcher = part(ValueMatcher)
+    seed: int | None = None  # of the minibatch order (the run's seed, given by whoever assembles the run)
 
-    # Settings of other components that suit PPO (train.py applies them as defaults).
-    run_defaults: Mapping[str, Any] = {"T": 17, "lr": 3e-3}
+    # Settings of other components that suit PPO (rlpytorch.train applies them as defaults).
+    run_defaults: ClassVar[Mapping[str, Any]] = {"T": 17, "lr": 3e-3}
 
-    def __init__(
-        self,
-        policy_gradient: ClippedPolicyGradient,
-        returns: Any,
-        value_matcher: ValueMatcher,
-        grad_clip: float = 0.5,
-        ppo_epochs: int = 4,
-        minibatches: int = 2,
-        norm_adv: bool = True,
-        target_kl: float = 0.0,
-        recurrence: int = 0,
-        seed: int | None = None,
-    ) -> None:
-        self.policy_gradient = policy_gradient
-        self.returns = returns
-        self.value_matcher = value_matcher
-        self.grad_clip = grad_clip
-        self.ppo_epochs = ppo_epochs
-        self.minibatches = minibatches
-        self.norm_adv = norm_adv
-        self.target_kl = target_kl
-        self.recurrence = recurrence
-        self.seed = seed
+    def __post_init__(self) -> None:
+        self.returns_part = make_returns(self.returns, self.gamma, self.gae_lambda, self.td_lambda)
         self._generator: torch.Generator | None = None  # made on first use: the method is pickled to learners
-
-    @classmethod
-    def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
-        return {
-            cls.__name__: cls.args,
-            "ClippedPolicyGradient": ClippedPolicyGradient.args,
-            "ValueMatcher": ValueMatcher.args,
-            "GAE": GAE.args,
-            "LambdaReturn": LambdaReturn.args,
-        }
-
-    @classmethod
-    def from_config(cls, config: Mapping, **extra: Any) -> PPO:
-        """Compose the method from ``config``: its parts take their own keys."""
-        options = {**cls.defaults(), **config}
-        own = {arg.name: options[arg.name] for arg in cls.args if arg.name not in ("gamma", "returns")}
-        extra.setdefault("seed", options.get("seed"))
-        return cls(
-            ClippedPolicyGradient.from_config(options),
-            make_returns(options["returns"], options),
-            ValueMatcher.from_config(options),
-            **own,
-            **extra,
-        )
 
     def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]:
         """``ppo_epochs`` passes of minibatch steps of ``mi["model"]`` on one window."""
@@ -115,7 +80,7 @@ class PPO(Configurable):
         with torch.no_grad():
             out = forward_window(model, batch, self.recurrence)
             V_old = out["V"]
-            R, mask = returns_of(self.returns, model, batch, V_old, out.get("states_in"))
+            R, mask = returns_of(self.returns_part, model, batch, V_old, out.get("states_in"))
         data = {k: batch[k] for k in model.obs_keys}
         mu = batch[behaviour_key(policy_family(model))]
         data.update(a=batch["a"], mu=mu, terminal=batch["terminal"], R=R, A=R - V_old, V_old=V_old, mask=mask)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, setting
 from .window import mask_weights
 
 
+@dataclass
 class ValueMatcher(Configurable):
     """``loss = value_coef * mean_t l(V(s_t), R_t)``, ``l(v, R) = 1/2 (v - R)^2`` (or Huber).
 
@@ -21,21 +24,9 @@ class ValueMatcher(Configurable):
     means run over the rows of ``mask``. Returns the loss and a dict of float stats.
     """
 
-    args = (
-        Arg("value_coef", 0.5, "weight of the value loss"),
-        Arg(
-            "value_loss",
-            "mse",
-            "regression loss of the value head",
-            choices=("mse", "huber"),
-        ),
-        Arg("value_clip", 0.0, "clip the value's move from the old value to this (0: no clipping)"),
-    )
-
-    def __init__(self, value_coef: float = 0.5, value_loss: str = "mse", value_clip: float = 0.0) -> None:
-        self.value_coef = value_coef
-        self.value_loss = value_loss
-        self.value_clip = value_clip
+    value_coef: float = setting(0.5, "weight of the value loss")
+    value_loss: str = setting("mse", "regression loss of the value head", choices=("mse", "huber"))
+    value_clip: float = setting(0.0, "clip the value's move from the old value to this (0: no clipping)")
 
     def error(self, V: Tensor, target: Tensor) -> Tensor:
         """``l(V, target)`` per row."""

@@ -19,15 +19,15 @@ A recurrent model is replayed from the state ``h`` the actor stored
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import torch
 from torch import Tensor
 
-from ..args_provider import Arg
+from ..args_provider import setting
 from ..model_base import Model
 
 __all__ = [
-    "RECURRENCE",
     "alive_after",
     "backward_returns",
     "final_after",
@@ -36,16 +36,18 @@ __all__ = [
     "mask_weights",
     "masked_mean",
     "normalized",
+    "recurrence_setting",
     "returns_of",
     "window_cuts",
 ]
 
-RECURRENCE = Arg(
-    "recurrence",
-    0,
-    "recurrent models: back-propagate through at most N steps, replaying each N-step chunk "
-    "from its stored state (0: the whole window)",
-)
+def recurrence_setting() -> Any:
+    """How far a method back-propagates through a recurrent model, a setting of every method."""
+    return setting(
+        0,
+        "recurrent models: back-propagate through at most N steps, replaying each N-step chunk "
+        "from its stored state (0: the whole window)",
+    )
 
 
 def backward_returns(V: Tensor, cut: Tensor, base: Tensor, decay: Tensor) -> Tensor:

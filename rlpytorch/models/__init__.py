@@ -2,7 +2,14 @@
 an optional recurrent core, composed by ``BranchModel``. Ready-made ones are in
 ``actor_critic.py``; register new ones with ``model_loader.register_model``."""
 
-from .actor_critic import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
+from .actor_critic import (
+    GRUActorCritic,
+    LSTMActorCritic,
+    MLPActorCritic,
+    ModelSettings,
+    SharedActorCritic,
+    default_model_name,
+)
 from .branch import BranchModel
 from .encoders import (
     ConvEncoder,
@@ -25,6 +32,7 @@ __all__ = [
     "LSTMActorCritic",
     "MLPActorCritic",
     "MLPEncoder",
+    "ModelSettings",
     "MultiEncoder",
     "ObsKey",
     "PixelEncoder",

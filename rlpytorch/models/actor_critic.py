@@ -15,102 +15,103 @@ discrete actions, ``mean``/``std`` for Box ones) and ``V`` ``[...]``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-from ..args_provider import Configurable
+from ..args_provider import Configurable, setting
 from .branch import BranchModel
-from .encoders import ACTIVATION, CHANNELS, EMBED_DIM, HIDDEN, LAYERS, MLPEncoder, ObsKey, default_encoder, obs_spec
-from .heads import BOX_POLICY, ValueHead, policy_head
-from .recurrent import CORE_HIDDEN, RecurrentCore
+from .encoders import ACTIVATIONS, MLPEncoder, ObsKey, default_encoder, obs_spec
+from .heads import BOX_POLICIES, ValueHead, policy_head
+from .recurrent import RecurrentCore
 
-__all__ = ["GRUActorCritic", "LSTMActorCritic", "MLPActorCritic", "SharedActorCritic", "default_model_name"]
+__all__ = [
+    "GRUActorCritic",
+    "LSTMActorCritic",
+    "MLPActorCritic",
+    "ModelSettings",
+    "SharedActorCritic",
+    "default_model_name",
+]
 
 
-class MLPActorCritic(BranchModel, Configurable):
+@dataclass
+class ModelSettings(Configurable):
+    """The settings of the ready-made models (each reads those of its parts)."""
+
+    hidden: int = setting(64, "width of hidden layers (MLP encoders, the conv encoder's output)")
+    layers: int = setting(2, "hidden layers of MLP encoders")
+    activation: str = setting("tanh", "hidden activation of MLP encoders", choices=tuple(ACTIVATIONS))
+    channels: str = setting("32,32", "channels of the conv encoder's 3x3 layers, comma-separated")
+    embed_dim: int = setting(32, "token embedding width of the token-sequence encoder")
+    core_hidden: int = setting(64, "state width of the recurrent core (lstm, gru models)")
+    box_policy: str = setting(
+        "gaussian", "policy for Box actions (discrete actions: categorical)", choices=BOX_POLICIES
+    )
+
+    def encoder(self, spec: Mapping[str, ObsKey]) -> Any:
+        """``default_encoder`` of ``spec`` with these settings."""
+        return default_encoder(spec, self.hidden, self.layers, self.activation, self.channels, self.embed_dim)
+
+
+class MLPActorCritic(BranchModel):
     """Two branches with their own MLP trunk: ``policy`` -> ``pi``, ``value`` -> ``V``.
 
     Separate trunks keep the value regression from disturbing the policy.
     """
 
     name = "mlp"
-    args = (HIDDEN, LAYERS, ACTIVATION, BOX_POLICY)
+    Settings: ClassVar[type[ModelSettings]] = ModelSettings
 
-    def __init__(
-        self,
-        obs_spec: Any,
-        num_actions: Any,
-        hidden: int = 64,
-        layers: int = 2,
-        activation: str = "tanh",
-        box_policy: str = "gaussian",
-    ) -> None:
-        spec = _spec(obs_spec)
-        policy = MLPEncoder(spec, None, hidden, layers, activation)
-        value = MLPEncoder(spec, None, hidden, layers, activation)
+    def __init__(self, obs_spec: Any, num_actions: Any, settings: ModelSettings | None = None) -> None:
+        spec, settings = _spec(obs_spec), settings or ModelSettings()
+        policy = MLPEncoder(spec, None, settings.hidden, settings.layers, settings.activation)
+        value = MLPEncoder(spec, None, settings.hidden, settings.layers, settings.activation)
         super().__init__(
             {
-                "policy": (policy, policy_head(policy.out_dim, num_actions, box_policy)),
+                "policy": (policy, policy_head(policy.out_dim, num_actions, settings.box_policy)),
                 "value": (value, ValueHead(value.out_dim)),
             },
             obs_keys=tuple(spec),
+            obs_shapes={key: entry.shape for key, entry in spec.items()},
         )
 
 
-class SharedActorCritic(BranchModel, Configurable):
+class SharedActorCritic(BranchModel):
     """One encoder chosen from the spec (``default_encoder``), run once for both heads."""
 
     name = "shared"
-    args = (HIDDEN, LAYERS, ACTIVATION, CHANNELS, EMBED_DIM, BOX_POLICY)
+    Settings: ClassVar[type[ModelSettings]] = ModelSettings
 
-    def __init__(
-        self,
-        obs_spec: Any,
-        num_actions: Any,
-        hidden: int = 64,
-        layers: int = 2,
-        activation: str = "tanh",
-        channels: str = "32,32",
-        embed_dim: int = 32,
-        box_policy: str = "gaussian",
-    ) -> None:
-        spec = _spec(obs_spec)
-        encoder = default_encoder(spec, hidden, layers, activation, channels, embed_dim)
+    def __init__(self, obs_spec: Any, num_actions: Any, settings: ModelSettings | None = None) -> None:
+        spec, settings = _spec(obs_spec), settings or ModelSettings()
+        encoder = settings.encoder(spec)
         super().__init__(
             {
-                "policy": (encoder, policy_head(encoder.out_dim, num_actions, box_policy)),
+                "policy": (encoder, policy_head(encoder.out_dim, num_actions, settings.box_policy)),
                 "value": (encoder, ValueHead(encoder.out_dim)),
             },
             obs_keys=tuple(spec),
+            obs_shapes={key: entry.shape for key, entry in spec.items()},
         )
 
 
-class _RecurrentActorCritic(BranchModel, Configurable):
+class _RecurrentActorCritic(BranchModel):
     """``default_encoder`` -> ``RecurrentCore(kind)`` -> policy and value heads."""
 
     kind = "lstm"
-    args = (HIDDEN, LAYERS, ACTIVATION, CHANNELS, EMBED_DIM, CORE_HIDDEN, BOX_POLICY)
+    Settings: ClassVar[type[ModelSettings]] = ModelSettings
 
-    def __init__(
-        self,
-        obs_spec: Any,
-        num_actions: Any,
-        hidden: int = 64,
-        layers: int = 2,
-        activation: str = "tanh",
-        channels: str = "32,32",
-        embed_dim: int = 32,
-        core_hidden: int = 64,
-        box_policy: str = "gaussian",
-    ) -> None:
-        spec = _spec(obs_spec)
-        encoder = default_encoder(spec, hidden, layers, activation, channels, embed_dim)
-        core = RecurrentCore(self.kind, encoder.out_dim, core_hidden)
+    def __init__(self, obs_spec: Any, num_actions: Any, settings: ModelSettings | None = None) -> None:
+        spec, settings = _spec(obs_spec), settings or ModelSettings()
+        encoder = settings.encoder(spec)
+        core = RecurrentCore(self.kind, encoder.out_dim, settings.core_hidden)
         super().__init__(
             {
-                "policy": (encoder, policy_head(core.out_dim, num_actions, box_policy)),
+                "policy": (encoder, policy_head(core.out_dim, num_actions, settings.box_policy)),
                 "value": (encoder, ValueHead(core.out_dim)),
             },
             obs_keys=tuple(spec),
+            obs_shapes={key: entry.shape for key, entry in spec.items()},
             core=core,
         )
 

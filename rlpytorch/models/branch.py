@@ -46,6 +46,7 @@ class BranchModel(Model):
         branches: Mapping[str, tuple[nn.Module, nn.Module]],
         obs_keys: Sequence[str] = ("s",),
         core: nn.Module | None = None,
+        obs_shapes: Mapping[str, Sequence[int]] | None = None,
     ) -> None:
         super().__init__()
         encoders: dict[str, nn.Module] = {}
@@ -61,6 +62,7 @@ class BranchModel(Model):
             raise ValueError("a recurrent core needs every branch to share one encoder")
         self.core = core
         self.obs_keys = tuple(obs_keys)
+        self.obs_shapes = {key: tuple(shape) for key, shape in (obs_shapes or {}).items()}
         self.state_size = int(core.state_size) if core is not None else 0
         # The distribution its policy head parameterises (see rlpytorch.distributions).
         self.policy_family = next((h.family for h in self.heads.values() if hasattr(h, "family")), None)

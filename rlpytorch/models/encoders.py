@@ -27,15 +27,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..args_provider import Arg
 from .layers import DirectSequential
 
 __all__ = [
-    "ACTIVATION",
-    "CHANNELS",
-    "EMBED_DIM",
-    "HIDDEN",
-    "LAYERS",
+    "ACTIVATIONS",
     "ConvEncoder",
     "MLPEncoder",
     "MultiEncoder",
@@ -47,13 +42,6 @@ __all__ = [
 ]
 
 ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
-
-# Arguments shared by the models built from these encoders (one declaration each).
-HIDDEN = Arg("hidden", 64, "width of hidden layers (MLP encoders, the conv encoder's output)")
-LAYERS = Arg("layers", 2, "hidden layers of MLP encoders")
-ACTIVATION = Arg("activation", "tanh", "hidden activation of MLP encoders", choices=tuple(ACTIVATIONS))
-CHANNELS = Arg("channels", "32,32", "channels of the conv encoder's 3x3 layers, comma-separated")
-EMBED_DIM = Arg("embed_dim", 32, "token embedding width of the token-sequence encoder")
 
 
 class ObsKey(NamedTuple):
@@ -111,10 +99,10 @@ class MLPEncoder(nn.Module):
     def __init__(
         self,
         spec: Mapping[str, ObsKey],
-        keys: Sequence[str] | None = None,
-        hidden: int = 64,
-        layers: int = 2,
-        activation: str = "tanh",
+        keys: Sequence[str] | None,
+        hidden: int,
+        layers: int,
+        activation: str,
     ) -> None:
         super().__init__()
         self.keys = tuple(keys if keys is not None else spec)
@@ -216,11 +204,11 @@ class MultiEncoder(nn.Module):
 
 def default_encoder(
     spec: Mapping[str, ObsKey],
-    hidden: int = 64,
-    layers: int = 2,
-    activation: str = "tanh",
-    channels: str | Sequence[int] = "32,32",
-    embed_dim: int = 32,
+    hidden: int,
+    layers: int,
+    activation: str,
+    channels: str | Sequence[int],
+    embed_dim: int,
 ) -> MultiEncoder:
     """One encoder per kind of key: conv for images (the DQN torso for uint8
     pixels), embedding + GRU for token sequences, one MLP over all the

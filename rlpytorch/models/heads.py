@@ -28,13 +28,11 @@ import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
-from ..args_provider import Arg
 from ..distributions import CategoricalFamily, DictFamily, GaussianFamily, MultiCategoricalFamily
 from .layers import DirectSequential
 
 __all__ = [
     "BOX_POLICIES",
-    "BOX_POLICY",
     "DictPolicyHead",
     "GaussianHead",
     "MultiCategoricalHead",
@@ -48,9 +46,6 @@ __all__ = [
 # log-std (the game clips), the same with the log-std computed from the
 # features, or a tanh-squashed Gaussian inside the bounds.
 BOX_POLICIES = ("gaussian", "state_gaussian", "tanh_gaussian")
-BOX_POLICY = Arg(
-    "box_policy", "gaussian", "policy for Box actions (discrete actions: categorical)", choices=BOX_POLICIES
-)
 
 
 def _small_last_layer(net: DirectSequential) -> DirectSequential:
@@ -177,6 +172,8 @@ def policy_head(in_dim: int, space: Any, box_policy: str = "gaussian", hidden: S
     if isinstance(space, (int, np.integer)):
         return PolicyHead(in_dim, int(space), hidden)
     if isinstance(space, spaces.Discrete):
+        if space.start != 0:
+            raise ValueError(f"a categorical policy picks actions 0..n-1; {space} starts at {space.start}")
         return PolicyHead(in_dim, int(space.n), hidden)
     if isinstance(space, spaces.MultiDiscrete):
         return MultiCategoricalHead(in_dim, space.nvec.reshape(-1).tolist(), hidden)

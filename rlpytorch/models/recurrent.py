@@ -15,18 +15,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ..args_provider import Arg
-
-__all__ = ["CORE_HIDDEN", "RecurrentCore"]
-
-CORE_HIDDEN = Arg("core_hidden", 64, "state width of the recurrent core (lstm, gru models)")
+__all__ = ["RecurrentCore"]
 
 
 class RecurrentCore(nn.Module):
     """``kind`` ``"lstm"`` or ``"gru"``: ``(x [T,B,F], state [B,S], reset [T,B]) ->
     (y [T,B,H], state after the last row [B,S], state carried into each row before its reset [T,B,S])``."""
 
-    def __init__(self, kind: str, in_dim: int, hidden: int = 64) -> None:
+    def __init__(self, kind: str, in_dim: int, hidden: int) -> None:
         super().__init__()
         if kind not in ("lstm", "gru"):
             raise ValueError(f"unknown recurrent core {kind!r}; choose lstm or gru")

@@ -2,7 +2,7 @@
 
 from .eval_iters import EvalIters, evaluate
 from .multi_process import LearnerError, MultiProcessRun
-from .single_process import RunSummary, SingleProcessRun
+from .single_process import RunSummary, SingleProcessRun, progress_setting
 
 __all__ = [
     "EvalIters",
@@ -11,4 +11,5 @@ __all__ = [
     "RunSummary",
     "SingleProcessRun",
     "evaluate",
+    "progress_setting",
 ]

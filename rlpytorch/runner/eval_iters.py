@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from tqdm import tqdm
@@ -41,14 +40,22 @@ class EvalIters:
         return evaluator.result()
 
 
-def evaluate(model: Model, loader: GameLoader, config: Mapping[str, Any], progress: bool = True) -> EvalResult:
-    """Play ``config["eval_episodes"]`` episodes of ``loader``'s game with ``model``.
+def evaluate(
+    model: Model,
+    loader: GameLoader,
+    eval_episodes: int,
+    eval_sampler: str,
+    device: str = "cpu",
+    progress: bool = True,
+) -> EvalResult:
+    """Play ``eval_episodes`` episodes of ``loader``'s game with ``model``, acting
+    by ``eval_sampler`` (see ``Evaluator``).
 
     One game per episode (up to 256 games), seeded apart from training.
     """
-    num_games = min(config.get("eval_episodes", 100), 256)
+    num_games = min(eval_episodes, 256)
     seed = loader.seed + 1_000_003
-    evaluator = Evaluator.from_config(
-        config, model=model, num_games=num_games, device=config.get("device", "cpu"), seed=seed
-    )
-    return EvalIters(evaluator, progress).run(loader.eval_context(num_games, seed=seed, state_size=model.state_size))
+    gc = loader.eval_context(num_games, seed=seed, state_size=model.state_size)
+    evaluator = Evaluator(model, num_games, eval_episodes, eval_sampler, device=device, seed=seed,
+                          statistics=loader.statistic_keys(gc))
+    return EvalIters(evaluator, progress).run(gc)

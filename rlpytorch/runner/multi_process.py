@@ -23,14 +23,14 @@ import queue
 import signal
 import time
 import traceback
-from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 import torch.multiprocessing as mp
 
-from ..args_provider import Arg
+from ..args_provider import setting
 from ..model_base import Model
 from ..model_interface import ModelInterface
 from ..trainer import Method
@@ -43,36 +43,13 @@ class LearnerError(RuntimeError):
     """The learner process failed; the message carries its traceback or exit code."""
 
 
+@dataclass(eq=False)
 class MultiProcessRun(SingleProcessRun):
     """``SingleProcessRun``'s loop with the learner moved to a separate process."""
 
-    args = (
-        Arg("batch_slots", 4, "shared-memory slots for train windows in flight"),
-        Arg("learner_threads", 1, "torch threads of the learner process"),
-        Arg("join_timeout", 30.0, "seconds the learner gets to exit before it is terminated"),
-    )
-
-    def __init__(
-        self,
-        trainer: Any,
-        batch_slots: int = 4,
-        learner_threads: int = 1,
-        join_timeout: float = 30.0,
-        **loop_args: Any,
-    ) -> None:
-        super().__init__(trainer, **loop_args)
-        self.batch_slots = batch_slots
-        self.learner_threads = learner_threads
-        self.join_timeout = join_timeout
-
-    @classmethod
-    def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
-        return {"SingleProcessRun": SingleProcessRun.args, cls.__name__: cls.args}
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any], **extra: Any) -> MultiProcessRun:
-        names = [arg for args in cls.arg_groups().values() for arg in args]
-        return cls(**{a.name: config.get(a.name, a.default) for a in names}, **extra)
+    batch_slots: int = setting(4, "shared-memory slots for train windows in flight")
+    learner_threads: int = setting(1, "torch threads of the learner process")
+    join_timeout: float = setting(30.0, "seconds the learner gets to exit before it is terminated")
 
     def run(self, gc: Any) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
@@ -123,7 +100,7 @@ class MultiProcessRun(SingleProcessRun):
         return {
             "model": trainer.mi["model"].clone().cpu(),
             "method": trainer.method,
-            "mi_options": trainer.mi.options,
+            "mi_settings": trainer.mi.setting_values(),
             "device": str(trainer.device),
             "actor_sync_every": trainer.actor_sync_every,
             "lr_schedule": trainer.lr_schedule,
@@ -236,7 +213,7 @@ def _learner_main(
 def _learn(setup: dict[str, Any], shared: Model, version: Any, lock: Any, stop: Any, queues: dict) -> None:
     torch.set_num_threads(setup["threads"])
     device = torch.device(setup["device"])
-    mi = ModelInterface(**setup["mi_options"])
+    mi = ModelInterface(**setup["mi_settings"])
     mi.add_model("model", setup["model"].to(device), optimize=True)
     method: Method = setup["method"]
     queues["news"].put(("ready", None))

@@ -11,11 +11,17 @@ from typing import Any
 
 from tqdm import tqdm
 
-from ..args_provider import Arg, Configurable
+from .. import distributed
+from ..args_provider import Configurable, setting
 from ..stats import StatsLogger
 from ..trainer import Trainer
 
-__all__ = ["RunSummary", "SingleProcessRun"]
+__all__ = ["RunSummary", "SingleProcessRun", "progress_setting"]
+
+
+def progress_setting() -> Any:
+    """Whether to show a progress bar, a setting of training and of evaluation."""
+    return setting(True, "show a progress bar")
 
 
 @dataclass
@@ -35,50 +41,34 @@ class RunSummary:
         return self.frames / self.seconds if self.seconds > 0 else math.nan
 
 
+@dataclass(eq=False)
 class SingleProcessRun(Configurable):
     """Drives ``gc.run()`` until the frame budget (or target return) is reached.
 
     Shows frames, FPS and mean return on a tqdm bar, logs one stats line every
-    ``log_every`` frames, and saves checkpoints (weights, step and the effective
-    configuration) every ``save_every`` frames and at the end. Ctrl-C stops the
-    engine, saves, and returns a summary marked ``interrupted``; any other
-    exception stops the engine and propagates.
+    ``log_every`` frames, and saves checkpoints into ``save_dir`` (weights, step
+    and ``run_config``, the effective configuration) every ``save_every``
+    frames and at the end. Ctrl-C stops the engine, saves, and returns a
+    summary marked ``interrupted``; any other exception stops the engine and
+    propagates.
     """
 
-    args = (
-        Arg("num_frames", 1_000_000, "stop after this many environment frames"),
-        Arg(
-            "stop_at_return",
-            math.inf,
-            "stop once the mean return of the last 100 episodes reaches this",
-        ),
-        Arg("log_every", 50_000, "frames between two stats lines"),
-        Arg("save_dir", "checkpoints", "folder for checkpoints (empty: none are written)"),
-        Arg("save_every", 250_000, "frames between two checkpoints (0: only the last)"),
-        Arg("progress", True, "show a progress bar"),
-    )
+    trainer: Trainer
+    logger: StatsLogger | None = None
+    run_config: Mapping[str, Any] | None = None
+    save_dir: str | Path | None = None  # the run's folder (None: no checkpoints)
+    num_frames: int = setting(1_000_000, "stop after this many environment frames")
+    stop_at_return: float = setting(math.inf, "stop once the mean return of the last 100 episodes reaches this")
+    log_every: int = setting(50_000, "frames between two stats lines")
+    save_every: int = setting(250_000, "frames between two checkpoints (0: only the last)")
+    progress: bool = progress_setting()
 
-    def __init__(
-        self,
-        trainer: Trainer,
-        logger: StatsLogger | None = None,
-        run_config: Mapping[str, Any] | None = None,
-        num_frames: int = 1_000_000,
-        stop_at_return: float = math.inf,
-        log_every: int = 50_000,
-        save_dir: str = "checkpoints",
-        save_every: int = 250_000,
-        progress: bool = True,
-    ) -> None:
-        self.trainer = trainer
-        self.logger = logger or StatsLogger(echo=False)
-        self.run_config = dict(run_config or {})
-        self.num_frames = num_frames
-        self.stop_at_return = stop_at_return
-        self.log_every = log_every
-        self.save_dir = Path(save_dir) if save_dir else None
-        self.save_every = save_every
-        self.progress = progress
+    def __post_init__(self) -> None:
+        self.logger = self.logger or StatsLogger(echo=False)
+        self.run_config = dict(self.run_config or {})
+        self.save_dir = Path(self.save_dir) if self.save_dir else None
+        self._agreed_at = 0  # the update after which the ranks last agreed whether to stop
+        self._frames_all_ranks = 0
 
     def run(self, gc: Any) -> RunSummary:
         """Register the trainer's callbacks on ``gc``, start it, train, stop it."""
@@ -96,7 +86,7 @@ class SingleProcessRun(Configurable):
         bar = tqdm(total=self.num_frames, unit="frame", unit_scale=True, disable=not self.progress)
         start()
         try:
-            while trainer.frames < self.num_frames and summary.target_reached_at is None:
+            while not self._finished(summary):
                 step()
                 self._poll()
                 self._after_step(bar, summary)
@@ -112,6 +102,18 @@ class SingleProcessRun(Configurable):
         summary.seconds = time.perf_counter() - self._start_time
         summary.mean_return = trainer.episodes.mean_return
         return summary
+
+    def _finished(self, summary: RunSummary) -> bool:
+        """Whether the budget or target is reached; with several ranks
+        (torchrun), whether any rank's is, agreed after each update."""
+        done = self.trainer.frames >= self.num_frames or summary.target_reached_at is not None
+        if not distributed.is_distributed():
+            return done
+        if self.trainer.updates == self._agreed_at:  # no update since the last agreement
+            return False
+        self._agreed_at = self.trainer.updates
+        done, self._frames_all_ranks = distributed.agree_to_stop(done, self.trainer.frames, self.trainer.device)
+        return done
 
     def _after_step(self, bar: tqdm, summary: RunSummary) -> None:
         frames = self.trainer.frames
@@ -150,8 +152,8 @@ class SingleProcessRun(Configurable):
         """Called after every batch; subclasses collect news from other processes."""
 
     def _extra_stats(self) -> dict[str, float]:
-        """Extra values for each stats record."""
-        return {}
+        """Extra values for each stats record: with several ranks, all ranks' frames."""
+        return {"frames_all_ranks": float(self._frames_all_ranks)} if distributed.is_distributed() else {}
 
     def _save(self, name: str | None = None) -> None:
         if self.save_dir is None:

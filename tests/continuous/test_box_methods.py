@@ -14,7 +14,7 @@ from rlpytorch.distributions import DiagGaussian
 from rlpytorch.game_loader import GameLoader
 from rlpytorch.methods import PPO, ActorCritic, ClippedPolicyGradient, PolicyGradient
 from rlpytorch.model_interface import ModelInterface
-from rlpytorch.models import MLPActorCritic
+from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.sampler import Sampler
 from rlpytorch.trainer import Trainer, act
 
@@ -79,10 +79,10 @@ def test_sampler_draws_box_actions_and_reports_their_log_probability():
     assert a.shape == (4, 2) and torch.allclose(logp, pi.log_prob(a))
     a2, _ = Sampler(seed=0)(pi)
     assert torch.equal(a, a2)  # seeded
-    greedy, _ = Sampler("greedy")(pi)
+    greedy, _ = Sampler(sampler="greedy")(pi)
     assert greedy.tolist() == [[0.5, -1.0]] * 4
     with pytest.raises(ValueError, match="epsilon_greedy"):
-        Sampler("epsilon_greedy")(pi)
+        Sampler(sampler="epsilon_greedy")(pi)
 
 
 def pendulum_setup(method):
@@ -90,9 +90,9 @@ def pendulum_setup(method):
     gc = loader.context()
     space = loader.num_actions(gc)
     torch.manual_seed(0)
-    model = MLPActorCritic(loader.observation_spec(gc), space, hidden=16)
+    model = MLPActorCritic(loader.observation_spec(gc), space, ModelSettings(hidden=16))
     loader.add_train_tags(gc)
-    trainer = Trainer(ModelInterface.actor_critic(model, {"lr": 1e-3}), method, Sampler(seed=0))
+    trainer = Trainer(ModelInterface(lr=1e-3).add_actor_critic(model), method, Sampler(seed=0))
     gc.reg_callback("actor", trainer.actor)
     gc.reg_callback("train", trainer.train)
     return gc, model, trainer

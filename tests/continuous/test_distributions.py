@@ -11,6 +11,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
+import elfpy
 from rlpytorch.distributions import (
     Categorical,
     CategoricalFamily,
@@ -23,7 +24,7 @@ from rlpytorch.distributions import (
     log_one_minus_tanh_squared,
     policy_family,
 )
-from rlpytorch.models import MLPActorCritic
+from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.models.heads import DictPolicyHead, GaussianHead, MultiCategoricalHead, PolicyHead, policy_head
 from rlpytorch.spaces import action_space, key_space
 
@@ -179,26 +180,32 @@ def test_policy_head_follows_the_action_space():
 
 def test_models_take_a_space_and_name_their_behaviour_key():
     box = spaces.Box(-2.0, 2.0, (1,), np.float32)
-    model = MLPActorCritic((3,), box, hidden=8)
+    model = MLPActorCritic((3,), box, ModelSettings(hidden=8))
     out = model(torch.zeros(5, 3))
     assert set(out) == {"mean", "std", "V"} and out["mean"].shape == (5, 1)
     assert isinstance(policy_family(model), GaussianFamily) and behaviour_key(policy_family(model)) == "logp"
-    discrete = MLPActorCritic((4,), 2, hidden=8)
+    discrete = MLPActorCritic((4,), 2, ModelSettings(hidden=8))
     assert isinstance(policy_family(discrete), CategoricalFamily) and behaviour_key(policy_family(discrete)) == "pi"
 
 
 class _Key:
-    def __init__(self, name, dtype, shape, role, bounds):
-        self.name, self.dtype, self.shape, self.role, self.bounds = name, np.dtype(dtype), shape, role, bounds
+    """The fields of a ``KeySpec`` that ``action_space`` reads."""
+
+    def __init__(self, name, role, space=None):
+        self.name, self.role, self.space = name, role, space
 
 
-def test_action_space_from_the_key_specs():
-    assert key_space(_Key("a", "int64", (), "action", (0.0, 4.0))) == spaces.Discrete(5)
-    assert key_space(_Key("a", "int64", (3,), "action", (0.0, 1.0))) == spaces.MultiDiscrete([2, 2, 2])
-    assert key_space(_Key("a", "float32", (1,), "action", (-2.0, 2.0))) == spaces.Box(-2.0, 2.0, (1,), np.float32)
-    spec = {"s": _Key("s", "float32", (3,), "observation", None), "a": _Key("a", "float32", (1,), "action", (-1, 1))}
-    assert action_space(spec) == spaces.Box(-1.0, 1.0, (1,), np.float32)
-    spec["b"] = _Key("b", "int64", (), "action", (0.0, 1.0))
-    assert action_space(spec) == spaces.Dict({"a": spaces.Box(-1.0, 1.0, (1,), np.float32), "b": spaces.Discrete(2)})
+def test_action_space_is_the_space_each_game_states():
+    assert action_space(elfpy.GameContext("cartpole", num_games=1).spec()) == spaces.Discrete(2)
+    assert action_space(elfpy.GameContext("picks", num_games=1).spec()) == spaces.MultiDiscrete([3, 5])
+    assert action_space(elfpy.GameContext("pendulum", num_games=1).spec()) == spaces.Box(-2.0, 2.0, (1,), np.float32)
+
+
+def test_several_action_keys_act_in_a_dict_and_no_action_key_is_an_error():
+    box, discrete = spaces.Box(-1.0, 1.0, (1,), np.float32), spaces.Discrete(2)
+    spec = {"s": _Key("s", "observation"), "a": _Key("a", "action", box), "b": _Key("b", "action", discrete)}
+    assert action_space(spec) == spaces.Dict({"a": box, "b": discrete})
     with pytest.raises(ValueError, match="no action key"):
         action_space({"s": spec["s"]})
+    with pytest.raises(ValueError, match="key 's' has no action space"):
+        key_space(spec["s"])

@@ -16,7 +16,7 @@ from rlpytorch.args_provider import read_config_file
 from rlpytorch.game_loader import GameLoader
 from rlpytorch.methods import PPO
 from rlpytorch.model_interface import ModelInterface
-from rlpytorch.models import MLPActorCritic
+from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.sampler import Sampler
 from rlpytorch.trainer import Trainer
 
@@ -34,10 +34,11 @@ def test_ppo_steps_a_hosted_mujoco_environment_from_its_config(config_name, obs_
     space = loader.num_actions(gc)
     assert space.shape == (action_dim,) and loader.observation_spec(gc)["s"].shape == (obs_dim,)
     torch.manual_seed(0)
-    model = MLPActorCritic(loader.observation_spec(gc), space, hidden=16, box_policy=config["box_policy"])
+    settings = ModelSettings(hidden=16, box_policy=config["box_policy"])
+    model = MLPActorCritic(loader.observation_spec(gc), space, settings)
     loader.add_train_tags(gc)
     method = PPO.from_config({**config, "minibatches": 2, "ppo_epochs": 2, "seed": 0})
-    trainer = Trainer(ModelInterface.actor_critic(model, {"lr": config["lr"]}), method, Sampler(seed=0))
+    trainer = Trainer(ModelInterface(lr=config["lr"]).add_actor_critic(model), method, Sampler(seed=0))
     actions = []
 
     def actor(batch):

@@ -21,6 +21,16 @@ def os_threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
+def add_policy_keys(gc) -> int:
+    """Declares the actor-critic reply keys `pi` (a policy over the game's
+    Discrete action `a`) and `V` (a value), which the engine does not invent;
+    returns the number of actions."""
+    num_actions = int(gc.spec()["a"].space.n)
+    gc.add_key("pi", "float32", [num_actions], "the actor's policy")
+    gc.add_key("V", "float32", [], "the actor's value estimate")
+    return num_actions
+
+
 def copy_batch(batch) -> dict:
     """A batch's tag, rows and arrays, copied out of the engine's buffers."""
     return {

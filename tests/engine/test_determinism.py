@@ -8,7 +8,7 @@ import pytest
 
 import elfpy
 
-from .helpers import copy_batch
+from .helpers import add_policy_keys, copy_batch
 
 NUM_BATCHES = 150
 
@@ -17,7 +17,7 @@ def record(game: str, num_games: int, num_threads: int, seed: int, **options) ->
     """Runs a deterministic context and returns a copy of every batch, with
     actions drawn from a numpy Generator seeded like the context."""
     gc = elfpy.GameContext(game, num_games=num_games, num_threads=num_threads, seed=seed, deterministic=True, **options)
-    num_actions = int(gc.spec()["a"].bounds[1]) + 1
+    num_actions = add_policy_keys(gc)
     channels = num_games * gc.num_seats
     gc.add_tag(
         "actor", batch_size=channels // 2, inputs=["s", "r", "terminal", "episode_return"], replies=["a", "pi", "V"]

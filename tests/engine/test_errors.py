@@ -66,7 +66,7 @@ def test_unknown_input_key_raises_value_error_listing_keys():
     gc = elfpy.GameContext("cartpole", num_games=2)
     with pytest.raises(ValueError, match="'obs'") as error:
         gc.add_tag("actor", batch_size=2, inputs=["obs"], replies=["a"])
-    for key in ("s", "a", "r", "terminal", "truncated", "episode_return", "pi", "V"):
+    for key in ("s", "a", "r", "terminal", "truncated", "episode_return", "final_s"):
         assert re.search(rf"\b{key}\b", str(error.value)), key
 
 

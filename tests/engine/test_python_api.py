@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -35,7 +36,7 @@ def test_game_options_give_name_default_and_help():
 def test_game_options_change_the_spec():
     gc = elfpy.GameContext("counter", num_games=1, num_actions=5)
     assert gc.spec()["a"].bounds == (0, 4)
-    assert gc.spec()["pi"].shape == (5,)
+    assert gc.spec()["a"].space == gym.spaces.Discrete(5)
 
 
 def test_spec_roles_say_who_writes_each_key():
@@ -43,7 +44,9 @@ def test_spec_roles_say_who_writes_each_key():
     assert spec["s"].role == "observation"
     assert spec["a"].role == "action"
     assert spec["r"].role == "engine" and spec["terminal"].role == "engine"
-    assert spec["pi"].role == "extra" and spec["V"].role == "extra"
+    assert "pi" not in spec and "V" not in spec  # declared by whoever replies them (add_key)
+    assert {k for k, v in spec.items() if v.role == "engine"} == {
+        "r", "terminal", "truncated", "episode_return", "episode_length", "final_s"}
 
 
 @pytest.mark.timeout(10)

@@ -17,6 +17,8 @@ import pytest
 
 import elfpy
 
+from .helpers import add_policy_keys
+
 # --- shapes and specs -----------------------------------------------------------
 
 
@@ -42,6 +44,7 @@ def test_actor_batch_has_batch_size_rows_shaped_by_the_spec():
 
 def test_train_batch_is_time_major_T_by_batch():
     gc = elfpy.GameContext("cartpole", num_games=8, num_threads=2, seed=0)
+    add_policy_keys(gc)
     gc.add_tag("actor", batch_size=8, inputs=["s"], replies=["a", "pi", "V"])
     inputs = ["s", "a", "pi", "V", "r", "terminal"]
     gc.add_tag("train", batch_size=8, T=3, inputs=inputs)
@@ -66,6 +69,7 @@ def test_train_batch_is_time_major_T_by_batch():
 
 def test_spec_before_start_gives_dtype_shape_and_meaning_of_each_key():
     gc = elfpy.GameContext("cartpole", num_games=2)
+    add_policy_keys(gc)
     gc.add_tag("actor", batch_size=2, inputs=["s", "r", "terminal"], replies=["a", "V"])
     spec = gc.spec("actor")
     assert sorted(spec) == ["V", "a", "r", "s", "terminal"]
@@ -295,6 +299,7 @@ def windows():
     least 12 windows of T = 5; returns each game's windows sorted by step and
     what the actor saw and replied per (game, count)."""
     gc = elfpy.GameContext("counter", num_games=WINDOW_GAMES, num_threads=2, seed=7)
+    add_policy_keys(gc)
     gc.add_tag("actor", batch_size=3, inputs=["s", "count"], replies=["a", "pi", "V"])
     gc.add_tag("train", batch_size=WINDOW_GAMES, T=WINDOW_T, inputs=WINDOW_KEYS)
     actor_rows = {}  # (game, count) -> (episode step, action)

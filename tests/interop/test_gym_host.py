@@ -12,24 +12,7 @@ from gymnasium import spaces
 import elfpy
 from elfpy.gym_host import game_seed
 
-
-def memfd_count() -> int:
-    """Shared blocks this process still holds (memfds show up as fd links)."""
-    count = 0
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            count += "elf-gym-board" in os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            pass
-    return count
-
-
-def assert_released(gc: elfpy.GameContext, pids: list[int]) -> None:
-    """The workers are gone and the shared block is closed."""
-    for pid in pids:
-        with pytest.raises(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)  # already reaped: no such child
-    assert memfd_count() == 0
+from .helpers import assert_released
 
 
 class ToyEnv(gym.Env):
@@ -181,10 +164,11 @@ def test_bad_replies_and_bad_options_are_clear_errors():
     gc.add_tag("actor", batch_size=2, inputs=["pos"], replies=["a"])
     pids = gc.worker_pids
     gc.reg_callback("actor", lambda batch: {"a": np.tile([0, 2], (2, 1))})  # 2 is out of range for nvec 2
-    with gc, pytest.raises(elfpy.GameError, match=r"game \d \('py:ToyEnv'\): ValueError: action \[0, 2\] out of"):
-        for _ in range(10):
-            gc.run()
-    assert_released(gc, pids)
+    with gc:
+        with pytest.raises(elfpy.GameError, match=r"game \d \('py:ToyEnv'\): ValueError: action \[0, 2\] out of"):
+            for _ in range(10):
+                gc.run()
+        assert_released(pids)  # at once, not only at stop()
 
 
 def test_an_environment_that_raises_names_the_game_and_releases_everything():
@@ -192,11 +176,13 @@ def test_an_environment_that_raises_names_the_game_and_releases_everything():
     gc.add_tag("actor", batch_size=2, inputs=["pos"], replies=["a"])
     gc.reg_callback("actor", lambda batch: {"a": np.zeros((len(batch), 2), np.int64)})
     pids = gc.worker_pids
-    with pytest.raises(elfpy.GameError, match=r"game \d \('py:FailingEnv'\): RuntimeError: boom at step 2"):
-        with gc:
+    with gc:
+        with pytest.raises(elfpy.GameError, match=r"game \d \('py:FailingEnv'\): RuntimeError: boom at step 2"):
             for _ in range(100):
                 gc.run()
-    assert_released(gc, pids)
+        assert_released(pids)  # at once, not only at stop()
+        with pytest.raises(elfpy.GameError, match="boom at step 2"):
+            gc.run()  # stays failed
 
 
 def test_a_killed_worker_is_reported_and_nothing_hangs():
@@ -211,7 +197,7 @@ def test_a_killed_worker_is_reported_and_nothing_hangs():
         with pytest.raises(elfpy.GameError, match=r"worker process 1 \(pid \d+, games 2-3\) died with exit code -9"):
             for _ in range(10_000):
                 gc.run()
-    assert_released(gc, pids)
+        assert_released(pids)  # at once, not only at stop()
 
 
 def test_atari_preset_stacks_84x84_frames_and_clips_rewards():
@@ -219,7 +205,7 @@ def test_atari_preset_stacks_84x84_frames_and_clips_rewards():
     spec = gc.spec()
     assert gc.game == "gym:ALE/Pong-v5 (atari)"
     assert (spec["s"].dtype, spec["s"].shape) == (np.uint8, (4, 84, 84))
-    assert spec["pi"].shape == (6,)
+    assert spec["a"].space.n == 6
     gc.add_tag("actor", batch_size=2, inputs=["s", "r"], replies=["a"])
     frames, rewards = [], []
     with gc:
@@ -232,3 +218,40 @@ def test_atari_preset_stacks_84x84_frames_and_clips_rewards():
     assert set(np.unique(np.concatenate(rewards))) <= {-1.0, 0.0, 1.0}
     assert np.array_equal(frames[10][:, :3], frames[9][:, 1:])  # the stack shifts by one frame per step
     assert frames[-1].max() > frames[-1].min()  # real pictures, not blanks
+
+
+class RegisteredEnv(gym.Env):
+    """Known to the workers only through the registration in the test's own
+    process: its observation is `start` plus the steps taken."""
+
+    observation_space = spaces.Box(-np.inf, np.inf, (1,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, start: float = 0.0):
+        self.start = start
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.array([self.start], np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.array([self.start + self.t], np.float32), 1.0, False, False, {}
+
+
+@pytest.mark.parametrize("entry_point", [RegisteredEnv, f"{__name__}:RegisteredEnv"], ids=["class", "module_path"])
+def test_an_environment_registered_in_this_process_runs_in_the_workers(entry_point):
+    env_id = f"ElfTestRegistered{'Class' if callable(entry_point) else 'Path'}-v0"
+    gym.register(id=env_id, entry_point=entry_point, kwargs={"start": 7.0})
+    try:
+        gc = elfpy.GameContext(f"gym:{env_id}", num_games=2, num_workers=2, num_threads=1)
+        gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])
+        with gc:
+            for step, batch in enumerate(gc):
+                assert np.all(batch["s"] == 7.0 + step)  # the registration's kwargs reached the workers
+                batch.reply({"a": np.zeros(2, np.int64)})
+                if step == 3:
+                    break
+    finally:
+        gym.registry.pop(env_id)

@@ -85,7 +85,7 @@ def test_context_with_minigrid_preset_declares_the_preset_keys():
     assert spec["a"].bounds == (0.0, 6.0)  # MiniGrid's 7 actions
     assert spec["mission"].bounds == (0.0, MINIGRID_VOCAB - 1.0)
     assert "final_image" in spec
-    model = ModelLoader("auto").build({k: spec[k] for k in ("image", "mission")}, 7, {})
+    model = ModelLoader("auto").build({k: spec[k] for k in ("image", "mission")}, 7)
     parts = model.encoders["policy"].parts
     assert {type(part) for part in parts.values()} == {ConvEncoder, TokenEncoder}  # the mission is embedded
 
@@ -143,9 +143,9 @@ def test_ppo_config_learns_doorkey_within_a_frame_budget():
     47,520 frames when written), and the policy it then has, sampled, scores
     as well on new layouts (acting greedily it still gets stuck in some:
     that takes longer training)."""
+    from rlpytorch import train
+
     root = Path(__file__).resolve().parents[2]
-    sys.path.insert(0, str(root / "examples"))
-    import train
 
     argv = ["--config", str(root / "examples/configs/minigrid_doorkey.yaml"), "--seed", "1", "--deterministic"]
     argv += ["--num_threads", "2", "--num_frames", "100000", "--stop_at_return", "0.9", "--eval_episodes", "50"]

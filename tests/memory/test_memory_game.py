@@ -6,17 +6,11 @@ looks the same whatever the cue) while LSTM and GRU policies, replayed from
 their stored states, learn to recall the cue.
 """
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import elfpy
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-
-import train  # noqa: E402
+from rlpytorch import train
 
 FRAMES = 30_000
 CHANCE = 0.5  # two cues

@@ -1,4 +1,4 @@
-"""MiniRTS boards, pictures, replays and GIFs (examples/minirts_render.py, examples/visualize.py).
+"""MiniRTS boards, pictures, replays and GIFs (elfpy/render/minirts.py; examples/visualize.py, run as a script).
 
 A replay is the options, the episode seed and the actions; re-simulating it
 must reproduce every board of the live game, byte for byte.
@@ -6,6 +6,7 @@ must reproduce every board of the live game, byte for byte.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,11 +14,18 @@ import numpy as np
 import pytest
 
 import elfpy
+from elfpy.render import minirts as render
+from rlpytorch import train
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+ROOT = Path(__file__).resolve().parents[2]
 
-import minirts_render as render  # noqa: E402
-import visualize  # noqa: E402
+
+def visualize(*argv: str) -> str:
+    """Run examples/visualize.py as a user does; returns its stdout."""
+    done = subprocess.run([sys.executable, str(ROOT / "examples/visualize.py"), *argv],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def first_board(**options) -> np.ndarray:
@@ -129,10 +137,10 @@ def test_visualize_writes_gifs_from_a_live_game_and_from_its_replay(tmp_path):
     from PIL import Image
 
     live_gif, replay_file = tmp_path / "live.gif", tmp_path / "game.json"
-    visualize.main(["--policy", "random", "--variant", "ctf", "--map-size", "12", "--frame-skip", "50",
-                    "--out", str(live_gif), "--save-replay", str(replay_file), "--scale", "6"])
+    visualize("--policy", "random", "--variant", "ctf", "--map_size", "12", "--frame_skip", "50",
+              "--out", str(live_gif), "--save_replay", str(replay_file), "--scale", "6")
     again_gif = tmp_path / "again.gif"
-    visualize.main(["--replay", str(replay_file), "--out", str(again_gif), "--scale", "6"])
+    visualize("--replay", str(replay_file), "--out", str(again_gif), "--scale", "6")
     replay = render.Replay.load(replay_file)
     for gif in (live_gif, again_gif):
         with Image.open(gif) as image:
@@ -141,24 +149,21 @@ def test_visualize_writes_gifs_from_a_live_game_and_from_its_replay(tmp_path):
             assert image.size[0] == 12 * 6
 
 
-def test_visualize_ai_against_ai_in_tower_defense(tmp_path, capsys):
-    out = visualize.main(["--variant", "tower_defense", "--frame-skip", "300", "--out", str(tmp_path / "td.gif"),
-                          "--ascii"])
+def test_visualize_ai_against_ai_in_tower_defense(tmp_path):
+    out = tmp_path / "td.gif"
+    printed = visualize("--variant", "tower_defense", "--frame_skip", "300", "--out", str(out), "--ascii")
     assert out.exists()
-    printed = capsys.readouterr().out
     assert "frames" in printed and "+" + "-" * 20 + "+" in printed  # the final board as text
 
 
 def test_visualize_plays_a_trained_checkpoint_greedily(tmp_path):
-    import train
-
     save_dir = tmp_path / "ckpt"
     train.main(["--game", "minirts", "--game_options", "map_size=12,variant=tower_defense", "--num_games", "4",
                 "--actor_batch", "4", "--train_batch", "4", "--num_threads", "1", "--num_frames", "400",
                 "--save_dir", str(save_dir), "--no-progress", "--no-eval_at_end"])
     replay_file = tmp_path / "model.json"
-    visualize.main(["--load", str(save_dir / "last.pt"), "--out", str(tmp_path / "model.gif"),
-                    "--save-replay", str(replay_file), "--fog", "--scale", "4"])
+    visualize("--load", str(save_dir / "last.pt"), "--out", str(tmp_path / "model.gif"),
+              "--save_replay", str(replay_file), "--fog", "--scale", "4")
     replay = render.Replay.load(replay_file)
     assert replay.options["variant"] == "tower_defense" and replay.options["map_size"] == "12"
     render.verify(replay)  # the model's game replays exactly

@@ -1,7 +1,7 @@
 """The committed MiniRTS models still beat the built-in AIs they were trained against.
 
 Each model file carries its training configuration (game options included), so
-this rebuilds game and model from it, as examples/evaluate.py does, and plays a
+this rebuilds game and model from it, as ``python -m rlpytorch.evaluate`` does, and plays a
 fixed set of seeded games greedily. The thresholds sit well below the figures
 of benchmarks/README.md ("Learning against the built-in AIs", 1000 games), so
 they catch a broken model, loader or game rule, not noise.
@@ -19,7 +19,7 @@ from rlpytorch.model_base import read_checkpoint
 from rlpytorch.model_loader import load_model
 from rlpytorch.runner import evaluate
 
-MODELS = Path(__file__).resolve().parents[2] / "models"
+PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
 
 
 @pytest.fixture
@@ -33,14 +33,12 @@ def one_torch_thread():
 
 
 def greedy_win_rate(path: Path, episodes: int) -> float:
-    config = {**read_checkpoint(path)["args"], "eval_episodes": episodes, "eval_sampler": "greedy",
-              "num_threads": 1}
-    loader = GameLoader.from_config(config)
+    loader = GameLoader.from_config({**read_checkpoint(path)["args"], "num_threads": 1})
     probe = loader.context(num_games=1)
     model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe))
-    return evaluate(model, loader, config, progress=False).win_rate
+    return evaluate(model, loader, episodes, "greedy", progress=False).statistic_mean("won")
 
 
 @pytest.mark.parametrize(("name", "min_win_rate"), [("minirts_simple_ac.pt", 0.85), ("minirts_hit_and_run_ac.pt", 0.8)])
 def test_committed_model_beats_its_built_in_opponent(name, min_win_rate, one_torch_thread):
-    assert greedy_win_rate(MODELS / name, episodes=128) >= min_win_rate
+    assert greedy_win_rate(PRETRAINED / name, episodes=128) >= min_win_rate

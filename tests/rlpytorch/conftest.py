@@ -1,27 +1,24 @@
-"""Shared fixtures: a small actor-critic setup over the fake CartPole engine."""
+"""Shared fixtures: a small actor-critic setup over the fake CartPole engine.
 
-import sys
-from pathlib import Path
+(pytest puts this folder on the import path, so ``fake_engine`` imports as is.)
+"""
 
 import pytest
 import torch
+from fake_engine import FakeGameContext
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fake_engine import FakeGameContext  # noqa: E402
-
-from rlpytorch.game_loader import GameLoader  # noqa: E402
-from rlpytorch.methods import ActorCritic  # noqa: E402
-from rlpytorch.model_interface import ModelInterface  # noqa: E402
-from rlpytorch.models import MLPActorCritic  # noqa: E402
-from rlpytorch.sampler import Sampler  # noqa: E402
-from rlpytorch.trainer import Trainer  # noqa: E402
+from rlpytorch.game_loader import GameLoader
+from rlpytorch.methods import ActorCritic
+from rlpytorch.model_interface import ModelInterface
+from rlpytorch.models import MLPActorCritic, ModelSettings
+from rlpytorch.sampler import Sampler
+from rlpytorch.trainer import Trainer
 
 
 @pytest.fixture
 def trainer():
     torch.manual_seed(0)
-    mi = ModelInterface.actor_critic(MLPActorCritic((4,), 2, hidden=16), {"lr": 1e-3})
+    mi = ModelInterface(lr=1e-3).add_actor_critic(MLPActorCritic((4,), 2, ModelSettings(hidden=16)))
     return Trainer(mi, ActorCritic.from_config({}), Sampler(seed=0), actor_sync_every=2)
 
 

@@ -5,7 +5,7 @@ C++ build: row t holds s_t; r_t and terminal_t describe the previous action;
 after a terminal the row already holds the next episode's first state;
 ``truncated`` marks time-limit ends; ``episode_return``/``episode_length`` are
 set on terminal rows, and ``final_s`` holds the state the episode ended in;
-``add_key`` declares extra reply keys (a recurrent state ``h``) that the
+``add_key`` declares extra reply keys (``pi``, ``V``, a recurrent state ``h``) that the
 history keeps; T > 1 tags get time-major ``[T, B]`` windows that overlap by
 one row. Games move in lockstep; batch sizes must divide ``num_games``.
 """
@@ -14,21 +14,20 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+import gymnasium as gym
 import numpy as np
 
-KeySpec = namedtuple("KeySpec", "name dtype shape meaning role bounds")
+KeySpec = namedtuple("KeySpec", "name dtype shape meaning role bounds space", defaults=(None,))
 
 SPECS = {
     "s": KeySpec("s", np.dtype(np.float32), (4,), "observation", "observation", None),
-    "a": KeySpec("a", np.dtype(np.int64), (), "action", "action", (0, 1)),
+    "a": KeySpec("a", np.dtype(np.int64), (), "action", "action", (0, 1), gym.spaces.Discrete(2)),
     "r": KeySpec("r", np.dtype(np.float32), (), "reward of the previous action", "engine", None),
     "terminal": KeySpec("terminal", np.dtype(np.bool_), (), "episode ended", "engine", None),
     "truncated": KeySpec("truncated", np.dtype(np.bool_), (), "time limit", "engine", None),
     "episode_return": KeySpec("episode_return", np.dtype(np.float32), (), "", "engine", None),
     "episode_length": KeySpec("episode_length", np.dtype(np.int32), (), "", "engine", None),
     "final_s": KeySpec("final_s", np.dtype(np.float32), (4,), "state the episode ended in", "engine", None),
-    "pi": KeySpec("pi", np.dtype(np.float32), (2,), "behaviour policy", "extra", None),
-    "V": KeySpec("V", np.dtype(np.float32), (), "value", "extra", None),
 }
 STATE_KEYS = ("s", "r", "terminal", "truncated", "episode_return", "episode_length", "final_s")
 

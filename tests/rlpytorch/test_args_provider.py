@@ -1,29 +1,41 @@
-"""The parser built from components: groups, strictness, config files, precedence."""
+"""The parser built from components: groups, strictness, config files, precedence,
+and settings declared once (the dataclass field is the constructor's default and the parser's)."""
 
 import json
+from dataclasses import dataclass
 
 import pytest
 
-from rlpytorch.args_provider import Arg, ArgsError, ArgsProvider, Configurable, format_config
+from rlpytorch.args_provider import ArgsError, ArgsProvider, Configurable, format_config, part, setting
 
 
+@dataclass
 class Alpha(Configurable):
-    args = (
-        Arg("lr", 0.1, "learning rate"),
-        Arg("layers", 2, "depth"),
-        Arg("fast", False, "a switch"),
-    )
-
-    def __init__(self, lr=0.1, layers=2, fast=False, extra=None):
-        self.lr, self.layers, self.fast, self.extra = lr, layers, fast, extra
+    lr: float = setting(0.1, "learning rate")
+    layers: int = setting(2, "depth")
+    fast: bool = setting(False, "a switch")
+    extra: object = None  # not a setting: an explicit value
 
 
+@dataclass
 class Beta(Configurable):
-    args = (Arg("kind", "a", "a choice", choices=("a", "b")),)
+    kind: str = setting("a", "a choice", choices=("a", "b"))
 
 
+@dataclass
 class Clash(Configurable):
-    args = (Arg("lr", 0.5, "same name as Alpha's"),)
+    lr: float = setting(0.5, "same name as Alpha's")
+
+
+@dataclass
+class AlphaPlus(Alpha):
+    width: int = setting(8, "a setting the subclass adds")
+
+
+@dataclass
+class Composite(Configurable):
+    gamma: float = setting(0.9, "its own setting")
+    beta: Beta = part(Beta)
 
 
 def test_parser_groups_arguments_by_component():
@@ -94,8 +106,32 @@ def test_saved_defaults_sit_between_declared_defaults_and_config_file(tmp_path):
 
 
 def test_from_config_takes_only_declared_keys_plus_extras():
-    alpha = Alpha.from_config({"lr": 0.7, "kind": "b"}, extra="x")
+    alpha = Alpha.from_config({"lr": 0.7, "kind": "b", "extra": "not from the config"}, extra="x")
     assert (alpha.lr, alpha.layers, alpha.extra) == (0.7, 2, "x")
+
+
+def test_a_setting_has_one_default_for_the_constructor_and_the_parser():
+    assert Alpha().lr == 0.1 and Alpha.defaults() == {"lr": 0.1, "layers": 2, "fast": False}
+    assert ArgsProvider([Alpha]).parse([])["lr"] == 0.1
+    assert [arg.help for arg in Alpha.settings()] == ["learning rate", "depth", "a switch"]
+
+
+def test_a_subclass_gets_its_own_group_after_its_base():
+    assert list(AlphaPlus.arg_groups()) == ["Alpha", "AlphaPlus"]
+    assert [arg.name for arg in AlphaPlus.arg_groups()["AlphaPlus"]] == ["width"]
+
+
+def test_parts_are_built_from_their_own_settings_and_listed_as_groups():
+    assert list(Composite.arg_groups()) == ["Composite", "Beta"]
+    built = Composite.from_config({"gamma": 0.5, "kind": "b"})
+    assert (built.gamma, built.beta) == (0.5, Beta("b"))
+    assert Composite().beta == Beta("a")
+    assert Composite.from_config({}, beta=Beta("b")).beta.kind == "b"
+
+
+def test_setting_values_round_trip():
+    alpha = Alpha(lr=0.3, fast=True)
+    assert Alpha(**alpha.setting_values()) == alpha
 
 
 def test_format_config_lists_every_value_sorted():
@@ -103,8 +139,9 @@ def test_format_config_lists_every_value_sorted():
 
 
 def test_an_alias_sets_the_same_argument():
+    @dataclass
     class Episodes(Configurable):
-        args = (Arg("eval_episodes", 100, "episodes", aliases=("episodes",)),)
+        eval_episodes: int = setting(100, "episodes", aliases=("episodes",))
 
     provider = ArgsProvider([Episodes])
     assert provider.parse(["--episodes", "7"])["eval_episodes"] == 7

@@ -13,6 +13,7 @@ from rlpytorch.models import (
     GRUActorCritic,
     LSTMActorCritic,
     MLPEncoder,
+    ModelSettings,
     ObsKey,
     PixelEncoder,
     PolicyHead,
@@ -20,7 +21,6 @@ from rlpytorch.models import (
     SharedActorCritic,
     TokenEncoder,
     ValueHead,
-    default_encoder,
     obs_spec,
 )
 
@@ -29,7 +29,7 @@ MISSION = {"image": ObsKey((3, 7, 7)), "mission": ObsKey((9,), np.dtype(np.int64
 
 
 def test_default_encoder_is_chosen_per_key_from_the_spec():
-    encoder = default_encoder({**MISSION, "v": ObsKey((5,)), "w": ObsKey((2, 3))})
+    encoder = ModelSettings().encoder({**MISSION, "v": ObsKey((5,)), "w": ObsKey((2, 3))})
     kinds = {name: type(part) for name, part in encoder.parts.items()}
     assert kinds == {"image": ConvEncoder, "mission": TokenEncoder, "v+w": MLPEncoder}
     obs = {
@@ -95,7 +95,7 @@ def test_separate_encoders_each_run_for_their_own_head():
 
 
 def test_minirts_default_model_reads_planes_and_scalars_for_acting_and_training():
-    model = ModelLoader("auto").build(MINIRTS, 9, {})
+    model = ModelLoader("auto").build(MINIRTS, 9)
     assert isinstance(model, SharedActorCritic) and model.obs_keys == ("s", "v")
     assert sorted(type(p).__name__ for p in model.encoders["policy"].parts.values()) == ["ConvEncoder", "MLPEncoder"]
     act = model({"s": torch.zeros(6, 15, 20, 20), "v": torch.zeros(6, 14)})
@@ -106,7 +106,7 @@ def test_minirts_default_model_reads_planes_and_scalars_for_acting_and_training(
 
 def test_atari_default_model_reads_uint8_frames_with_the_dqn_torso():
     frames = {"s": ObsKey((4, 84, 84), np.dtype(np.uint8))}
-    model = ModelLoader("auto").build(frames, 6, {})
+    model = ModelLoader("auto").build(frames, 6)
     assert isinstance(model, SharedActorCritic)
     encoder = model.encoders["policy"].parts["s"]
     assert isinstance(encoder, PixelEncoder) and encoder.out_dim == 512
@@ -125,7 +125,7 @@ def test_auto_model_is_the_mlp_for_vector_observations():
 @pytest.mark.parametrize("cls", [LSTMActorCritic, GRUActorCritic])
 def test_recurrent_model_over_a_window_equals_step_by_step_with_resets(cls):
     torch.manual_seed(0)
-    model = cls((3,), 2, hidden=8, core_hidden=6)
+    model = cls((3,), 2, ModelSettings(hidden=8, core_hidden=6))
     T, B = 5, 2
     s = torch.randn(T, B, 3)
     reset = torch.zeros(T, B, dtype=torch.bool)

@@ -1,20 +1,21 @@
 """End to end on the real engine: CartPole learns within a fixed frame budget,
-and ``examples/evaluate.py --load`` reproduces the score ``examples/train.py`` reported.
+the run's folder describes the run, and ``python -m rlpytorch.evaluate --load``
+reproduces the score ``python -m rlpytorch.train`` reported.
 
 Seeded, with the deterministic engine, so the run is the same every time.
 """
 
-import sys
+import csv
+import shlex
 from pathlib import Path
 
 import pytest
+import torch
+import yaml
 
 import elfpy  # noqa: F401  (the real engine: this test must not pass without it)
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-
-import evaluate  # noqa: E402
-import train  # noqa: E402
+from rlpytorch import evaluate, train
+from rlpytorch.args_provider import ArgsProvider
 
 FRAMES = 100_000
 RANDOM_POLICY_RETURN = 22.0  # mean CartPole return of uniformly random actions
@@ -22,25 +23,49 @@ RANDOM_POLICY_RETURN = 22.0  # mean CartPole return of uniformly random actions
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    save_dir = tmp_path_factory.mktemp("checkpoints")
+    save_dir = tmp_path_factory.mktemp("runs") / "cartpole-{time}"
     argv = ["--game", "cartpole", "--method", "actor_critic", "--seed", "0", "--deterministic"]
     argv += ["--num_threads", "2", "--num_frames", str(FRAMES), "--eval_episodes", "20"]
-    argv += ["--save_dir", str(save_dir), "--no-progress", "--log_every", str(FRAMES)]
-    return train.main(argv), save_dir
+    argv += ["--save_dir", str(save_dir), "--no-progress", "--log_every", str(FRAMES // 2)]
+    out = train.main(argv)
+    return out, out["config"]["save_dir"], argv
 
 
 def test_cartpole_return_rises_well_above_random_within_the_frame_budget(trained):
-    out, _ = trained
+    out, _, _ = trained
     assert out["summary"].frames == pytest.approx(FRAMES, abs=64)
     assert out["config"]["lr"] == 2e-3  # ActorCritic's suggested rate, not ModelInterface's default
     assert out["summary"].mean_return > 4 * RANDOM_POLICY_RETURN
     assert out["eval"].mean > 4 * RANDOM_POLICY_RETURN
 
 
-def test_evaluate_reproduces_the_score_from_the_saved_checkpoint(trained):
-    out, save_dir = trained
-    result = evaluate.main(["--load", str(save_dir / "last.pt"), "--no-progress"])
-    assert result.returns.tolist() == out["eval"].returns.tolist()
+def test_evaluate_reproduces_the_score_from_the_run_folder_or_its_checkpoint(trained):
+    out, run_dir, _ = trained
+    for load in (run_dir, f"{run_dir}/last.pt"):
+        result = evaluate.main(["--load", load, "--no-progress"])
+        assert result.returns.tolist() == out["eval"].returns.tolist()
+
+
+def test_the_run_folder_holds_config_command_versions_logs_and_checkpoints(trained):
+    out, run_dir, argv = trained
+    folder = Path(run_dir)
+    assert "{time}" not in run_dir and folder.name.startswith("cartpole-")
+    config = yaml.safe_load((folder / "config.yaml").read_text())
+    assert config == out["config"]
+    # the saved configuration runs again as a --config file
+    assert ArgsProvider(train.components("actor_critic")).parse(["--config", str(folder / "config.yaml")]) == config
+    about = yaml.safe_load((folder / "run.yaml").read_text())
+    assert shlex.split(about["command"]) == ["python", "-m", "rlpytorch.train", *argv]
+    assert about["versions"]["torch"] == torch.__version__ and about["versions"]["python"].count(".") == 2
+    with open(folder / "progress.csv") as f:
+        frames = [int(float(row["frames"])) for row in csv.DictReader(f)]
+    assert frames == pytest.approx([FRAMES / 2, FRAMES], abs=64)
+    # the stats lines stdout showed, then the summary and the evaluation
+    lines = (folder / "log.txt").read_text().splitlines()
+    assert [line.split(" | ")[0] for line in lines[:2]] == [f"F {n:,}" for n in frames]
+    assert lines[2].startswith(f"trained {frames[-1]:,} frames") and lines[3] == f"greedy evaluation: {out['eval']}"
+    assert list(folder.glob("events.out.tfevents.*"))
+    assert torch.load(folder / "last.pt", weights_only=True)["args"] == config
 
 
 def test_ppo_learns_cartpole_within_a_smaller_frame_budget():

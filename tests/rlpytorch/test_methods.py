@@ -21,7 +21,7 @@ from rlpytorch.methods import (
     window_cuts,
 )
 from rlpytorch.model_interface import ModelInterface
-from rlpytorch.models import MLPActorCritic
+from rlpytorch.models import MLPActorCritic, ModelSettings
 
 
 def col(*values, dtype=torch.float32):
@@ -227,7 +227,7 @@ def test_value_matcher_huber_is_linear_for_large_errors():
 )
 def test_actor_critic_swaps_its_returns_part_by_one_argument(kind, part):
     method = ActorCritic.from_config({"returns": kind})
-    assert isinstance(method.returns, part)
+    assert isinstance(method.returns_part, part)
 
 
 def test_actor_critic_loss_is_the_sum_of_its_parts():
@@ -272,7 +272,7 @@ def test_actor_critic_with_norm_adv_feeds_normalized_advantages_to_the_policy_gr
 
 def test_actor_critic_update_clips_global_grad_norm_and_counts_the_step():
     torch.manual_seed(0)
-    mi = ModelInterface.actor_critic(MLPActorCritic((4,), 2), {"optimizer": "sgd", "lr": 1.0})
+    mi = ModelInterface(optimizer="sgd", lr=1.0).add_actor_critic(MLPActorCritic((4,), 2))
     before = [p.detach().clone() for p in mi["model"].parameters()]
     stats = ActorCritic.from_config({"grad_clip": 1e-3}).update(mi, cartpole_window())
     moved = torch.cat([(p.detach() - b).flatten() for p, b in zip(mi["model"].parameters(), before, strict=True)])
@@ -320,11 +320,11 @@ def test_actor_critic_keeps_a_truncated_step_in_the_loss_when_the_final_state_is
     batch["r"] = R_IN.clone()
     batch["final_s"] = torch.full((4, 1, 4), 2.0)
     method = ActorCritic.from_config({"gamma": 0.5})
-    R, mask = returns_of(method.returns, ConstantValue(), batch, batch["s"].sum(-1))
+    R, mask = returns_of(method.returns_part, ConstantValue(), batch, batch["s"].sum(-1))
     assert mask.squeeze(1).tolist() == [True, True, True, False]
     assert R[1, 0].item() == pytest.approx(2.0 + 0.5 * 8.0)
     del batch["final_s"]
-    _, mask = returns_of(method.returns, ConstantValue(), batch, batch["s"].sum(-1))
+    _, mask = returns_of(method.returns_part, ConstantValue(), batch, batch["s"].sum(-1))
     assert mask.squeeze(1).tolist() == [True, False, True, False]
 
 
@@ -332,7 +332,7 @@ def test_a_recurrent_model_values_the_final_state_from_the_state_it_carried_into
     from rlpytorch.models import LSTMActorCritic
 
     torch.manual_seed(0)
-    model = LSTMActorCritic((4,), 2, hidden=8, core_hidden=4)
+    model = LSTMActorCritic((4,), 2, ModelSettings(hidden=8, core_hidden=4))
     T, B = 4, 1
     batch = cartpole_window(T, B)
     batch["terminal"] = END_AT_2.clone()

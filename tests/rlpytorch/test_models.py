@@ -1,18 +1,21 @@
 """Model checkpoints, model interface and loader."""
 
+from dataclasses import dataclass
+
 import pytest
 import torch
 
+from rlpytorch.args_provider import Configurable, setting
 from rlpytorch.model_base import CheckpointMismatchError, read_checkpoint
 from rlpytorch.model_interface import ModelInterface, clip_grad_norm
-from rlpytorch.model_loader import ModelLoader, load_model
-from rlpytorch.models import MLPActorCritic
+from rlpytorch.model_loader import MODELS, ModelLoader, load_model, register_model
+from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.models.layers import DirectSequential
 
 
 def make(hidden=8, layers=1, seed=0):
     torch.manual_seed(seed)
-    return MLPActorCritic((4,), 2, hidden=hidden, layers=layers)
+    return MLPActorCritic((4,), 2, ModelSettings(hidden=hidden, layers=layers))
 
 
 def test_forward_accepts_any_leading_shape():
@@ -67,7 +70,7 @@ def test_clone_is_independent():
 
 
 def test_model_interface_refreshes_the_lagging_actor_copy():
-    mi = ModelInterface.actor_critic(make(), {"optimizer": "sgd", "lr": 0.5})
+    mi = ModelInterface(optimizer="sgd", lr=0.5).add_actor_critic(make())
     with torch.no_grad():
         for p in mi["model"].parameters():
             p.add_(1.0)
@@ -80,9 +83,9 @@ def test_model_interface_refreshes_the_lagging_actor_copy():
 
 
 def test_scale_lr_sets_a_fraction_of_the_base_rate():
-    mi = ModelInterface.actor_critic(make(), {"lr": 0.01})
+    mi = ModelInterface(lr=0.01).add_actor_critic(make())
     mi.scale_lr(0.25)
-    assert mi.optimizer("model").param_groups[0]["lr"] == pytest.approx(0.0025)
+    assert mi.optimizers["model"].param_groups[0]["lr"] == pytest.approx(0.0025)
 
 
 def test_direct_sequential_computes_and_saves_as_nn_sequential():
@@ -123,7 +126,7 @@ def test_step_backpropagates_clips_and_updates():
 def test_model_loader_builds_by_name_with_args_and_loads_checkpoint(tmp_path):
     make(hidden=8, layers=1).save(tmp_path / "m.pt")
     config = {"model": "mlp", "load": str(tmp_path / "m.pt"), "hidden": 8, "layers": 1}
-    model = ModelLoader.from_config(config).build((4,), 2, config)
+    model = ModelLoader.from_config(config).build((4,), 2)
     torch.testing.assert_close(model.heads["value"].net[-1].bias, make().heads["value"].net[-1].bias)
 
 
@@ -138,3 +141,33 @@ def test_load_model_rebuilds_the_architecture_from_the_saved_args(tmp_path):
     model = load_model(tmp_path / "m.pt", (4,), 2)
     x = torch.randn(5, 4)
     torch.testing.assert_close(model(x)["V"], original(x)["V"])
+
+
+def test_a_registered_model_brings_its_settings_to_the_parser_and_is_built_with_them():
+    @dataclass
+    class TinySettings(Configurable):
+        width: int = setting(3, "width of the tiny model")
+
+    class Tiny(MLPActorCritic):
+        name = "tiny"
+        Settings = TinySettings
+
+        def __init__(self, obs_spec, num_actions, settings=None):
+            super().__init__(obs_spec, num_actions, ModelSettings(hidden=(settings or TinySettings()).width))
+
+    register_model(Tiny)
+    try:
+        assert "width" in [arg.name for arg in ModelLoader.arg_groups()["models"]]
+        model = ModelLoader.from_config({"model": "tiny", "width": 5}).build((4,), 2)
+        assert model.encoders["policy"].out_dim == 5
+    finally:
+        MODELS.pop("tiny")
+
+
+def test_a_model_without_settings_cannot_be_registered():
+    class Bare(MLPActorCritic):
+        name = "bare"
+        Settings = None
+
+    with pytest.raises(TypeError, match="Bare.Settings must be a Configurable dataclass"):
+        register_model(Bare)

@@ -9,7 +9,7 @@ from conftest import cartpole_window
 from rlpytorch.methods import PPO, ClippedPolicyGradient, ValueMatcher
 from rlpytorch.methods.ppo import _sequences
 from rlpytorch.model_interface import ModelInterface
-from rlpytorch.models import LSTMActorCritic, MLPActorCritic
+from rlpytorch.models import LSTMActorCritic, MLPActorCritic, ModelSettings
 
 
 def col(*values, dtype=torch.float32):
@@ -92,9 +92,9 @@ def window():
 
 def test_ppo_takes_epochs_times_minibatches_steps_per_window():
     torch.manual_seed(0)
-    mi = ModelInterface.actor_critic(MLPActorCritic((4,), 2, hidden=8), {"lr": 1e-3})
+    mi = ModelInterface(lr=1e-3).add_actor_critic(MLPActorCritic((4,), 2, ModelSettings(hidden=8)))
     before = [p.detach().clone() for p in mi["model"].parameters()]
-    stats = PPO.from_config({"ppo_epochs": 3, "minibatches": 4, "seed": 0}).update(mi, window())
+    stats = PPO.from_config({"ppo_epochs": 3, "minibatches": 4}, seed=0).update(mi, window())
     assert stats["minibatch_steps"] == 12
     assert mi["model"].step == 1
     assert any(not torch.equal(p, b) for p, b in zip(mi["model"].parameters(), before, strict=True))
@@ -103,17 +103,17 @@ def test_ppo_takes_epochs_times_minibatches_steps_per_window():
 
 def test_ppo_stops_a_window_early_when_the_kl_passes_its_target():
     torch.manual_seed(0)
-    mi = ModelInterface.actor_critic(MLPActorCritic((4,), 2, hidden=8), {"lr": 0.1})
+    mi = ModelInterface(lr=0.1).add_actor_critic(MLPActorCritic((4,), 2, ModelSettings(hidden=8)))
     batch = window()
     batch["pi"] = torch.tensor([0.9, 0.1]).expand(9, 8, 2)  # far from the model's near-uniform policy
-    method = PPO.from_config({"ppo_epochs": 5, "minibatches": 2, "target_kl": 0.01, "seed": 0})
+    method = PPO.from_config({"ppo_epochs": 5, "minibatches": 2, "target_kl": 0.01}, seed=0)
     assert method.update(mi, batch)["minibatch_steps"] == 1
 
 
 def test_ppo_replays_a_recurrent_model_in_pieces_of_recurrence_steps():
     torch.manual_seed(0)
-    model = LSTMActorCritic((4,), 2, hidden=8, core_hidden=64)
-    mi = ModelInterface.actor_critic(model, {"lr": 1e-3})
+    model = LSTMActorCritic((4,), 2, ModelSettings(hidden=8, core_hidden=64))
+    mi = ModelInterface(lr=1e-3).add_actor_critic(model)
     seen = []
     forward = model.forward
 
@@ -122,7 +122,7 @@ def test_ppo_replays_a_recurrent_model_in_pieces_of_recurrence_steps():
         return forward(obs, state, reset)
 
     model.forward = spy
-    stats = PPO.from_config({"ppo_epochs": 1, "minibatches": 2, "recurrence": 4, "seed": 0}).update(mi, window())
+    stats = PPO.from_config({"ppo_epochs": 1, "minibatches": 2, "recurrence": 4}, seed=0).update(mi, window())
     # the whole window in pieces of 4 from the stored states (targets), then 2 minibatches of
     # the 8 trained rows cut into 2 pieces x 8 games = 16 sequences
     assert seen[:3] == [((4, 8), (8, 128)), ((4, 8), (8, 128)), ((1, 8), (8, 128))]
@@ -137,11 +137,11 @@ def test_ppo_travels_to_a_learner_process_and_shuffles_the_same_there():
     import torch.multiprocessing  # noqa: F401  (registers torch's shared-memory reductions)
 
     torch.manual_seed(0)
-    mi = ModelInterface.actor_critic(MLPActorCritic((4,), 2, hidden=8), {"lr": 1e-3})
-    method = PPO.from_config({"seed": 3})
+    mi = ModelInterface(lr=1e-3).add_actor_critic(MLPActorCritic((4,), 2, ModelSettings(hidden=8)))
+    method = PPO(seed=3)
     method.update(mi, window())
     buffer = io.BytesIO()
     ForkingPickler(buffer).dump(method)
     copy = ForkingPickler.loads(buffer.getvalue())
     assert torch.equal(torch.randperm(10, generator=copy._shuffle_generator()),
-                       torch.randperm(10, generator=PPO.from_config({"seed": 3})._shuffle_generator()))
+                       torch.randperm(10, generator=PPO(seed=3)._shuffle_generator()))

@@ -1,6 +1,5 @@
 """The loops: budgets, checkpoints, Ctrl-C and failures (on the fake engine)."""
 
-import math
 
 import pytest
 from conftest import fake_context
@@ -70,5 +69,5 @@ def test_eval_iters_plays_until_the_evaluator_has_its_episodes():
     evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=4, eval_episodes=6)
     result = EvalIters(evaluator, progress=False).run(gc)
     assert len(result.returns) == 6 and gc.stopped
-    assert math.isnan(result.win_rate)
+    assert result.statistics == {}  # CartPole declares no episode statistic
     assert 8 <= result.mean <= 60  # an untrained policy balances for a few dozen steps at most

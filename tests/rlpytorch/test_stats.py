@@ -9,17 +9,17 @@ from rlpytorch.stats import EpisodeStats, RunningMean, StatsLogger, format_recor
 def test_episode_stats_summarize_the_last_window():
     stats = EpisodeStats(window=3)
     stats.add([1.0, 2.0], [10, 20])
-    stats.add([3.0, 4.0], [30, 40], wins=[True, False])
+    stats.add([3.0, 4.0], [30, 40], statistics={"won": [1, 0]})
     summary = stats.summary()
     assert summary["episodes"] == 4
     assert summary["return_mean"] == 3.0  # 2, 3, 4
     assert (summary["return_min"], summary["return_max"], summary["length_mean"]) == (2.0, 4.0, 30.0)
-    assert summary["win_rate"] == 0.5
+    assert summary["won_mean"] == 0.5
 
 
 def test_episode_stats_are_nan_before_any_episode():
     assert math.isnan(EpisodeStats().mean_return)
-    assert math.isnan(EpisodeStats().summary()["win_rate"])
+    assert "won_mean" not in EpisodeStats().summary()  # no game statistic seen
 
 
 def test_mean_return_follows_every_added_episode():
@@ -46,12 +46,15 @@ def test_format_record_is_one_readable_line():
     assert line == "F 12,345 | FPS 999 | R 20.0±1.5"
 
 
-def test_logger_writes_stdout_csv_and_tensorboard(tmp_path, capsys):
+def test_logger_writes_stdout_text_log_csv_and_tensorboard(tmp_path, capsys):
     logger = StatsLogger(log_dir=str(tmp_path), tensorboard=True)
     logger.log({"frames": 100.0, "return_mean": 5.0})
     logger.log({"frames": 200.0, "return_mean": 6.0, "loss": 0.5})  # a new column appears
+    logger.note("done")
     logger.close()
-    assert capsys.readouterr().out.splitlines() == ["F 100 | R 5", "F 200 | R 6 | loss 0.5"]
+    lines = ["F 100 | R 5", "F 200 | R 6 | loss 0.5", "done"]
+    assert capsys.readouterr().out.splitlines() == lines
+    assert (tmp_path / "log.txt").read_text().splitlines() == lines
     with open(tmp_path / "progress.csv") as f:
         rows = list(csv.DictReader(f))
     assert rows == [

@@ -1,16 +1,15 @@
-"""examples/train.py's choice of method: only its arguments are offered, with its suggested defaults."""
+"""rlpytorch.train's choice of method: only its arguments are offered, with its suggested defaults."""
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-
-import train  # noqa: E402
-
-from rlpytorch.args_provider import ArgsProvider  # noqa: E402
-from rlpytorch.methods import PPO  # noqa: E402
+from rlpytorch import train
+from rlpytorch.args_provider import ArgsProvider
+from rlpytorch.methods import PPO
 
 
 def test_method_comes_from_the_command_line_then_the_config_file(tmp_path):
@@ -28,3 +27,22 @@ def test_ppo_run_offers_ppo_arguments_and_its_suggested_window(tmp_path):
     assert provider.parse(["--T", "9"], defaults=PPO.run_defaults)["T"] == 9
     with pytest.raises(SystemExit):  # an ActorCritic-only argument is unknown to a PPO run
         provider.parse(["--ratio_clamp", "2"])
+
+
+def test_train_and_evaluate_run_as_modules_through_a_run_folder(tmp_path):
+    """``python -m rlpytorch.train`` then ``python -m rlpytorch.evaluate --load <run folder>``, as a user types them."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    run_dir = tmp_path / "run"
+    small = ["--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1", "--no-progress",
+             "--eval_episodes", "4"]
+    trained = subprocess.run([sys.executable, "-m", "rlpytorch.train", "--num_frames", "2000", "--save_dir",
+                              str(run_dir), *small], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert trained.returncode == 0, trained.stderr
+    assert f"run folder: {run_dir}" in trained.stdout
+    score = trained.stdout.splitlines()[-1]
+    assert score.startswith("greedy evaluation: 4 episodes")
+    evaluated = subprocess.run([sys.executable, "-m", "rlpytorch.evaluate", "--load", str(run_dir), "--no-progress"],
+                               capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert evaluated.stdout.splitlines()[-1].endswith(score.split(": ", 1)[1])

@@ -8,7 +8,7 @@ from fake_engine import FakeBatch
 
 from rlpytorch.methods import ActorCritic, forward_window
 from rlpytorch.model_interface import ModelInterface
-from rlpytorch.models import GRUActorCritic, LSTMActorCritic, MLPActorCritic
+from rlpytorch.models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, ModelSettings
 from rlpytorch.sampler import Sampler
 from rlpytorch.trainer import Evaluator, RecurrentStates, Trainer, to_tensors
 
@@ -79,7 +79,7 @@ def test_linear_lr_schedule_decays_with_frames(trainer):
     trainer.total_frames = 100
     trainer.frames = 75
     trainer.train(train_batch())
-    assert trainer.mi.optimizer("model").param_groups[0]["lr"] == pytest.approx(0.25e-3)
+    assert trainer.mi.optimizers["model"].param_groups[0]["lr"] == pytest.approx(0.25e-3)
 
 
 def test_to_tensors_shares_memory_on_cpu_and_skips_absent_keys():
@@ -111,19 +111,21 @@ def test_evaluator_takes_several_episodes_per_game_when_games_are_few():
     assert evaluator.result().returns.tolist() == [1.0, 2.0, 10.0]
 
 
-def test_evaluator_reports_win_rate_for_games_with_a_won_key():
-    evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=2, eval_episodes=2)
+def test_evaluator_averages_the_episode_statistics_on_terminal_rows():
+    evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=2, eval_episodes=2, statistics=["won"])
     batch = actor_batch((True, True, False), (1.0, -1.0, 0.0))
     batch._data["won"] = np.array([True, False, False])
     evaluator.actor(batch)
-    assert evaluator.result().win_rate == 0.5
+    assert evaluator.result().statistic_mean("won") == 0.5
+    assert str(evaluator.result()).endswith(", won 0.500")
 
 
-def test_trainer_records_wins_in_episode_stats(trainer):
+def test_trainer_records_episode_statistics_by_key(trainer):
+    trainer.statistics = ("won",)
     batch = actor_batch((True, True, False), (1.0, -1.0, 0.0))
     batch._data["won"] = np.array([True, False, True])
     trainer.actor(batch)
-    assert trainer.episodes.summary()["win_rate"] == 0.5
+    assert trainer.episodes.summary()["won_mean"] == 0.5
 
 
 def test_recurrent_states_are_kept_per_game_and_seat_and_grow_with_new_ids():
@@ -139,8 +141,8 @@ def test_recurrent_states_are_kept_per_game_and_seat_and_grow_with_new_ids():
 
 def test_recurrent_actor_replies_the_state_it_started_from_and_windows_replay_it_exactly():
     torch.manual_seed(0)
-    model = LSTMActorCritic((4,), 2, hidden=8, core_hidden=4)
-    trainer = Trainer(ModelInterface.actor_critic(model, {}), ActorCritic.from_config({}), Sampler(seed=0))
+    model = LSTMActorCritic((4,), 2, ModelSettings(hidden=8, core_hidden=4))
+    trainer = Trainer(ModelInterface().add_actor_critic(model), ActorCritic.from_config({}), Sampler(seed=0))
     gc = fake_context(num_games=4, T=6, state_size=model.state_size)
     windows = []
     gc.reg_callback("actor", trainer.actor)
@@ -160,9 +162,9 @@ def test_recurrent_actor_replies_the_state_it_started_from_and_windows_replay_it
 
 def test_trainer_trains_a_recurrent_model_on_windows_with_stored_states():
     torch.manual_seed(0)
-    model = GRUActorCritic((4,), 2, hidden=8, core_hidden=4)
+    model = GRUActorCritic((4,), 2, ModelSettings(hidden=8, core_hidden=4))
     method = ActorCritic.from_config({"recurrence": 2})
-    trainer = Trainer(ModelInterface.actor_critic(model, {}), method, Sampler(seed=0))
+    trainer = Trainer(ModelInterface().add_actor_critic(model), method, Sampler(seed=0))
     gc = fake_context(num_games=4, T=6, state_size=model.state_size)
     gc.reg_callback("actor", trainer.actor)
     gc.reg_callback("train", trainer.train)

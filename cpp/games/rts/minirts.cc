@@ -116,7 +116,7 @@ class MiniRTS : public Game {
         "frames", {}, "ticks the previous action ran for (frame_skip, fewer at the end; 0 on a game's first row)");
     if (config.board) config.board_key = spec.Observation<uint8_t>("board", {n, n}, kBoardHelp);
     // int32 rather than bool: generic wrappers (Gymnasium boxes) take signed types.
-    config.won = spec.Observation<int32_t>(
+    config.won = spec.EpisodeStatistic<int32_t>(
         "won", {}, "on a terminal row: 1 if the seat's player won the episode that ended (0 elsewhere)");
     config.episode_seed_key =
         spec.Observation<int64_t>("episode_seed", {}, "seed of the current episode (replays it with episode_seed=)");

@@ -21,8 +21,8 @@ actions of each step; the game is deterministic, so re-simulating it with the
 option ``episode_seed=<seed>`` reproduces every board. Each board's CRC-32 is
 stored too, so a reloaded replay can check itself (``verify``).
 
-    python examples/minirts_render.py                      # ASCII of a new game's first board
-    python examples/minirts_render.py --png board.png --variant ctf --step 40
+    python -m elfpy.render.minirts                      # ASCII of a new game's first board
+    python -m elfpy.render.minirts --png board.png --variant ctf --step 40
 """
 
 from __future__ import annotations
@@ -297,7 +297,7 @@ def _run(options: dict[str, Any], policy: Policy | None, seed: int, max_steps: i
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variant", default="standard", help="standard, ctf or tower_defense")
-    parser.add_argument("--map-size", type=int, default=20)
+    parser.add_argument("--map_size", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0, help="seed of the context (draws the episode seed)")
     parser.add_argument("--step", type=int, default=0, help="show the board after this many steps (AI vs AI)")
     parser.add_argument("--png", default="", help="also write the board as PNG here")

@@ -1,0 +1,341 @@
+#!/usr/bin/env python
+"""Go benchmarks; results in benchmarks/README.md ("Go").
+
+    python benchmarks/bench_go.py playouts            # C++ random playouts per second, one core
+    python benchmarks/bench_go.py rules --games 2000  # rules vs OpenSpiel's go, move by move
+    python benchmarks/bench_go.py sims                # simulations/s with a network: batch size x threads,
+                                                      # beside OpenSpiel's Python MCTSBot with the same network
+    python benchmarks/bench_go.py selfplay --num_frames 200000 --out curve.csv   # a self-play run's curve
+    python benchmarks/bench_go.py gnugo --load net.pt2 --games 10 --playouts 200 # vs GNU Go level 1 over GTP
+    python benchmarks/bench_go.py versus --load net.pt2 --games 10 --playouts 64  # vs the same search, no network
+    python benchmarks/bench_go.py mctsbot --load net.pt2 --games 100 --playouts 200  # vs OpenSpiel MCTSBot,
+                                                      # random rollouts, 1000 simulations (hours)
+
+`playouts` runs the C++ test `test_go random_playouts...`, which times 1000
+uniformly random 9x9 games (no filling of one's own single-point eyes; 162
+moves at most, OpenSpiel's limit) on one thread; build it first with
+`bash scripts/test_cpp.sh -R test_go`.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import csv  # noqa: E402
+import re  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import elfpy  # noqa: E402
+from elfpy.go import play  # noqa: E402
+from elfpy.go.openspiel import compare_random_games, to_openspiel  # noqa: E402
+from elfpy.gtp import GtpEngine, load_evaluator  # noqa: E402
+from rlpytorch.models.policy_value import PolicyValueNet, masked_policy  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bench_playouts(args) -> None:
+    binary = ROOT / "build" / "cpp" / "test_go"
+    rates = []
+    for _ in range(args.repeats):
+        run = subprocess.run([str(binary), "random_playouts"], capture_output=True, text=True, check=True)
+        found = re.search(r"random playouts: (\d+) /s per CPU second, (\d+) /s wall", run.stderr)
+        rates.append((float(found.group(1)), float(found.group(2))))
+    print(f"9x9 random playouts, one thread: median {statistics.median(r[0] for r in rates):.0f} per CPU second, "
+          f"{statistics.median(r[1] for r in rates):.0f} per wall second (runs, CPU: "
+          f"{', '.join(f'{r[0]:.0f}' for r in rates)})")
+
+
+def bench_rules(args) -> None:
+    start, cpu = time.perf_counter(), time.process_time()
+    report = compare_random_games(args.games, board_size=args.board_size, komi=7.5, seed=args.seed)
+    print(report)
+    print(f"{time.perf_counter() - start:.1f} s wall, {time.process_time() - cpu:.1f} s CPU")
+
+
+def network_evaluator(net: PolicyValueNet):
+    """fn(s, legal) -> (policy, value) with the network, batched."""
+    net.eval()
+
+    def evaluate(s: np.ndarray, legal: np.ndarray):
+        with torch.inference_mode():
+            logits, value = net(torch.from_numpy(s))
+            return masked_policy(logits, torch.from_numpy(legal)).numpy(), value.numpy()
+
+    return evaluate
+
+
+def engine_sims_per_second(evaluator, num_games: int, leaves: int, threads: int, frames: int) -> tuple[float, float]:
+    """Leaf evaluations (simulations) per wall and per CPU second of self-play."""
+    gc = elfpy.GameContext("go_mcts", num_games=num_games, num_threads=threads, seed=0, playouts=200, leaves=leaves,
+                           resign_threshold=-1)
+    gc.add_tag("eval", batch_size=num_games * leaves, inputs=["s", "legal"], replies=["policy", "value"])
+    done = 0
+
+    def callback(batch):
+        nonlocal done
+        done += len(batch)
+        policy, value = evaluator(batch["s"], batch["legal"])
+        return {"policy": policy, "value": value}
+
+    gc.reg_callback("eval", callback)
+    with gc:
+        for _ in range(3):
+            gc.run()  # warm up
+        done = 0
+        start, cpu = time.perf_counter(), time.process_time()
+        while done < frames:
+            gc.run()
+        return done / (time.perf_counter() - start), done / (time.process_time() - cpu)
+
+
+def openspiel_features(state, size: int) -> np.ndarray:
+    """Our 17 planes from an OpenSpiel state's current stones (history planes
+    left empty: the cost of the network call is what is compared)."""
+    planes = np.zeros((17, size, size), np.uint8)
+    obs = np.asarray(state.observation_tensor(0), np.float32).reshape(4, size, size)[:, ::-1]
+    black_to_move = state.current_player() == 0
+    mine, theirs = (obs[0], obs[1]) if black_to_move else (obs[1], obs[0])
+    planes[0], planes[8] = mine > 0, theirs > 0
+    planes[16] = 1 if black_to_move else 0
+    return planes
+
+
+class NetworkEvaluator:
+    """OpenSpiel's mcts.Evaluator interface over the same network, one leaf per call."""
+
+    def __init__(self, net: PolicyValueNet, size: int) -> None:
+        self.net, self.size = net.eval(), size
+
+    def _run(self, state):
+        legal = np.zeros((1, self.size * self.size + 1), np.uint8)
+        actions = state.legal_actions()
+        for a in actions:
+            legal[0, to_openspiel(a, self.size)] = 1
+        with torch.inference_mode():
+            logits, value = self.net(torch.from_numpy(openspiel_features(state, self.size)[None]))
+            policy = masked_policy(logits, torch.from_numpy(legal))[0].numpy()
+        return actions, policy, float(value[0])
+
+    def evaluate(self, state):
+        if state.is_terminal():
+            return np.array(state.returns())
+        _, _, value = self._run(state)
+        mover = state.current_player()
+        return np.array([value, -value] if mover == 0 else [-value, value])
+
+    def prior(self, state):
+        actions, policy, _ = self._run(state)
+        return [(a, float(policy[to_openspiel(a, self.size)])) for a in actions]
+
+
+def bench_sims(args) -> None:
+    import pyspiel
+    from open_spiel.python.algorithms import mcts
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    net = PolicyValueNet(17, 9, 82, channels=args.channels, blocks=args.blocks)
+    evaluator = network_evaluator(net)
+    print(f"network: {args.channels} channels, {args.blocks} blocks; torch threads 1")
+    print("engine (go_mcts, C++ search, one network call per batch of leaves):")
+    for threads in args.threads:
+        for games, leaves in args.shapes:
+            rates = [engine_sims_per_second(evaluator, games, leaves, threads, args.frames)
+                     for _ in range(args.repeats)]
+            wall = statistics.median(r[0] for r in rates)
+            cpu = statistics.median(r[1] for r in rates)
+            print(f"  threads {threads} games {games:3d} leaves {leaves} batch {games * leaves:4d}: "
+                  f"{wall:7.0f} sims/s wall, {cpu:7.0f} per CPU s", flush=True)
+    game = pyspiel.load_game("go", {"board_size": 9, "komi": 7.5})
+    bot = mcts.MCTSBot(game, uct_c=1.5, max_simulations=args.openspiel_sims, evaluator=NetworkEvaluator(net, 9),
+                       solve=False, random_state=np.random.RandomState(0))
+    rates = []
+    for _ in range(args.repeats):
+        state = game.new_initial_state()
+        start, cpu = time.perf_counter(), time.process_time()
+        bot.step(state)
+        rates.append((args.openspiel_sims / (time.perf_counter() - start),
+                      args.openspiel_sims / (time.process_time() - cpu)))
+    print(f"OpenSpiel MCTSBot (Python search, same network, batch 1): "
+          f"{statistics.median(r[0] for r in rates):.0f} sims/s wall, {statistics.median(r[1] for r in rates):.0f} "
+          f"per CPU s")
+
+
+def bench_selfplay(args) -> None:
+    from rlpytorch.alphazero import main
+
+    argv = ["--config", str(ROOT / "examples" / "configs" / "go9.yaml"), "--num_frames", str(args.num_frames),
+            "--checkpoint_dir", args.checkpoint_dir, "--log_every", str(args.log_every)] + args.extra
+    history = main(argv)
+    with open(args.out, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(history[0]))
+        writer.writeheader()
+        writer.writerows(history)
+    print(f"curve: {args.out}")
+
+
+class GnuGo:
+    """GNU Go over GTP in a subprocess."""
+
+    def __init__(self, level: int, size: int, komi: float) -> None:
+        self.process = subprocess.Popen(["gnugo", "--mode", "gtp", "--level", str(level)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True,
+                                        env={**os.environ, "PATH": os.environ["PATH"] + ":/usr/games"})
+        self.send(f"boardsize {size}")
+        self.send(f"komi {komi}")
+
+    def send(self, command: str) -> str:
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        lines = []
+        while True:
+            line = self.process.stdout.readline()
+            if line.strip() == "" and lines:
+                break
+            if line.strip():
+                lines.append(line.strip())
+        answer = " ".join(lines)
+        if not answer.startswith("="):
+            raise RuntimeError(f"gnugo: {command} -> {answer}")
+        return answer[1:].strip()
+
+    def close(self) -> None:
+        self.send("quit")
+        self.process.wait()
+
+
+def bench_gnugo(args) -> None:
+    evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
+    wins = 0
+    for game_index in range(args.games):
+        ours = "b" if game_index % 2 == 0 else "w"
+        engine = GtpEngine(evaluator, args.playouts, 9, 7.5, resign_threshold=args.resign_threshold)
+        gnugo = GnuGo(args.level, 9, 7.5)
+        color, passes, resigned = "b", 0, None
+        while passes < 2 and len(engine.moves) < 2 * 81:
+            if color == ours:
+                move = engine.handle(f"genmove {color}")[0][2:].strip()
+                if move != "resign":
+                    gnugo.send(f"play {color} {move}")
+            else:
+                move = gnugo.send(f"genmove {color}")
+                if move.lower() != "resign":
+                    engine.handle(f"play {color} {move}")
+            if move.lower() == "resign":
+                resigned = color
+                break
+            passes = passes + 1 if move.lower() == "pass" else 0
+            color = "w" if color == "b" else "b"
+        score = engine.handle("final_score")[0][2:].strip()
+        winner = ("w" if resigned == "b" else "b") if resigned else score[0].lower()
+        wins += winner == ours
+        print(f"game {game_index + 1}: we play {ours}, {len(engine.moves)} moves, "
+              f"{'resign by ' + resigned if resigned else score} (GNU Go says {gnugo.send('final_score')})",
+              flush=True)
+        gnugo.close()
+    print(f"won {wins} of {args.games} against GNU Go level {args.level} at {args.playouts} playouts")
+
+
+def bench_mctsbot(args) -> None:
+    import pyspiel
+    from open_spiel.python.algorithms import mcts
+
+    evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
+    game = pyspiel.load_game("go", {"board_size": 9, "komi": 7.5})
+    wins = 0
+    start = time.perf_counter()
+    for game_index in range(args.games):
+        rng = np.random.RandomState(game_index)
+        bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=args.bot_sims,
+                           evaluator=mcts.RandomRolloutEvaluator(1, rng), solve=True, random_state=rng)
+        ours = 0 if game_index % 2 == 0 else 1
+        state, moves = game.new_initial_state(), []
+        while not state.is_terminal():
+            color = "b" if state.current_player() == 0 else "w"
+            if state.current_player() == ours:
+                action = play.search(evaluator, 9, 7.5, moves, color, args.playouts).action
+                os_action = to_openspiel(action, 9)
+            else:
+                os_action = bot.step(state)
+                action = to_openspiel(os_action, 9)
+            moves.append((color, play.vertex(action, 9)))
+            state.apply_action(os_action)
+        wins += state.returns()[ours] > 0
+        print(f"game {game_index + 1}: we play {'bw'[ours]}, returns {state.returns()}, wins {wins}, "
+              f"{time.perf_counter() - start:.0f} s", flush=True)
+    print(f"won {wins} of {args.games} against MCTSBot ({args.bot_sims} random-rollout simulations)")
+
+
+def bench_versus(args) -> None:
+    """The network (--load) against the same search with no network (equal
+    priors, value 0), colours alternating, each move a fresh search."""
+    evaluators = {"net": load_evaluator(args.load), "none": play.uniform_evaluator}
+    wins = 0
+    for game_index in range(args.games):
+        ours = "b" if game_index % 2 == 0 else "w"
+        moves: list[play.Move] = []
+        color, passes = "b", 0
+        while passes < 2 and len(moves) < 2 * 81:
+            evaluator = evaluators["net" if color == ours else "none"]
+            action = play.search(evaluator, 9, 7.5, moves, color, args.playouts).action
+            moves.append((color, play.vertex(action, 9)))
+            passes = passes + 1 if action == 81 else 0
+            color = "w" if color == "b" else "b"
+        score = play.observe(9, 7.5, moves).score
+        won = (score > 0) == (ours == "b")
+        wins += won
+        print(f"game {game_index + 1}: network plays {ours}, {len(moves)} moves, black - white - komi = {score:+g}, "
+              f"{'won' if won else 'lost'}", flush=True)
+    print(f"network won {wins} of {args.games} against the search without a network ({args.playouts} playouts each)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("playouts")
+    p.add_argument("--repeats", type=int, default=5)
+    p = sub.add_parser("rules")
+    p.add_argument("--games", type=int, default=2000)
+    p.add_argument("--board_size", type=int, default=9)
+    p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("sims")
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--shapes", type=lambda t: tuple(int(x) for x in t.split("x")), nargs="+",
+                   default=[(1, 8), (4, 8), (16, 8), (32, 8)], help="GAMESxLEAVES")
+    p.add_argument("--frames", type=int, default=4096)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--channels", type=int, default=32)
+    p.add_argument("--blocks", type=int, default=3)
+    p.add_argument("--openspiel_sims", type=int, default=200)
+    p = sub.add_parser("selfplay")
+    p.add_argument("--num_frames", type=int, default=200000)
+    p.add_argument("--log_every", type=int, default=20)
+    p.add_argument("--checkpoint_dir", default="checkpoints/go9_bench")
+    p.add_argument("--out", default="go9_selfplay_curve.csv")
+    p.add_argument("extra", nargs="*", help="more rlpytorch.alphazero arguments (after --)")
+    for name in ("gnugo", "mctsbot", "versus"):
+        p = sub.add_parser(name)
+        p.add_argument("--load", default="")
+        p.add_argument("--games", type=int, default=10)
+        p.add_argument("--playouts", type=int, default=200)
+        p.add_argument("--resign_threshold", type=float, default=-1.0)
+        p.add_argument("--level", type=int, default=1)
+        p.add_argument("--bot_sims", type=int, default=1000)
+    args = parser.parse_args()
+    {"playouts": bench_playouts, "rules": bench_rules, "sims": bench_sims, "selfplay": bench_selfplay,
+     "gnugo": bench_gnugo, "mctsbot": bench_mctsbot,
+     "versus": bench_versus}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+// RemoteBoard and RemoteGame: requests and their results through the shared
+// block, a worker's failure, closing, and the step timeout; and a Context of
+// remote games that stops although a worker never answers. The "workers"
+// here are threads of the test: the board needs shared memory, not processes.
+#include "elf/remote.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "check.h"
+#include "driver.h"
+#include "elf/context.h"
+
+namespace {
+
+using elf::RemoteBoard;
+
+std::vector<elf::KeySpec> Keys() {
+  return {{"s", elf::DType::kFloat32, {2}, "observation", elf::KeyRole::kObservation, std::nullopt},
+          {"a", elf::DType::kInt64, {}, "action", elf::KeyRole::kAction, std::make_pair(0.0, 1.0)}};
+}
+
+// A board attached to zeroed memory of its own.
+struct Block {
+  Block(int num_games, int num_workers, double step_timeout_s = 0.0)
+      : board(std::make_shared<RemoteBoard>(Keys(), num_games, num_workers, step_timeout_s)),
+        memory(board->bytes() / sizeof(uint64_t) + 1, 0) {
+    board->Attach(reinterpret_cast<uint8_t*>(memory.data()));
+  }
+  std::shared_ptr<RemoteBoard> board;
+  std::vector<uint64_t> memory;
+};
+
+// Serves worker `worker`'s games until the board closes: a first request
+// writes s = (0, 0); a step with action a writes s = (a, a), reward a, and
+// ends the episode when a == 1. Answers at most `answers` requests in all.
+void Serve(RemoteBoard& board, int worker, int answers = 1 << 30) {
+  while (!board.closing() && answers > 0) {
+    for (int game : board.AwaitWork(worker, 20)) {
+      if (answers-- == 0) break;
+      const auto action = *reinterpret_cast<int64_t*>(board.Slot("action/a", game));
+      auto* s = reinterpret_cast<float*>(board.Slot("obs/s", game));
+      s[0] = s[1] = static_cast<float>(action);
+      board.Finish(game, static_cast<float>(action), action == 1, false);
+    }
+  }
+}
+
+// Waits for the next batch, or the context's failure (nullopt).
+std::optional<elf::BatchRef> NextOrFailure(elf::Context& ctx, std::string& failure) {
+  for (;;) {
+    try {
+      if (auto ref = ctx.Wait(50)) return ref;
+    } catch (const elf::GameError& error) {
+      failure = error.what();
+      return std::nullopt;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(a_request_comes_back_with_the_workers_result) {
+  Block block(4, 2);
+  RemoteBoard& board = *block.board;
+  std::thread worker([&] { Serve(board, 1); });
+  CHECK(!board.Pending(3));
+  board.Request(3);  // the first request (a reset)
+  board.AwaitDone(3);
+  CHECK(!board.Pending(3));
+  *reinterpret_cast<int64_t*>(board.Slot("action/a", 3)) = 1;
+  board.Request(3);
+  board.AwaitDone(3);
+  CHECK_EQ(board.reward(3), 1.0f);
+  CHECK_EQ(board.status(3), uint8_t{RemoteBoard::kTerminated});
+  CHECK_EQ(reinterpret_cast<float*>(board.Slot("obs/s", 3))[1], 1.0f);
+  board.Close();
+  worker.join();
+}
+
+TEST(games_are_split_into_contiguous_runs_per_worker) {
+  Block block(7, 3);
+  std::set<int> workers;
+  for (int game = 0; game < 7; ++game) {
+    const int worker = block.board->WorkerOf(game);
+    CHECK(block.board->FirstGame(worker) <= game && game < block.board->FirstGame(worker + 1));
+    workers.insert(worker);
+  }
+  CHECK_EQ(workers.size(), std::size_t{3});
+}
+
+TEST(a_failed_request_throws_the_workers_message) {
+  Block block(2, 1);
+  block.board->Request(0);
+  block.board->Fail(0, "ValueError: bad action");
+  CHECK_THROWS(block.board->AwaitDone(0), std::runtime_error, "ValueError: bad action");
+}
+
+TEST(closing_wakes_a_waiter_whose_worker_never_answers) {
+  Block block(2, 1);
+  block.board->Request(1);
+  CHECK(block.board->Pending(1));
+  std::string error;
+  std::thread waiter([&] {
+    try {
+      block.board->AwaitDone(1);
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+    }
+  });
+  block.board->Close();
+  waiter.join();
+  CHECK(error.find("shut down") != std::string::npos);
+  CHECK(block.board->AwaitWork(0, 1000).size() == 1);  // an idle worker returns at once once closing
+}
+
+TEST(a_late_step_throws_naming_the_environment_and_its_worker) {
+  Block block(4, 2, 0.05);
+  RemoteBoard& board = *block.board;
+  board.Request(3);
+  board.Finish(3, 0.0f, false, false);  // the first request: answered
+  board.AwaitDone(3);
+  board.Request(3);  // a step nobody answers
+  CHECK_THROWS(board.AwaitDone(3), std::runtime_error,
+               "environment 3 (worker process 1, environments 2-3) did not finish its step within "
+               "step_timeout_s = 0.05 s");
+}
+
+TEST(the_first_request_which_creates_the_environment_is_not_timed) {
+  Block block(1, 1, 0.001);
+  RemoteBoard& board = *block.board;
+  board.Request(0);
+  std::thread worker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // far beyond the step timeout
+    Serve(board, 0, 1);
+  });
+  board.AwaitDone(0);  // does not throw
+  worker.join();
+  CHECK_EQ(board.status(0), uint8_t{0});
+}
+
+TEST(a_negative_step_timeout_is_rejected) {
+  CHECK_THROWS(RemoteBoard(Keys(), 2, 1, -1.0), std::invalid_argument, "step_timeout_s");
+  CHECK_THROWS(RemoteBoard(Keys(), 2, 3), std::invalid_argument, "num_workers");
+}
+
+// A context over remote games whose worker answers the first resets only.
+struct StalledContext {
+  explicit StalledContext(double step_timeout_s) : block(2, 1, step_timeout_s) {
+    elf::GameSpec spec;
+    spec.keys = block.board->keys();
+    spec.steps_elsewhere = true;
+    auto board = block.board;
+    ctx = std::make_unique<elf::Context>(
+        "stalled", spec, [board](int index) { return std::make_unique<elf::RemoteGame>(board, index); }, 2, 2, 0,
+        false);
+    worker = std::thread([this] { Serve(*block.board, 0, 2); });
+    ctx->AddTag(elf::testing::MakeTag("actor", 2, {"s"}, {"a"}));
+    ctx->Start();
+  }
+  // Takes the first batch and replies: every game then waits for its step.
+  void ReplyOnce() {
+    const elf::BatchRef ref = elf::testing::NextBatch(*ctx);
+    elf::testing::Reply<int64_t>(*ctx, ref, "a")[0] = 0;
+    elf::testing::Reply<int64_t>(*ctx, ref, "a")[1] = 0;
+    ctx->SubmitReplies(ref);
+  }
+  ~StalledContext() {
+    block.board->Close();
+    worker.join();
+  }
+  Block block;
+  std::unique_ptr<elf::Context> ctx;
+  std::thread worker;
+};
+
+TEST(closing_the_board_lets_stop_join_threads_waiting_on_a_stalled_worker) {
+  StalledContext stalled(0.0);
+  stalled.ReplyOnce();
+  for (int game = 0; game < 2; ++game) {  // both steps requested: the engine threads wait for them
+    const auto* command = reinterpret_cast<std::atomic<uint32_t>*>(stalled.block.board->Slot("command", game));
+    while (command->load() < 2) std::this_thread::yield();
+  }
+  stalled.block.board->Close();  // what the Python source does before it stops the engine
+  stalled.ctx->Stop();           // returns: the watchdog would name this test otherwise
+}
+
+TEST(a_stalled_step_fails_the_context_naming_game_and_environment) {
+  StalledContext stalled(0.05);
+  stalled.ReplyOnce();
+  std::string failure;
+  CHECK(!NextOrFailure(*stalled.ctx, failure));
+  CHECK(failure.find("('stalled')") != std::string::npos);
+  CHECK(failure.find("did not finish its step within step_timeout_s = 0.05 s") != std::string::npos);
+  stalled.block.board->Close();
+  stalled.ctx->Stop();
+}
+
+int main(int argc, char** argv) { return elf::testing::RunAll(argc, argv); }

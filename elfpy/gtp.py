@@ -1,0 +1,209 @@
+"""A GTP (Go Text Protocol, version 2) engine on the C++ rules and search.
+
+    python -m elfpy.gtp --load MODEL.pt2 --playouts 200 [--board_size 9]
+
+speaks GTP on stdin/stdout. MODEL is a network exported with torch.export
+taking ``(s, legal)`` and returning ``(policy, value)`` (``rlpytorch.alphazero``
+writes one beside each checkpoint); without ``--load`` the search uses equal
+priors and value 0. Commands: protocol_version, name, version,
+known_command, list_commands, boardsize, clear_board, komi, play, genmove,
+undo, final_score, showboard, quit. Errors (illegal moves, unknown commands,
+bad arguments) are answered ``? message``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from elfpy.go import play
+
+NAME = "elf-go"
+VERSION = "0.1"
+
+
+class GtpError(Exception):
+    """A command failed; the message goes after '? '."""
+
+
+class GtpEngine:
+    """The game state (moves from the empty board) and the command handlers."""
+
+    def __init__(self, evaluator: play.Evaluator = play.uniform_evaluator, playouts: int = 100,
+                 board_size: int = 9, komi: float = 7.5, leaves: int = 8, resign_threshold: float = -1.0) -> None:
+        self.evaluator = evaluator
+        self.playouts = playouts
+        self.leaves = leaves
+        self.resign_threshold = resign_threshold
+        self.board_size = board_size
+        self.komi = komi
+        self.moves: list[play.Move] = []
+        self.commands: dict[str, Callable[[list[str]], str]] = {
+            "protocol_version": lambda args: "2",
+            "name": lambda args: NAME,
+            "version": lambda args: VERSION,
+            "known_command": lambda args: "true" if args and args[0] in self.commands else "false",
+            "list_commands": lambda args: "\n".join(self.commands),
+            "boardsize": self.boardsize,
+            "clear_board": self.clear_board,
+            "komi": self.set_komi,
+            "play": self.play,
+            "genmove": self.genmove,
+            "undo": self.undo,
+            "final_score": self.final_score,
+            "showboard": self.showboard,
+            "quit": lambda args: "",
+        }
+
+    def handle(self, line: str) -> tuple[str, bool]:
+        """One command line -> (the response with its blank line, whether to quit);
+        ('', False) for an empty or comment line."""
+        words = line.split("#", 1)[0].split()
+        if not words:
+            return "", False
+        ident = words.pop(0) if words[0].isdigit() else ""
+        if not words:
+            return f"?{ident} no command\n\n", False
+        name, args = words[0].lower(), words[1:]
+        handler = self.commands.get(name)
+        if handler is None:
+            return f"?{ident} unknown command\n\n", False
+        try:
+            result = handler(args)
+        except GtpError as error:
+            return f"?{ident} {error}\n\n", False
+        return f"={ident} {result}\n\n", name == "quit"
+
+    # --- commands ------------------------------------------------------------
+
+    def boardsize(self, args: list[str]) -> str:
+        size = _number(args, int)
+        if size not in (9, 13, 19):
+            raise GtpError("unacceptable size")
+        self.board_size = size
+        self.moves = []
+        return ""
+
+    def clear_board(self, args: list[str]) -> str:
+        self.moves = []
+        return ""
+
+    def set_komi(self, args: list[str]) -> str:
+        self.komi = _number(args, float)
+        return ""
+
+    def play(self, args: list[str]) -> str:
+        if len(args) != 2:
+            raise GtpError("syntax error")
+        color, where = _color(args[0]), args[1]
+        if where.lower() == "resign":
+            return ""
+        moves = [*self.moves, (color, where)]
+        try:
+            play.observe(self.board_size, self.komi, moves)
+        except ValueError as error:
+            raise GtpError("illegal move") from error
+        self.moves = moves
+        return ""
+
+    def genmove(self, args: list[str]) -> str:
+        if len(args) != 1:
+            raise GtpError("syntax error")
+        color = _color(args[0])
+        result = play.search(self.evaluator, self.board_size, self.komi, self.moves, color, self.playouts,
+                             self.leaves, self.resign_threshold)
+        if result.action == play.RESIGN:
+            return "resign"
+        where = play.vertex(result.action, self.board_size)
+        self.moves.append((color, where))
+        return where
+
+    def undo(self, args: list[str]) -> str:
+        if not self.moves:
+            raise GtpError("cannot undo")
+        self.moves.pop()
+        return ""
+
+    def final_score(self, args: list[str]) -> str:
+        score = self._position().score
+        if score == 0:
+            return "0"
+        return f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+
+    def showboard(self, args: list[str]) -> str:
+        position = self._position()
+        size = self.board_size
+        columns = "   " + " ".join(play.vertex(c, size)[0] for c in range(size))
+        lines = [columns]
+        for row in range(size):
+            cells = " ".join(".XO"[int(v)] for v in position.stones[row])
+            lines.append(f"{size - row:2d} {cells} {size - row:2d}")
+        lines.append(columns)
+        lines.append(f"{'Black' if position.to_move == 'b' else 'White'} to move, komi {self.komi:g}")
+        return "\n" + "\n".join(lines)
+
+    def _position(self) -> play.Position:
+        return play.observe(self.board_size, self.komi, self.moves)
+
+
+def _color(word: str) -> str:
+    color = word.lower()
+    if color in ("b", "black"):
+        return "b"
+    if color in ("w", "white"):
+        return "w"
+    raise GtpError("invalid color")
+
+
+def _number(args: list[str], kind: type) -> float:
+    if len(args) != 1:
+        raise GtpError("syntax error")
+    try:
+        return kind(args[0])
+    except ValueError as error:
+        raise GtpError("syntax error") from error
+
+
+def serve(engine: GtpEngine, stdin: TextIO, stdout: TextIO) -> None:
+    """Answers commands from `stdin` until quit or end of input."""
+    for line in stdin:
+        response, done = engine.handle(line)
+        if response:
+            stdout.write(response)
+            stdout.flush()
+        if done:
+            return
+
+
+def load_evaluator(path: str) -> play.Evaluator:
+    """A network saved with torch.export, taking (s, legal) -> (policy, value)."""
+    import torch
+
+    module = torch.export.load(path).module()
+
+    def evaluate(s, legal):
+        with torch.inference_mode():
+            policy, value = module(torch.from_numpy(s), torch.from_numpy(legal))
+        return policy.numpy(), value.numpy()
+
+    return evaluate
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--load", default="", help="network exported with torch.export (default: no network)")
+    parser.add_argument("--playouts", type=int, default=100, help="simulations per genmove")
+    parser.add_argument("--leaves", type=int, default=8, help="leaves evaluated together per search step")
+    parser.add_argument("--board_size", type=int, default=9)
+    parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--resign_threshold", type=float, default=-1.0, help="resign below this value (-1: never)")
+    args = parser.parse_args(argv)
+    evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
+    engine = GtpEngine(evaluator, args.playouts, args.board_size, args.komi, args.leaves, args.resign_threshold)
+    serve(engine, sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

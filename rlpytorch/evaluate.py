@@ -1,0 +1,102 @@
+"""Evaluate a saved model: ``python -m rlpytorch.evaluate --load runs/<run>`` (a run's
+folder, for its last checkpoint) or ``--load path/to/checkpoint.pt``.
+
+The checkpoint carries the training run's configuration, so the game and the
+model are rebuilt from it; any option given here overrides the saved one
+(e.g. ``--episodes 1000`` or ``--eval_sampler multinomial``). With ``--video
+DIR`` a few episodes are also saved as GIF or MP4 (``elfpy.video``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .args_provider import ArgsProvider, Configurable, format_config, setting
+from .game_loader import GameLoader, parse_options
+from .model_base import Model, read_checkpoint
+from .model_loader import load_model
+from .run_dir import checkpoint_path
+from .runner import evaluate, progress_setting
+from .train import torch_threads_setting
+from .trainer import EvalResult, Evaluator, device_setting
+
+__all__ = ["EvaluateScript", "main", "save_videos"]
+
+
+@dataclass
+class EvaluateScript(Configurable):
+    """What to evaluate, and where."""
+
+    load: str = setting("", "checkpoint, or run folder (its last checkpoint), to evaluate (required)")
+    device: str = device_setting()
+    torch_threads: int = torch_threads_setting()
+    progress: bool = progress_setting()
+    video: str = setting("", "folder to save videos of evaluated episodes in (empty: none); games that draw "
+                             "themselves: Python-hosted ones (rgb_array) and MiniRTS")
+    video_episodes: int = setting(1, "episodes saved as videos with --video")
+    video_format: str = setting("gif", "video file format", choices=("gif", "mp4"))
+
+
+def main(argv: Sequence[str] | None = None) -> EvalResult:
+    """Evaluate the checkpoint named by ``--load``; prints and returns the result."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--load", default="")
+    known, _ = pre.parse_known_args(argv)
+    saved = read_checkpoint(checkpoint_path(known.load))["args"] if known.load else {}
+    components = [EvaluateScript, GameLoader, Evaluator]
+    provider = ArgsProvider(components, description=__doc__, prog="python -m rlpytorch.evaluate")
+    config = provider.parse(argv, defaults=saved)
+    if not config["load"]:
+        provider.parser.error("--load is required")
+    print("effective configuration:\n" + format_config(config), flush=True)
+    torch.set_num_threads(config["torch_threads"])
+
+    path = checkpoint_path(config["load"])
+    loader = GameLoader.from_config(config)
+    probe = loader.context(num_games=1)  # the spec the model was trained on; never started
+    try:
+        model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe))
+    finally:
+        probe.stop()
+    result = evaluate(
+        model, loader, config["eval_episodes"], config["eval_sampler"], device=config["device"],
+        progress=config["progress"],
+    )
+    print(f"{config['eval_sampler']} evaluation of {config['load']} (step {model.step}): {result}")
+    if config["video"]:
+        paths = save_videos(model, loader, config["video"], config["video_episodes"], config["video_format"],
+                            greedy=config["eval_sampler"] == "greedy")
+        print(f"videos: {', '.join(str(path) for path in paths)}")
+    return result
+
+
+def save_videos(model: Model, loader: GameLoader, folder: str, episodes: int, fmt: str,
+                greedy: bool = True) -> list[Path]:
+    """``episodes`` episodes of the loader's game played by ``model`` (through
+    ``predict``), saved as videos in ``folder`` by ``elfpy.video``."""
+    import elfpy.video
+
+    def make_policy() -> elfpy.video.Policy:
+        state = None
+
+        def act(rows: Mapping[str, np.ndarray]) -> np.ndarray:
+            nonlocal state
+            actions, state = model.predict(rows, state, deterministic=greedy)
+            return actions
+
+        return act
+
+    return elfpy.video.record(
+        loader.game, make_policy, episodes, folder, obs_keys=model.obs_keys, fmt=fmt, seed=loader.seed,
+        preset=loader.preset or None, options=parse_options(loader.game_options, literal=loader.hosted),
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""Runs a grid of settings and seeds: ``python -m rlpytorch.launch --config X --seeds 0-9 --set lr=1e-3,2e-3``.
+
+Each run is ``python -m rlpytorch.train`` in a folder of its own,
+``<out>/<setting>/seed<N>/`` (the layout ``rlpytorch.plot`` groups by), with
+the run's own resolved configuration, logs and checkpoints, and its console
+output in ``console.txt``. Runs are queued on a standard process pool
+(``concurrent.futures``) of ``--jobs`` slots; with ``--devices cuda:0,cuda:1``
+each slot owns one device, so runs share GPUs round-robin. A run that
+finished leaves ``done`` in its folder and is skipped when the same launch is
+started again, so an interrupted sweep resumes where it stopped; a failed run
+is tried again. Arguments after ``--`` go to every run unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import queue
+import subprocess
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Run", "main", "parse_seeds", "parse_sets", "plan_runs"]
+
+DONE_MARKER = "done"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the grid: its folder and the train arguments it adds."""
+
+    folder: Path
+    seed: int
+    settings: tuple[tuple[str, str], ...] = field(default=())
+
+    def train_args(self) -> list[str]:
+        args = ["--seed", str(self.seed), "--save_dir", str(self.folder)]
+        for name, value in self.settings:
+            args += [f"--{name}", value]
+        return args
+
+    @property
+    def done(self) -> bool:
+        return (self.folder / DONE_MARKER).exists()
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'0-9' -> 0..9; '1,3,5' -> those; '2' -> [2]."""
+    seeds: list[int] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        first, sep, last = part.partition("-")
+        seeds += list(range(int(first), int(last) + 1)) if sep else [int(first)]
+    if not seeds:
+        raise ValueError(f"--seeds {text!r} names no seed")
+    return seeds
+
+
+def parse_sets(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """['lr=1e-3,2e-3', 'T=6'] -> [('lr', ['1e-3', '2e-3']), ('T', ['6'])]."""
+    parsed = []
+    for item in items:
+        name, sep, values = item.partition("=")
+        choices = [v.strip() for v in values.split(",") if v.strip()]
+        if not sep or not name.strip() or not choices:
+            raise ValueError(f"--set {item!r} is not name=value[,value...]")
+        parsed.append((name.strip().lstrip("-"), choices))
+    return parsed
+
+
+def setting_folder(settings: Sequence[tuple[str, str]]) -> str:
+    """A readable folder name for one combination, e.g. 'lr=1e-3_T=6' ('default' for none)."""
+    return "_".join(f"{name}={value}" for name, value in settings).replace("/", "-") or "default"
+
+
+def plan_runs(out: Path, seeds: Sequence[int], sets: Sequence[tuple[str, list[str]]]) -> list[Run]:
+    """Every combination of the ``--set`` values, each for every seed."""
+    names = [name for name, _ in sets]
+    runs = []
+    for values in itertools.product(*(choices for _, choices in sets)):
+        settings = tuple(zip(names, values, strict=True))
+        for seed in seeds:
+            runs.append(Run(out / setting_folder(settings) / f"seed{seed}", seed, settings))
+    return runs
+
+
+def execute(run: Run, base_cmd: Sequence[str], devices: queue.Queue) -> int:
+    """Runs one training process on a free device slot; marks it done on success."""
+    device = devices.get()
+    try:
+        run.folder.mkdir(parents=True, exist_ok=True)
+        cmd = [*base_cmd, *run.train_args()]
+        env = dict(os.environ)
+        if device.startswith("cuda"):
+            index = device.partition(":")[2] or "0"
+            env["CUDA_VISIBLE_DEVICES"] = index
+            cmd += ["--device", "cuda"]
+        (run.folder / "launch.json").write_text(json.dumps({"command": cmd, "device": device}, indent=1))
+        with open(run.folder / "console.txt", "w") as console:
+            code = subprocess.run(cmd, stdout=console, stderr=subprocess.STDOUT, env=env).returncode
+        if code == 0:
+            (run.folder / DONE_MARKER).write_text("")
+        return code
+    finally:
+        devices.put(device)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough = argv[argv.index("--") + 1:] if "--" in argv else []
+    own = argv[: argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="", help="config file every run starts from (YAML or JSON)")
+    parser.add_argument("--seeds", default="0", help="seeds, e.g. 0-9 or 0,3,7")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2",
+                        help="a setting and the values to try; several --set give their product")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once")
+    parser.add_argument("--devices", default="cpu",
+                        help="comma-separated devices the job slots cycle over, e.g. cuda:0,cuda:1")
+    parser.add_argument("--out", type=Path, default=Path("runs/sweep"), help="folder of the sweep")
+    parser.add_argument("--entry", default="rlpytorch.train", help="module each run executes")
+    args = parser.parse_args(own)
+    if args.jobs < 1:
+        parser.error("--jobs must be >= 1")
+
+    runs = plan_runs(args.out, parse_seeds(args.seeds), parse_sets(args.set))
+    todo = [run for run in runs if not run.done]
+    base_cmd = [sys.executable, "-m", args.entry, *(["--config", args.config] if args.config else []), *passthrough]
+    devices: queue.Queue = queue.Queue()
+    names = [d.strip() for d in args.devices.split(",") if d.strip()]
+    for slot in range(args.jobs):
+        devices.put(names[slot % len(names)])
+    print(f"{len(runs)} runs in {args.out}: {len(runs) - len(todo)} done already, {len(todo)} to run "
+          f"on {args.jobs} slot(s)", flush=True)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # threads only wait on the runs' processes
+        codes = list(pool.map(lambda run: execute(run, base_cmd, devices), todo))
+    failed = [run for run, code in zip(todo, codes, strict=True) if code != 0]
+    for run in failed:
+        print(f"failed: {run.folder} (see {run.folder / 'console.txt'})", flush=True)
+    print(f"{len(todo) - len(failed)} of {len(todo)} runs finished, {len(failed)} failed", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Learning curves from run folders: ``python -m rlpytorch.plot RUN_DIRS... --out curves.png``.
+
+Every ``progress.csv`` under the given folders is one run. Runs are grouped
+into curves by their folder: a run in a folder named ``seed<N>`` belongs to
+its parent's curve (the layout ``rlpytorch.launch`` writes), any other run is
+a curve of its own. A curve is the mean over its runs, with the spread over
+runs shaded (one standard deviation, or the minimum to the maximum), on a
+common x axis (frames or wall seconds) up to where every run of the group has
+data, so a mean never mixes runs that stopped early with runs that did not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Curve", "load_curves", "main", "plot_curves"]
+
+_SEED_FOLDER = re.compile(r"seed[-_]?\d+")
+_GRID_POINTS = 200
+
+
+class Curve:
+    """The runs of one setting: ``x`` and ``y`` columns of each run's CSV."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def add_run(self, x: np.ndarray, y: np.ndarray) -> None:
+        keep = ~(np.isnan(x) | np.isnan(y))
+        if keep.any():
+            self.runs.append((x[keep], y[keep]))
+
+    def on_grid(self) -> tuple[np.ndarray, np.ndarray]:
+        """A common x grid, from the first x any run has to the last x every
+        run has, and the runs' y interpolated on it: ``[runs, points]``."""
+        start = min(x[0] for x, _ in self.runs)
+        stop = min(x[-1] for x, _ in self.runs)
+        grid = np.linspace(start, stop, _GRID_POINTS) if stop > start else np.array([stop])
+        return grid, np.stack([np.interp(grid, x, y) for x, y in self.runs])
+
+
+def read_columns(csv_path: Path, x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
+    """Columns ``x_key`` and ``y_key`` of a progress CSV as floats (empty cells: NaN)."""
+    with open(csv_path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if rows and (x_key not in rows[0] or y_key not in rows[0]):
+        raise ValueError(f"{csv_path}: no column {x_key!r} or {y_key!r}; columns: {sorted(rows[0])}")
+
+    def column(key: str) -> np.ndarray:
+        return np.array([float(row[key]) if row[key] not in ("", None) else math.nan for row in rows])
+
+    return column(x_key), column(y_key)
+
+
+def curve_label(run_dir: Path) -> str:
+    """The curve a run belongs to: its parent for ``seed<N>`` folders, else itself."""
+    return run_dir.parent.name if _SEED_FOLDER.fullmatch(run_dir.name) else run_dir.name
+
+
+def load_curves(paths: Sequence[Path], x_key: str = "frames", y_key: str = "return_mean") -> list[Curve]:
+    """Every run under ``paths`` (folders searched for ``progress.csv``), grouped into curves."""
+    curves: dict[str, Curve] = {}
+    for path in paths:
+        found = sorted(Path(path).rglob("progress.csv")) if Path(path).is_dir() else [Path(path)]
+        if not found:
+            raise FileNotFoundError(f"no progress.csv under {path}")
+        for csv_path in found:
+            label = curve_label(csv_path.parent)
+            curves.setdefault(label, Curve(label)).add_run(*read_columns(csv_path, x_key, y_key))
+    return [curve for curve in curves.values() if curve.runs]
+
+
+def plot_curves(curves: Sequence[Curve], out: Path, x_key: str, y_key: str, spread: str = "std",
+                title: str = "") -> None:
+    """Draws each curve's mean with its spread shaded, and saves to ``out`` (.png or .svg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only: no display needed
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for curve in curves:
+        grid, ys = curve.on_grid()
+        mean = ys.mean(axis=0)
+        low, high = (mean - ys.std(axis=0), mean + ys.std(axis=0)) if spread == "std" else (ys.min(0), ys.max(0))
+        (line,) = ax.plot(grid, mean, label=f"{curve.label} ({len(curve.runs)} runs)")
+        ax.fill_between(grid, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+    ax.set_xlabel({"frames": "frames", "time": "wall seconds"}.get(x_key, x_key))
+    ax.set_ylabel(y_key)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> list[Curve]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="run folders (searched for progress.csv) or CSV files")
+    parser.add_argument("--out", type=Path, default=Path("curves.png"), help="image to write: .png or .svg")
+    parser.add_argument("--x", default="frames", choices=("frames", "time"), help="x axis: frames or wall seconds")
+    parser.add_argument("--y", default="return_mean", help="CSV column to plot")
+    parser.add_argument("--spread", default="std", choices=("std", "minmax"), help="shaded spread over runs")
+    parser.add_argument("--title", default="", help="title of the figure")
+    args = parser.parse_args(argv)
+    curves = load_curves(args.runs, args.x, args.y)
+    if not curves:
+        parser.error(f"no run has values in columns {args.x!r} and {args.y!r}")
+    plot_curves(curves, args.out, args.x, args.y, args.spread, args.title)
+    print(f"{args.out}: " + ", ".join(f"{c.label} ({len(c.runs)} runs)" for c in curves))
+    return curves
+
+
+if __name__ == "__main__":
+    main()

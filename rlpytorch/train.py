@@ -1,0 +1,161 @@
+"""Train an agent, e.g. ``python -m rlpytorch.train --game cartpole``.
+
+Every option comes from the component that uses it (``--help`` lists them by
+component); ``--config file.yaml`` sets many at once and the command line
+overrides it. The run prints its effective configuration, trains with a
+progress bar and a stats line per interval, and finally evaluates the greedy
+policy. Everything goes into the run's folder (``--save_dir``, see
+``rlpytorch.run_dir``): configuration, command line, versions, logs and
+checkpoints (which carry the configuration).
+
+Under ``torchrun`` (see ``rlpytorch.distributed``) each rank runs its own
+games and actor, gradients are averaged over the ranks, and only rank 0
+logs, evaluates and saves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import distributed
+from .args_provider import ArgsProvider, Configurable, format_config, read_config_file, setting
+from .game_loader import GameLoader
+from .methods import METHODS
+from .model_interface import ModelInterface
+from .model_loader import ModelLoader
+from .run_dir import resolve_run_dir, write_run_files
+from .runner import MultiProcessRun, SingleProcessRun, evaluate
+from .sampler import Sampler
+from .stats import StatsLogger
+from .trainer import Evaluator, Method, Trainer
+
+__all__ = ["TrainScript", "build_method", "chosen_method", "components", "main", "torch_threads_setting"]
+
+RUNNERS = {"single": SingleProcessRun, "multi": MultiProcessRun}
+
+
+def torch_threads_setting() -> Any:
+    """Torch's intra-op threads, a setting of training and of evaluation."""
+    return setting(1, "intra-op threads of torch (small models: 1 is fastest)")
+
+
+@dataclass
+class TrainScript(Configurable):
+    """Choices of this script: the method, the runner, the run's folder, the final evaluation."""
+
+    method: str = setting("actor_critic", "learning method", choices=tuple(METHODS))
+    runner: str = setting("single", "single process, or the learner in its own process", choices=tuple(RUNNERS))
+    save_dir: str = setting(
+        "runs/{time}",
+        "the run's folder: configuration, command line, versions, logs, checkpoints "
+        "({time}: the start time; empty: write nothing)",
+    )
+    eval_at_end: bool = setting(True, "evaluate the trained model (see --eval_episodes)")
+    torch_threads: int = torch_threads_setting()
+
+
+def components(method: str) -> list[type[Configurable]]:
+    """The components of a run with ``method`` (only its settings are offered)."""
+    return [
+        TrainScript,
+        GameLoader,
+        ModelLoader,
+        ModelInterface,
+        METHODS[method],
+        Sampler,
+        Trainer,
+        MultiProcessRun,  # its groups include SingleProcessRun's loop settings
+        StatsLogger,
+        Evaluator,
+    ]
+
+
+def chosen_method(argv: Sequence[str] | None) -> str:
+    """``--method`` from the command line, else from ``--config``, else the default."""
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--method", choices=tuple(METHODS))
+    pre.add_argument("--config", type=Path)
+    known, _ = pre.parse_known_args(argv)
+    if known.method is None and known.config is not None:
+        known.method = read_config_file(known.config).get("method")
+    return known.method or TrainScript.defaults()["method"]
+
+
+def build_method(name: str, config: Mapping[str, Any], seed: int) -> Method:
+    """The method ``name`` from its settings in ``config``. A method that draws
+    random numbers (PPO's minibatch order) has a ``seed`` field: it gets ``seed``."""
+    cls = METHODS[name]
+    takes_seed = any(f.name == "seed" for f in dataclasses.fields(cls))
+    return cls.from_config(config, **({"seed": seed} if takes_seed else {}))
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Train as ``argv`` says; returns the run summary, evaluation result and configuration.
+
+    A method may suggest settings of other components (``PPO.run_defaults``,
+    e.g. a longer window ``T``); a config file and the command line override them.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    method = chosen_method(argv)
+    provider = ArgsProvider(components(method), description=__doc__, prog="python -m rlpytorch.train")
+    config = provider.parse(argv, defaults=METHODS[method].run_defaults)
+    if distributed.init_from_env(config["device"]) and config["runner"] != "single":
+        raise ValueError("under torchrun each rank is one process: use --runner single")
+    main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
+    run_dir = resolve_run_dir(config["save_dir"]) if main_rank else None
+    config["save_dir"] = str(run_dir or "")
+    if not main_rank:
+        config["progress"] = False
+    if main_rank:
+        print("effective configuration:\n" + format_config(config), flush=True)
+    if run_dir is not None:
+        write_run_files(run_dir, config, ["python", "-m", "rlpytorch.train", *argv])
+        print(f"run folder: {run_dir}", flush=True)
+    torch.manual_seed(config["seed"])
+    torch.set_num_threads(config["torch_threads"])
+
+    loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
+    gc = loader.context()
+    obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
+    model = ModelLoader.from_config(config).build(obs_spec, num_actions)
+    loader.add_train_tags(gc, model.state_size)
+    trainer = Trainer.from_config(
+        config,
+        mi=ModelInterface.from_config(config).add_actor_critic(model),
+        method=build_method(method, config, loader.seed),
+        sampler=Sampler.from_config(config, seed=loader.seed),
+        statistics=loader.statistic_keys(gc),
+    )
+    if distributed.is_distributed():
+        trainer.mi.distribute()
+    logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
+    runner = RUNNERS[config["runner"]].from_config(
+        config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir
+    )
+    summary = runner.run(gc)
+    logger.note(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s ({summary.fps:,.0f} FPS)")
+    result = None
+    if config["eval_at_end"] and not summary.interrupted and main_rank:
+        result = evaluate(
+            distributed.unwrap(trainer.mi["model"]),
+            loader,
+            config["eval_episodes"],
+            config["eval_sampler"],
+            device=config["device"],
+            progress=config["progress"],
+        )
+        logger.note(f"{config['eval_sampler']} evaluation: {result}")
+    logger.close()
+    return {"summary": summary, "eval": result, "config": config}
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The AlphaZero parts: the loss on hand-worked numbers, board symmetries,
+records getting their game's outcome, and a short self-play run whose loss
+falls."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from rlpytorch.alphazero import main as alphazero_main
+from rlpytorch.methods.policy_value import PolicyValueLoss
+from rlpytorch.position_replay import PositionReplay, RecordKeys, SelfPlayRecords
+from rlpytorch.symmetries import transform_planes, transform_policy
+
+
+def test_policy_value_loss_on_hand_worked_numbers():
+    # logits (0, ln 3) over 2 moves: p = (1/4, 3/4); target pi = (1/2, 1/2):
+    # policy loss = -(1/2 ln 1/4 + 1/2 ln 3/4) = 0.5 * (ln 4 + ln 4/3);
+    # value: v = 0.5, z = -1: (z - v)^2 = 2.25, weighted by 2.
+    logits = torch.tensor([[0.0, math.log(3.0)]])
+    loss, stats = PolicyValueLoss(value_coef=2.0)(logits, torch.tensor([0.5]), torch.ones(1, 2),
+                                                  torch.tensor([[0.5, 0.5]]), torch.tensor([-1.0]))
+    policy = 0.5 * (math.log(4) + math.log(4 / 3))
+    assert math.isclose(stats["policy_loss"], policy, rel_tol=1e-6)
+    assert math.isclose(stats["value_loss"], 2.25, rel_tol=1e-6)
+    assert math.isclose(loss.item(), policy + 2 * 2.25, rel_tol=1e-6)
+    assert math.isclose(stats["target_entropy"], math.log(2), rel_tol=1e-6)
+
+
+def test_policy_value_loss_ignores_illegal_moves():
+    logits = torch.tensor([[0.0, 0.0, 100.0]])
+    loss, stats = PolicyValueLoss()(logits, torch.zeros(1), torch.tensor([[1, 1, 0]]), torch.tensor([[1.0, 0, 0]]),
+                                    torch.zeros(1))
+    assert math.isclose(stats["policy_loss"], math.log(2), rel_tol=1e-6)  # p = (1/2, 1/2) over the legal two
+
+
+def test_symmetries_move_planes_and_policy_points_alike_and_keep_the_pass():
+    size = 3
+    planes = torch.arange(9.0).reshape(1, 1, 3, 3)
+    policy = torch.cat([torch.arange(9.0), torch.tensor([42.0])]).reshape(1, 10)
+    images = set()
+    for k in range(8):
+        moved = transform_planes(planes, k)
+        moved_policy = transform_policy(policy, k, size)
+        assert torch.equal(moved.reshape(1, 9), moved_policy[:, :9])  # same permutation
+        assert moved_policy[0, 9] == 42.0
+        images.add(tuple(moved.flatten().tolist()))
+    assert len(images) == 8  # all eight are different
+    # k = 1: a quarter turn anticlockwise moves the top-right corner (2) to the top left.
+    assert transform_planes(planes, 1)[0, 0, 0, 0] == 2.0
+    assert transform_planes(planes, 4)[0, 0, 0, 0] == 2.0  # mirror: top right to top left
+
+
+def test_records_get_the_outcome_of_their_game_for_the_side_that_moved():
+    replay = PositionReplay(10, (1, 2, 2), 5)
+    keys = RecordKeys("root", "visits", "move", "player", "check")
+    ended = []
+    records = SelfPlayRecords(keys, replay, lambda g, moves, players, r: ended.append((g, moves, players, r)))
+
+    def batch(move, player, terminal, r, check=0):
+        return {"root": np.full((2, 1, 2, 2), move % 256, np.uint8), "visits": np.full((2, 5), 0.2, np.float32),
+                "move": np.array([move, -1]), "player": np.array([player, 0.0], np.float32),
+                "terminal": np.array([terminal, terminal]), "r": np.array([r, r], np.float32),
+                "check": np.array([check, 0], np.int32)}
+
+    ids = np.array([7, 7])
+    records.add_batch(batch(1, 1.0, False, 0.0), ids)
+    records.add_batch(batch(-1, 0.0, False, 0.0), ids)  # no move this step
+    records.add_batch(batch(2, -1.0, False, 0.0), ids)
+    records.add_batch(batch(-2, 1.0, True, -1.0, check=0), ids)  # black resigned; white (player -1) won
+    assert replay.size == 3
+    assert replay.z[:3].tolist() == [-1.0, 1.0, -1.0]
+    assert replay.planes[:3, 0, 0, 0].tolist() == [1, 2, 254]  # -2 as uint8
+    assert ended == [(7, [1, 2, -2], [1.0, -1.0, 1.0], -1.0)]
+    assert records.stats.games == 1 and records.stats.resigned == 1
+
+
+def test_short_self_play_run_trains_and_its_loss_falls(tmp_path):
+    history = alphazero_main([
+        "--game", "go_mcts", "--num_games", "4", "--num_threads", "1", "--actor_batch", "8", "--seed", "1",
+        "--game_options", "board_size=9,komi=7.5,playouts=4,leaves=2,max_moves=10,resign_threshold=-1",
+        "--state_key", "s", "--legal_key", "legal", "--policy_reply", "policy", "--value_reply", "value",
+        "--record_state_key", "root_s", "--visits_key", "visits", "--move_key", "move", "--player_key", "player",
+        "--resign_check_key", "resign_check", "--num_frames", "1400", "--min_replay", "40", "--sgd_batch", "32",
+        "--updates_per_batch", "1", "--lr", "0.05", "--log_every", "20", "--channels", "8", "--blocks", "1",
+        "--checkpoint_dir", str(tmp_path / "ckpt"), "--no-export", "--game_writer", "elfpy.go.sgf:SgfWriter",
+    ])
+    assert len(history) >= 4
+    # The value part falls to ~0 within 40 steps (white wins every 10-move game
+    # on komi); the policy part then falls below its start (log 82 = 4.41).
+    assert history[-1]["loss"] < 0.93 * history[0]["loss"], [h["loss"] for h in history]
+    assert history[-1]["policy_loss"] < history[0]["policy_loss"] - 0.1
+    assert history[-1]["games"] >= 15 and history[-1]["moves_per_game"] == 10
+    assert (tmp_path / "ckpt" / "net.pt").exists()
+    games = sorted((tmp_path / "ckpt" / "games").glob("*.sgf"))
+    assert len(games) == history[-1]["games"]
+    assert games[0].read_text().startswith("(;FF[4]GM[1]SZ[9]KM[7.5]")
+    assert games[0].read_text().count(";B[") == 5

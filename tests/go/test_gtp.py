@@ -1,0 +1,90 @@
+"""GTP transcripts: the engine's answers to scripted sessions, word for word."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import torch
+
+from elfpy.gtp import GtpEngine, load_evaluator, serve
+from rlpytorch.models.policy_value import PolicyValueNet, export_evaluator
+
+
+def transcript(commands: str, **engine_args) -> str:
+    out = io.StringIO()
+    serve(GtpEngine(**engine_args), io.StringIO(commands), out)
+    return out.getvalue()
+
+
+def test_administrative_commands_answer_per_gtp_version_2():
+    out = transcript("protocol_version\n1 name\nversion\nknown_command genmove\nknown_command fly\nquit\n")
+    assert out == "= 2\n\n=1 elf-go\n\n= 0.1\n\n= true\n\n= false\n\n= \n\n"
+
+
+def test_list_commands_names_every_required_command():
+    listed = transcript("list_commands\n").split("\n")
+    required = ["protocol_version", "name", "version", "known_command", "list_commands", "boardsize",
+                "clear_board", "komi", "play", "genmove", "undo", "final_score", "showboard", "quit"]
+    assert listed[0] == "= protocol_version"
+    assert sorted(listed[1:-2] + ["protocol_version"]) == sorted(required)
+
+
+def test_errors_for_unknown_commands_illegal_moves_and_bad_arguments():
+    out = transcript("fly\nplay b D4\nplay w D4\nplay b Z9\nboardsize 7\nundo\nundo\nundo\nkomi x\nplay q D5\n")
+    assert out == ("? unknown command\n\n= \n\n? illegal move\n\n? illegal move\n\n? unacceptable size\n\n"
+                   "= \n\n? cannot undo\n\n? cannot undo\n\n? syntax error\n\n? invalid color\n\n")
+
+
+def test_play_capture_showboard_and_final_score():
+    # Black captures white's E5 stone; the area then reaches only black.
+    moves = "play b E4\nplay w E5\nplay b D5\nplay w pass\nplay b F5\nplay w pass\nplay b E6\n"
+    out = transcript("boardsize 9\nclear_board\nkomi 6.5\n" + moves + "showboard\nfinal_score\n")
+    board = out.split("= \n\n")[-1]
+    assert board.startswith("= \n   A B C D E F G H J\n 9 . . . . . . . . .  9\n")
+    assert " 5 . . . X . X . . .  5\n" in board  # E5 was captured
+    assert " 6 . . . . X . . . .  6\n" in board
+    assert "White to move, komi 6.5\n" in board
+    assert board.endswith("= B+74.5\n\n")  # 81 points for black - 6.5
+
+
+def test_ko_retake_is_illegal_until_a_move_elsewhere():
+    # Black C8 captures B8; white's immediate retake at B8 would repeat the position.
+    shape = "play b B9\nplay w C9\nplay b A8\nplay w B8\nplay b B7\nplay w D8\nplay b J9\nplay w C7\n"
+    out = transcript("boardsize 9\n" + shape + "play b C8\nplay w B8\nplay w J1\nplay b J2\nplay w B8\nundo\n")
+    answers = out.split("\n\n")[:-1]
+    assert answers[:10] == ["= "] * 10
+    assert answers[10:] == ["? illegal move", "= ", "= ", "= ", "= "]
+
+
+def test_genmove_plays_the_searched_move_and_the_opponent_can_answer():
+    out = transcript("boardsize 9\ngenmove b\ngenmove w\nshowboard\n", playouts=16)
+    answers = out.split("\n\n")
+    first, second = answers[1][2:], answers[2][2:]
+    assert first != second and all(len(v) in (2, 4) for v in (first, second))
+    board = answers[3].split("\n")[2:-2]  # the rows
+    assert sum(row.count("X") for row in board) == (first != "pass")
+    assert sum(row.count("O") for row in board) == (second != "pass")
+
+
+def test_command_line_entry_point_speaks_gtp_over_pipes():
+    run = subprocess.run([sys.executable, "-m", "elfpy.gtp", "--playouts", "8"], input="name\ngenmove b\nquit\n",
+                         capture_output=True, text=True, check=True)
+    answers = run.stdout.split("\n\n")
+    assert answers[0] == "= elf-go"
+    assert answers[1].startswith("= ") and len(answers[1]) >= 4
+
+
+def test_exported_network_plays_through_gtp(tmp_path):
+    path = str(tmp_path / "net.pt2")
+    export_evaluator(PolicyValueNet(17, 9, 82, channels=4, blocks=1), torch.zeros(2, 17, 9, 9, dtype=torch.uint8),
+                     torch.ones(2, 82, dtype=torch.uint8), path)
+    evaluator = load_evaluator(path)
+    policy, value = evaluator(torch.zeros(3, 17, 9, 9, dtype=torch.uint8).numpy(),
+                              torch.ones(3, 82, dtype=torch.uint8).numpy())
+    assert policy.shape == (3, 82) and value.shape == (3,)
+    assert abs(policy.sum(axis=1) - 1).max() < 1e-5 and abs(value).max() <= 1
+    out = transcript("genmove b\nplay w pass\ngenmove b\n", evaluator=evaluator, playouts=8)
+    answers = out.split("\n\n")
+    assert answers[0].startswith("= ") and answers[1] == "= " and answers[2].startswith("= ")

@@ -1,0 +1,47 @@
+"""Data-parallel training with torchrun: 2 ranks over gloo on this machine (gradients and
+normalization statistics merged over the ranks)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+from ddp_ranks import UPDATES, fixed_batch, train
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_two_ranks_stay_equal_and_match_one_process_on_the_concatenated_batch(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           str(HERE / "ddp_ranks.py"), str(tmp_path)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ranks = [torch.load(tmp_path / f"rank{r}.pt") for r in range(2)]
+    single = [p.detach() for p in train(fixed_batch(), model_seed=0, distribute=False)["model"].parameters()]
+    assert ranks[0]["step"] == ranks[1]["step"] == UPDATES
+    for p0, p1, p in zip(ranks[0]["params"], ranks[1]["params"], single, strict=True):
+        assert torch.equal(p0, p1)  # the same averaged gradient on both ranks
+        torch.testing.assert_close(p0, p, rtol=1e-5, atol=1e-6)
+    observations = fixed_batch()["s"].reshape(-1, 4).double()
+    for r in ranks:  # each rank saw half the rows, and holds the statistics of all of them
+        assert r["obs_count"].item() == observations.shape[0]
+        torch.testing.assert_close(r["obs_mean"], observations.mean(0))
+        torch.testing.assert_close(r["obs_var"], observations.var(0, unbiased=False))
+
+
+def test_torchrun_training_stops_every_rank_together_and_only_rank_0_writes(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           "-m", "rlpytorch.train", "--game", "cartpole", "--num_frames", "6000", "--log_every", "3000",
+           "--save_dir", str(run_dir), "--no-progress", "--no-eval_at_end"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # rank 1 wrote no folder of its own
+    rows = (run_dir / "progress.csv").read_text().splitlines()
+    header, last = rows[0].split(","), dict(zip(rows[0].split(","), rows[-1].split(","), strict=True))
+    assert "frames_all_ranks" in header
+    # Both ranks played: all ranks' frames are about twice rank 0's (each rank's count at the same update).
+    assert 1.5 * float(last["frames"]) < float(last["frames_all_ranks"]) < 2.5 * float(last["frames"])
+    assert done.stdout.count("trained ") == 1

@@ -1,0 +1,33 @@
+"""The run folder's name, and what --load accepts."""
+
+import datetime
+
+import pytest
+import torch
+
+from rlpytorch.run_dir import checkpoint_path, resolve_run_dir, versions
+
+
+def test_time_in_the_folder_name_is_the_start_time():
+    now = datetime.datetime(2026, 1, 2, 3, 4, 5)
+    assert str(resolve_run_dir("runs/{time}", now)) == "runs/20260102-030405"
+    assert str(resolve_run_dir("runs/pong", now)) == "runs/pong"
+    assert resolve_run_dir("") is None
+
+
+def test_load_takes_a_checkpoint_or_a_run_folder_and_names_what_is_missing(tmp_path):
+    (tmp_path / "last.pt").write_bytes(b"x")
+    (tmp_path / "model_100.pt").write_bytes(b"x")
+    assert checkpoint_path(tmp_path) == tmp_path / "last.pt"
+    assert checkpoint_path(tmp_path / "model_100.pt") == tmp_path / "model_100.pt"
+    with pytest.raises(FileNotFoundError, match="no checkpoint at .*empty"):
+        checkpoint_path(tmp_path / "empty")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="empty/last.pt"):
+        checkpoint_path(tmp_path / "empty")
+
+
+def test_versions_name_the_commit_python_and_torch():
+    found = versions()
+    assert found["torch"] == torch.__version__
+    assert found["commit"] is None or len(found["commit"].rstrip("+")) == 40

@@ -1,0 +1,94 @@
+"""rlpytorch.launch: the grid, the folders, resuming, failures."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlpytorch import launch
+
+
+def test_seeds_ranges_and_lists() -> None:
+    assert launch.parse_seeds("0-3") == [0, 1, 2, 3]
+    assert launch.parse_seeds("1,5,7-8") == [1, 5, 7, 8]
+    with pytest.raises(ValueError, match="no seed"):
+        launch.parse_seeds(" , ")
+
+
+def test_sets_are_parsed_and_bad_ones_named() -> None:
+    assert launch.parse_sets(["lr=1e-3,2e-3", "--T=6"]) == [("lr", ["1e-3", "2e-3"]), ("T", ["6"])]
+    with pytest.raises(ValueError, match="'lr'"):
+        launch.parse_sets(["lr"])
+
+
+def test_grid_is_the_product_of_settings_times_seeds(tmp_path: Path) -> None:
+    runs = launch.plan_runs(tmp_path, [0, 1], [("lr", ["1", "2"]), ("T", ["6"])])
+    assert [r.folder.relative_to(tmp_path).as_posix() for r in runs] == [
+        "lr=1_T=6/seed0", "lr=1_T=6/seed1", "lr=2_T=6/seed0", "lr=2_T=6/seed1"]
+    assert runs[3].train_args() == ["--seed", "1", "--save_dir", str(runs[3].folder), "--lr", "2", "--T", "6"]
+    assert launch.plan_runs(tmp_path, [4], [])[0].folder == tmp_path / "default" / "seed4"
+
+
+FAKE_TRAIN = """
+import json, sys
+from pathlib import Path
+args = sys.argv[1:]
+folder = Path(args[args.index("--save_dir") + 1])
+counter = folder.parent.parent / "calls.txt"
+with open(counter, "a") as f:  # one call, one byte: appends of concurrent runs do not mix
+    f.write("x")
+if "--fail" in args:
+    sys.exit(3)
+(folder / "args.json").write_text(json.dumps(args))
+"""
+
+
+def test_runs_get_their_folders_skip_when_done_and_failures_are_counted(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "fake_train.py").write_text(FAKE_TRAIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    out = tmp_path / "sweep"
+    common = ["--entry", "fake_train", "--set", "lr=1,2", "--jobs", "2", "--out", str(out)]
+    argv = [*common, "--seeds", "0-1", "--", "--num_frames", "10"]
+    assert launch.main(argv) == 0
+    assert (out / "calls.txt").read_text() == "xxxx"
+    args = json.loads((out / "lr=2" / "seed1" / "args.json").read_text())
+    assert args == ["--num_frames", "10", "--seed", "1", "--save_dir", str(out / "lr=2" / "seed1"), "--lr", "2"]
+    assert (out / "lr=2" / "seed1" / "done").exists()
+    assert launch.main(argv) == 0  # everything done: nothing runs again
+    assert (out / "calls.txt").read_text() == "xxxx"
+    assert launch.main([*common, "--seeds", "0-2", "--", "--fail"]) == 1  # only the two new seed-2 runs, failing
+    assert (out / "calls.txt").read_text() == "xxxxxx"
+    assert not (out / "lr=1" / "seed2" / "done").exists()
+    assert (out / "lr=1" / "seed2" / "console.txt").exists()
+
+
+def test_device_slots_set_the_visible_gpu(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "fake_train.py").write_text(FAKE_TRAIN)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    out = tmp_path / "sweep"
+    launch.main(["--entry", "fake_train", "--seeds", "0", "--devices", "cuda:1", "--out", str(out)])
+    record = json.loads((out / "default" / "seed0" / "launch.json").read_text())
+    assert record["device"] == "cuda:1" and record["command"][-2:] == ["--device", "cuda"]
+    assert record["command"][:3] == [sys.executable, "-m", "fake_train"]
+
+
+def test_a_real_sweep_of_rlpytorch_train_gives_run_folders_that_plot_reads(tmp_path: Path) -> None:
+    out = tmp_path / "sweep"
+    argv = ["--seeds", "0-1", "--set", "lr=2e-3", "--jobs", "2", "--out", str(out), "--",
+            "--game", "cartpole", "--num_games", "16", "--actor_batch", "16", "--train_batch", "16",
+            "--num_frames", "3000", "--log_every", "1000",
+            "--no-progress", "--no-eval_at_end"]
+    assert launch.main(argv) == 0
+    for seed in (0, 1):
+        run = out / "lr=2e-3" / f"seed{seed}"
+        assert (run / "done").exists() and (run / "config.yaml").exists()
+        config = (run / "config.yaml").read_text()
+        assert f"seed: {seed}" in config and "lr: 0.002" in config
+    from rlpytorch import plot
+
+    (curve,) = plot.main([str(out), "--out", str(tmp_path / "c.png"), "--y", "fps"])
+    assert curve.label == "lr=2e-3" and len(curve.runs) == 2
