@@ -5,7 +5,7 @@
     python benchmarks/bench_go.py rules --games 2000  # rules vs OpenSpiel's go, move by move
     python benchmarks/bench_go.py sims                # simulations/s with a network: batch size x threads,
                                                       # beside OpenSpiel's Python MCTSBot with the same network
-    python benchmarks/bench_go.py selfplay --num_frames 200000 --out curve.csv   # a self-play run's curve
+    python benchmarks/bench_go.py selfplay --num_frames 200000   # a self-play run (its curve: progress.csv)
     python benchmarks/bench_go.py gnugo --load net.pt2 --games 10 --playouts 200 # vs GNU Go level 1 over GTP
     python benchmarks/bench_go.py versus --load net.pt2 --games 10 --playouts 64  # vs the same search, no network
     python benchmarks/bench_go.py mctsbot --load net.pt2 --games 100 --playouts 200  # vs OpenSpiel MCTSBot,
@@ -24,7 +24,6 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
 import re  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -38,7 +37,7 @@ import elfpy  # noqa: E402
 from elfpy.go import play  # noqa: E402
 from elfpy.go.openspiel import compare_random_games, to_openspiel  # noqa: E402
 from elfpy.gtp import GtpEngine, load_evaluator  # noqa: E402
-from rlpytorch.models.policy_value import PolicyValueNet, masked_policy  # noqa: E402
+from rlpytorch.models.policy_value import PolicyValueNet, PolicyValueSettings, masked_policy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -144,7 +143,7 @@ def bench_sims(args) -> None:
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    net = PolicyValueNet(17, 9, 82, channels=args.channels, blocks=args.blocks)
+    net = PolicyValueNet(17, 9, 82, PolicyValueSettings(args.channels, args.blocks))
     evaluator = network_evaluator(net)
     print(f"network: {args.channels} channels, {args.blocks} blocks; torch threads 1")
     print("engine (go_mcts, C++ search, one network call per batch of leaves):")
@@ -175,13 +174,9 @@ def bench_selfplay(args) -> None:
     from rlpytorch.alphazero import main
 
     argv = ["--config", str(ROOT / "examples" / "configs" / "go9.yaml"), "--num_frames", str(args.num_frames),
-            "--checkpoint_dir", args.checkpoint_dir, "--log_every", str(args.log_every)] + args.extra
-    history = main(argv)
-    with open(args.out, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(history[0]))
-        writer.writeheader()
-        writer.writerows(history)
-    print(f"curve: {args.out}")
+            "--save_dir", args.save_dir, "--log_every", str(args.log_every)] + args.extra
+    main(argv)
+    print(f"curve: {args.save_dir}/progress.csv (python -m rlpytorch.plot {args.save_dir} --y loss)")
 
 
 class GnuGo:
@@ -320,8 +315,7 @@ def main() -> None:
     p = sub.add_parser("selfplay")
     p.add_argument("--num_frames", type=int, default=200000)
     p.add_argument("--log_every", type=int, default=20)
-    p.add_argument("--checkpoint_dir", default="checkpoints/go9_bench")
-    p.add_argument("--out", default="go9_selfplay_curve.csv")
+    p.add_argument("--save_dir", default="runs/go9_bench", help="the run's folder (rlpytorch.run_dir)")
     p.add_argument("extra", nargs="*", help="more rlpytorch.alphazero arguments (after --)")
     for name in ("gnugo", "mctsbot", "versus"):
         p = sub.add_parser(name)

@@ -21,114 +21,147 @@ it under 5%).
 
 The library names no game key: every key comes from the arguments (the
 config file sets them for Go).
+
+Everything goes into the run's folder (``--save_dir``, see
+``rlpytorch.run_dir``): ``config.yaml``, ``run.yaml``, ``log.txt``,
+``progress.csv`` (``python -m rlpytorch.plot <folder> --y loss`` draws it),
+TensorBoard events, ``last.pt`` (the network), ``net.pt2`` (its exported
+evaluator, for GTP) and ``games/`` (the game writer's files).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from .args_provider import Arg, ArgsProvider, Configurable, format_config
+from .args_provider import ArgsProvider, Configurable, format_config, part, setting
 from .game_loader import GameLoader
 from .methods.policy_value import PolicyValueLoss
-from .models.policy_value import PolicyValueNet, export_evaluator, masked_policy
+from .models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator, masked_policy
 from .position_replay import PositionReplay, RecordKeys, SelfPlayRecords
+from .run_dir import LAST_CHECKPOINT, resolve_run_dir, save_dir_setting, write_run_files
+from .stats import StatsLogger
+from .train import torch_threads_setting
 
-__all__ = ["AlphaZero", "main"]
+__all__ = ["AlphaZero", "AlphaZeroScript", "SelfPlayKeys", "arguments", "format_selfplay", "main"]
+
+EXPORTED = "net.pt2"  # the exported evaluator in the run's folder (what a GTP player loads)
 
 
-class AlphaZero(Configurable):
-    """Self-play, replay window and training, in one process."""
+@dataclass
+class SelfPlayKeys(Configurable):
+    """The game's key names: what the network reads and replies, and the records."""
 
-    args = (
-        Arg("state_key", "", "leaf features the network reads"),
-        Arg("legal_key", "", "leaf legal-move mask"),
-        Arg("policy_reply", "", "reply key for the leaf's move probabilities"),
-        Arg("value_reply", "", "reply key for the leaf's value"),
-        Arg("record_state_key", "", "features of a searched position (records)"),
-        Arg("visits_key", "", "visit distribution of a searched position"),
-        Arg("move_key", "", "move played (-1: no record on this row)"),
-        Arg("player_key", "", "sign of the mover (+1 / -1)"),
-        Arg("resign_check_key", "", "resignation check on a game's last row (optional)"),
-        Arg("num_frames", 200000, "leaf evaluations to run"),
-        Arg("replay_size", 50000, "records in the replay window"),
-        Arg("min_replay", 1000, "records before training starts"),
-        Arg("sgd_batch", 256, "positions per SGD step"),
-        Arg("updates_per_batch", 0.25, "SGD steps per evaluated batch (may be fractional)"),
-        Arg("lr", 0.02, "SGD learning rate (momentum 0.9)"),
-        Arg("weight_decay", 1e-4, "L2 regularisation"),
-        Arg("symmetries", True, "augment each sampled position with a random board symmetry"),
-        Arg("torch_threads", 1, "PyTorch's threads (the engine's threads search meanwhile; 0: PyTorch's default)"),
-        Arg("log_every", 50, "SGD steps between progress lines"),
-        Arg("checkpoint_dir", "checkpoints/alphazero", "where the network and its exported evaluator go"),
-        Arg("export", True, "also save the network with torch.export (net.pt2, for GTP; takes ~10 s)"),
-        Arg("game_writer", "", "module:Class called with each finished game, e.g. elfpy.go.sgf:SgfWriter"),
-        Arg("games_dir", "", "folder for the game writer"),
-    )
+    state_key: str = setting("", "leaf features the network reads")
+    legal_key: str = setting("", "leaf legal-move mask")
+    policy_reply: str = setting("", "reply key for the leaf's move probabilities")
+    value_reply: str = setting("", "reply key for the leaf's value")
+    record_state_key: str = setting("", "features of a searched position (records)")
+    visits_key: str = setting("", "visit distribution of a searched position")
+    move_key: str = setting("", "move played (-1: no record on this row)")
+    player_key: str = setting("", "sign of the mover (+1 / -1)")
+    resign_check_key: str = setting("", "resignation check on a game's last row (optional)")
 
-    def __init__(self, config: dict[str, Any]) -> None:
-        self.config = config
-        for arg in self.args:
-            setattr(self, arg.name, config[arg.name])
-        missing = [name for name in ("state_key", "legal_key", "policy_reply", "value_reply", "record_state_key",
-                                     "visits_key", "move_key", "player_key") if not config[name]]
+    def __post_init__(self) -> None:
+        missing = [name for name, key in self.required().items() if not key]
         if missing:
             raise ValueError(f"AlphaZero needs the game's key names: set {', '.join('--' + m for m in missing)}")
-        self.loader = GameLoader.from_config(config)
-        self.loss = PolicyValueLoss.from_config(config)
-        self.rng = np.random.default_rng(config["seed"])
-        torch.manual_seed(config["seed"])
-        if self.torch_threads:
-            torch.set_num_threads(self.torch_threads)
+
+    def required(self) -> dict[str, str]:
+        """Every key but the optional ``resign_check_key``, by setting name."""
+        return {name: key for name, key in self.setting_values().items() if name != "resign_check_key"}
+
+    def records(self) -> RecordKeys:
+        return RecordKeys(self.record_state_key, self.visits_key, self.move_key, self.player_key,
+                          self.resign_check_key)
+
+    def inputs(self) -> list[str]:
+        """The keys the ``eval`` tag reads: leaf inputs and the records."""
+        records = self.records()
+        return [self.state_key, self.legal_key, records.state, records.visits, records.move, records.player,
+                records.reward, records.terminal] + ([records.resign_check] if records.resign_check else [])
+
+
+@dataclass(eq=False)
+class AlphaZero(Configurable):
+    """Self-play, replay window and training, in one process.
+
+    Explicit values: ``loader`` (the game), ``seed``, the ``run_dir`` (None:
+    write nothing), the ``logger`` of the stats lines and the ``run_config``
+    saved with the network."""
+
+    loader: GameLoader
+    num_frames: int = setting(200000, "leaf evaluations to run")
+    replay_size: int = setting(50000, "records in the replay window")
+    min_replay: int = setting(1000, "records before training starts")
+    sgd_batch: int = setting(256, "positions per SGD step")
+    updates_per_batch: float = setting(0.25, "SGD steps per evaluated batch (may be fractional)")
+    lr: float = setting(0.02, "SGD learning rate (momentum 0.9)")
+    weight_decay: float = setting(1e-4, "L2 regularisation")
+    symmetries: bool = setting(True, "augment each sampled position with a random board symmetry")
+    log_every: int = setting(50, "SGD steps between progress lines")
+    export: bool = setting(True, f"also save the network with torch.export ({EXPORTED}, for GTP; takes ~10 s)")
+    game_writer: str = setting("", "module:Class called with each finished game, e.g. elfpy.go.sgf:SgfWriter")
+    games_dir: str = setting("", "folder for the game writer (empty: games/ in the run's folder)")
+    keys: SelfPlayKeys = part(SelfPlayKeys)
+    loss: PolicyValueLoss = part(PolicyValueLoss)
+    net_settings: PolicyValueSettings = part(PolicyValueSettings)
+    seed: int = 0
+    run_dir: Path | None = None
+    logger: StatsLogger | None = None
+    run_config: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        self.rng = np.random.default_rng(self.seed)
+        self.logger = self.logger or StatsLogger(tensorboard=False, formatter=format_selfplay)
 
     def build(self) -> Any:
         """The context with its ``eval`` tag, the network, the window and the collector."""
         gc = self.loader.context()
         spec = gc.spec()
-        for key in (self.state_key, self.legal_key, self.policy_reply, self.value_reply, self.record_state_key,
-                    self.visits_key, self.move_key, self.player_key):
-            if key not in spec:
+        for key in (*self.keys.required().values(), self.keys.resign_check_key):
+            if key and key not in spec:
                 raise ValueError(f"game {self.loader.game!r} has no key {key!r}; its keys: {sorted(spec)}")
-        planes_shape = tuple(spec[self.record_state_key].shape)
-        self.num_actions = int(spec[self.policy_reply].shape[0])
-        self.net = PolicyValueNet(planes_shape[0], planes_shape[-1], self.num_actions,
-                                  self.config["channels"], self.config["blocks"])
+        planes_shape = tuple(spec[self.keys.record_state_key].shape)
+        self.num_actions = int(spec[self.keys.policy_reply].shape[0])
+        self.net = PolicyValueNet(planes_shape[0], planes_shape[-1], self.num_actions, self.net_settings)
         self.optimizer = torch.optim.SGD(self.net.parameters(), lr=self.lr, momentum=0.9,
                                          weight_decay=self.weight_decay)
         self.replay = PositionReplay(self.replay_size, planes_shape, self.num_actions)
-        keys = RecordKeys(self.record_state_key, self.visits_key, self.move_key, self.player_key,
-                          self.resign_check_key)
-        self.records = SelfPlayRecords(keys, self.replay, self._game_writer(spec))
-        inputs = [self.state_key, self.legal_key, self.record_state_key, self.visits_key, self.move_key,
-                  self.player_key, keys.reward, keys.terminal] + ([self.resign_check_key] if self.resign_check_key
-                                                                 else [])
-        gc.add_tag("eval", self.loader.actor_batch, inputs, [self.policy_reply, self.value_reply])
+        self.records = SelfPlayRecords(self.keys.records(), self.replay, self._game_writer())
+        gc.add_tag("eval", self.loader.actor_batch, self.keys.inputs(),
+                   [self.keys.policy_reply, self.keys.value_reply])
         gc.reg_callback("eval", self.evaluate)
         self.frames = 0
         return gc
 
-    def _game_writer(self, spec: dict) -> Any:
+    def _game_writer(self) -> Any:
         if not self.game_writer:
             return None
+        folder = self.games_dir or (str(self.run_dir / "games") if self.run_dir else "")
+        if not folder:
+            raise ValueError("--game_writer needs a folder: set --games_dir or --save_dir")
         module, _, name = self.game_writer.partition(":")
         writer = getattr(importlib.import_module(module), name)
-        return writer(self.games_dir or str(Path(self.checkpoint_dir) / "games"), **self.loader.options)
+        return writer(folder, **self.loader.options)
 
     def evaluate(self, batch: Any) -> dict[str, torch.Tensor]:
         """One network call for a batch of leaves; collects the batch's records."""
         self.records.add_batch(batch, batch.game_ids)
         self.net.eval()
         with torch.inference_mode():
-            logits, value = self.net(torch.from_numpy(batch[self.state_key]))
-            policy = masked_policy(logits, torch.from_numpy(batch[self.legal_key]))
+            logits, value = self.net(torch.from_numpy(batch[self.keys.state_key]))
+            policy = masked_policy(logits, torch.from_numpy(batch[self.keys.legal_key]))
         self.frames += len(batch)
-        return {self.policy_reply: policy, self.value_reply: value}
+        return {self.keys.policy_reply: policy, self.keys.value_reply: value}
 
     def update(self) -> dict[str, float]:
         """One SGD step on a minibatch from the window."""
@@ -170,31 +203,63 @@ class AlphaZero(Configurable):
     def _log(self, window: list[dict[str, float]], start: float) -> dict[str, float]:
         s = self.records.stats
         entry = {k: float(np.mean([w[k] for w in window])) for k in window[0]}
-        entry.update(step=self.net.step, frames=self.frames, seconds=time.perf_counter() - start, games=s.games,
+        entry.update(step=self.net.step, frames=self.frames, time=time.perf_counter() - start, games=s.games,
                      moves_per_game=s.moves / max(1, s.games), first_player_win=s.first_player_wins / max(1, s.games),
                      resigned=s.resigned, false_resign=s.false_resign_rate, replay=self.replay.size)
-        print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in entry.items()), flush=True)
+        self.logger.log(entry)
         return entry
 
     def save(self) -> None:
-        """``net.pt`` (weights, step, arguments) and ``net.pt2`` (the exported
-        evaluator a GTP player loads)."""
-        folder = Path(self.checkpoint_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        self.net.save(folder / "net.pt", self.config)
+        """Into the run's folder: ``last.pt`` (weights, step, configuration) and
+        ``net.pt2`` (the exported evaluator a GTP player loads)."""
+        if self.run_dir is None:
+            return
+        self.net.save(self.run_dir / LAST_CHECKPOINT, self.run_config)
         if not self.export:
             return
         planes = torch.zeros((2, *self.replay.planes.shape[1:]), dtype=torch.uint8)
         legal = torch.ones((2, self.num_actions), dtype=torch.uint8)
-        export_evaluator(self.net, planes, legal, str(folder / "net.pt2"))
+        export_evaluator(self.net, planes, legal, str(self.run_dir / EXPORTED))
+
+
+@dataclass
+class AlphaZeroScript(Configurable):
+    """This script's own choices: the run's folder and torch's threads."""
+
+    save_dir: str = save_dir_setting()
+    torch_threads: int = torch_threads_setting()
+
+
+def format_selfplay(record: Mapping[str, float]) -> str:
+    """One stats line: every value of the record, by its name."""
+    return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in record.items())
+
+
+def arguments() -> ArgsProvider:
+    """The parser of this script: one group per component, in the order the run uses them."""
+    return ArgsProvider([AlphaZeroScript, GameLoader, AlphaZero, StatsLogger], description=__doc__,
+                        prog="python -m rlpytorch.alphazero")
 
 
 def main(argv: Sequence[str] | None = None) -> list[dict[str, float]]:
-    provider = ArgsProvider([GameLoader, AlphaZero, PolicyValueLoss, PolicyValueNet],
-                            description="AlphaZero: self-play search in C++, training in PyTorch")
-    config = provider.parse(argv)
-    print(format_config(config), flush=True)
-    return AlphaZero(config).run()
+    """Self-play and train as ``argv`` says; returns the stats lines' records."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    config = arguments().parse(argv)
+    run_dir = resolve_run_dir(config["save_dir"])
+    config["save_dir"] = str(run_dir or "")
+    print("effective configuration:\n" + format_config(config), flush=True)
+    if run_dir is not None:
+        write_run_files(run_dir, config, ["python", "-m", "rlpytorch.alphazero", *argv])
+        print(f"run folder: {run_dir}", flush=True)
+    torch.manual_seed(config["seed"])
+    torch.set_num_threads(config["torch_threads"])
+    loader = GameLoader.from_config(config)
+    logger = StatsLogger.from_config(config, log_dir=run_dir, formatter=format_selfplay)
+    try:
+        return AlphaZero.from_config(config, loader=loader, seed=config["seed"], run_dir=run_dir, logger=logger,
+                                     run_config=config).run()
+    finally:
+        logger.close()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gymnasium import spaces
+
 from .args_provider import Configurable, setting
+from .distributions import BEHAVIOUR_LOGP, BEHAVIOUR_PI
+from .spaces import action_space
 
 __all__ = [
     "ACTOR_INPUTS",
@@ -31,7 +35,7 @@ __all__ = [
 # ``final_`` copies where the game has them, so a time-limit truncation can
 # bootstrap from the state it ended in), and ``h`` for recurrent models:
 ACTOR_INPUTS = ["r", "terminal", "truncated", "episode_return", "episode_length"]
-ACTOR_REPLIES = ["a", "pi", "V"]  # pi and V declared here (add_key): the engine names neither
+ACTOR_REPLIES = ["a", "pi", "V"]  # pi (logp for other than one Discrete action) and V declared here (add_key)
 TRAIN_INPUTS = ["a", "pi", "V", "r", "terminal", "truncated"]
 VALUE_TRAIN_INPUTS = ["a", "r", "terminal", "truncated"]  # what replay stores (value-based methods)
 STATE_KEY = "h"  # a recurrent model's per-game state, replied by the actor and kept in the history
@@ -102,9 +106,12 @@ class GameLoader(Configurable):
         return {k: v for k, v in spec.items() if v.role == "observation" and len(v.shape) > 0}
 
     @staticmethod
-    def num_actions(gc: Any) -> int:
-        """Values of the game's Discrete action ``a``, from its space."""
-        return int(gc.spec()["a"].space.n)
+    def num_actions(gc: Any) -> Any:
+        """What the model's policy head is built for: the number of values of the
+        game's one Discrete action, else its action space (MultiDiscrete, Box, or
+        a Dict of several action keys: ``spaces.action_space``)."""
+        space = action_space(gc.spec())
+        return int(space.n) if isinstance(space, spaces.Discrete) else space
 
     @staticmethod
     def statistic_keys(gc: Any) -> list[str]:
@@ -121,9 +128,9 @@ class GameLoader(Configurable):
         spec = gc.spec()
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
         state = self._add_state_key(gc, state_size)
-        _add_policy_keys(gc)
-        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), ACTOR_REPLIES + state)
-        gc.add_tag("train", self.train_batch, obs + finals + TRAIN_INPUTS + state, T=self.T)
+        behaviour = _add_policy_keys(gc)
+        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), _with(behaviour, ACTOR_REPLIES) + state)
+        gc.add_tag("train", self.train_batch, obs + finals + _with(behaviour, TRAIN_INPUTS) + state, T=self.T)
         return gc
 
     def add_value_tags(self, gc: Any, state_size: int = 0) -> Any:
@@ -150,8 +157,8 @@ class GameLoader(Configurable):
         gc = self.context(num_games=num_games, seed=seed)
         obs = list(self.observation_spec(gc))
         state = self._add_state_key(gc, state_size)
-        _add_policy_keys(gc)
-        gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), ACTOR_REPLIES + state)
+        replies = _with(_add_policy_keys(gc), ACTOR_REPLIES) + state
+        gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), replies)
         return gc
 
     @staticmethod
@@ -162,10 +169,23 @@ class GameLoader(Configurable):
         return [STATE_KEY]
 
 
-def _add_policy_keys(gc: Any) -> None:
-    """Declare the reply keys ``pi`` (the behaviour policy) and ``V`` (the value)."""
-    gc.add_key("pi", "float32", [GameLoader.num_actions(gc)], "behaviour policy the actor sampled from")
+def _add_policy_keys(gc: Any) -> str:
+    """Declare the reply keys of the behaviour policy and ``V`` (the value), and
+    return the policy's key: ``pi`` ``[n]``, the distribution sampled from, for
+    one Discrete action; ``logp`` ``[]``, the log-probability of the replied
+    action, for every other space (``distributions.behaviour_key``)."""
+    num_actions = GameLoader.num_actions(gc)
+    if isinstance(num_actions, int):
+        gc.add_key(BEHAVIOUR_PI, "float32", [num_actions], "behaviour policy the actor sampled from")
+    else:
+        gc.add_key(BEHAVIOUR_LOGP, "float32", [], "log-probability of the replied action under the behaviour policy")
     gc.add_key("V", "float32", [], "the actor's value estimate of s")
+    return BEHAVIOUR_PI if isinstance(num_actions, int) else BEHAVIOUR_LOGP
+
+
+def _with(behaviour: str, keys: list[str]) -> list[str]:
+    """``keys`` with the behaviour policy's key in the place of ``pi``."""
+    return [behaviour if k == BEHAVIOUR_PI else k for k in keys]
 
 
 def _actor_inputs(gc: Any) -> list[str]:

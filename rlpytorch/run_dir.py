@@ -29,9 +29,20 @@ import numpy as np
 import torch
 import yaml
 
-__all__ = ["LAST_CHECKPOINT", "checkpoint_path", "resolve_run_dir", "versions", "write_run_files"]
+from .args_provider import setting
+
+__all__ = ["LAST_CHECKPOINT", "checkpoint_path", "resolve_run_dir", "save_dir_setting", "versions", "write_run_files"]
 
 LAST_CHECKPOINT = "last.pt"
+
+
+def save_dir_setting() -> Any:
+    """``--save_dir``, a setting of every script that writes a run folder."""
+    return setting(
+        "runs/{time}",
+        "the run's folder: configuration, command line, versions, logs, checkpoints "
+        "({time}: the start time; empty: write nothing)",
+    )
 
 
 def resolve_run_dir(template: str, now: datetime.datetime | None = None) -> Path | None:

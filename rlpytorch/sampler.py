@@ -3,25 +3,25 @@
 Every discrete sampler returns ``(a, mu)``: the actions ``[B]`` and the
 behaviour distribution ``mu`` ``[B, A]`` they were drawn from. The actor
 replies ``mu`` as ``pi``, so the learner's importance weights ``pi/mu`` are
-exact even when acting greedily or epsilon-greedily.
+exact even when acting greedily or epsilon-greedily. A policy over any other
+action space is a ``Distribution`` (``rlpytorch.distributions``); the sampler
+then returns the actions and their log-probability ``logp`` under it.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from .args_provider import Configurable, setting
+from .distributions import Categorical, Distribution
 
 __all__ = [
     "Sampler",
     "epsilon_greedy",
-    "gaussian_log_prob",
     "greedy",
-    "sample_gaussian",
     "sample_multinomial",
 ]
 
@@ -30,9 +30,7 @@ SAMPLERS = ("multinomial", "greedy", "epsilon_greedy")
 
 def sample_multinomial(pi: Tensor, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
     """Draw ``a ~ pi`` (inverse CDF, one uniform per row); ``mu = pi``."""
-    u = torch.rand(pi.shape[:-1] + (1,), generator=generator, device=pi.device)
-    a = (pi.cumsum(-1) < u * pi.sum(-1, keepdim=True)).sum(-1)
-    return a.clamp(max=pi.shape[-1] - 1), pi
+    return Categorical(pi).sample(generator), pi
 
 
 def greedy(pi: Tensor) -> tuple[Tensor, Tensor]:
@@ -52,18 +50,6 @@ def epsilon_greedy(pi: Tensor, epsilon: float, generator: torch.Generator | None
     uniform = torch.randint(num_actions, best.shape, generator=generator, device=pi.device)
     a = torch.where(explore, uniform, best)
     return a, epsilon / num_actions + (1.0 - epsilon) * onehot
-
-
-def sample_gaussian(mean: Tensor, std: Tensor, generator: torch.Generator | None = None) -> Tensor:
-    """Draw continuous actions ``a ~ N(mean, std^2)``, independently per dimension."""
-    noise = torch.randn(mean.shape, generator=generator, device=mean.device)
-    return mean + std * noise
-
-
-def gaussian_log_prob(a: Tensor, mean: Tensor, std: Tensor) -> Tensor:
-    """``log N(a; mean, std^2)`` summed over the last (action) dimension."""
-    z = (a - mean) / std
-    return (-0.5 * z.square() - std.log() - 0.5 * math.log(2 * math.pi)).sum(-1)
 
 
 @dataclass(eq=False)
@@ -90,8 +76,11 @@ class Sampler(Configurable):
             progress = min(1.0, frames / self.epsilon_frames)
             self.epsilon = self.epsilon_start + (self.epsilon_final - self.epsilon_start) * progress
 
-    def __call__(self, pi: Tensor) -> tuple[Tensor, Tensor]:
-        """Actions ``[B]`` (int64) and the behaviour distribution ``[B, A]``."""
+    def __call__(self, pi: Tensor | Distribution) -> tuple[Tensor, Tensor]:
+        """Actions ``[B]`` (int64) and the behaviour distribution ``[B, A]``; for a
+        ``Distribution``, actions and their log-probability ``[B]``."""
+        if isinstance(pi, Distribution):
+            return self._sample_distribution(pi)
         if pi.device.type != "cpu":  # the seeded generator lives on the CPU
             a, mu = self(pi.cpu())
             return a.to(pi.device), mu.to(pi.device)
@@ -100,3 +89,14 @@ class Sampler(Configurable):
         if self.sampler == "epsilon_greedy":
             return epsilon_greedy(pi, self.epsilon, self.generator)
         return sample_multinomial(pi, self.generator)
+
+    def _sample_distribution(self, pi: Distribution) -> tuple[Tensor, Tensor]:
+        """``multinomial`` samples, ``greedy`` takes the mode (its ``logp`` is still
+        under ``pi``: only evaluation acts greedily on such spaces)."""
+        if self.sampler == "epsilon_greedy":
+            raise ValueError("the epsilon_greedy sampler is for one discrete action; use multinomial or greedy")
+        if self.sampler == "greedy":
+            a = pi.mode()
+        else:
+            a = pi.sample(self.generator if pi.device.type == "cpu" else None)  # the seeded generator is a CPU one
+        return a, pi.log_prob(a)

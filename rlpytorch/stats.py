@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import math
 from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,6 +100,7 @@ _SHORT = {
     "fps": "FPS",
     "time": "t",
     "return_mean": "R",
+    "eval_return_mean": "eval R",
     "length_mean": "len",
     "loss": "loss",
     "policy_loss": "pL",
@@ -121,8 +122,9 @@ def format_record(record: Mapping[str, float]) -> str:
         value = record.get(key)
         if value is None or (isinstance(value, float) and math.isnan(value)):
             continue
-        if key == "return_mean" and "return_std" in record:
-            parts.append(f"{short} {value:.1f}±{record['return_std']:.1f}")
+        std = key.replace("_mean", "_std")
+        if key.endswith("return_mean") and std in record:
+            parts.append(f"{short} {value:.1f}±{record[std]:.1f}")
         elif key in ("frames", "frames_learned", "frames_all_ranks", "updates", "fps"):
             parts.append(f"{short} {value:,.0f}")
         else:
@@ -136,11 +138,12 @@ def format_record(record: Mapping[str, float]) -> str:
 @dataclass(eq=False)
 class StatsLogger(Configurable):
     """Writes records to stdout (``echo``) and, with a ``log_dir``, to
-    ``log.txt`` (the same lines), ``progress.csv`` and TensorBoard events."""
+    ``log.txt`` (the same lines, by ``formatter``), ``progress.csv`` and TensorBoard events."""
 
     log_dir: str | Path | None = None
     tensorboard: bool = setting(True, "write TensorBoard events into the run's folder")
     echo: bool = True
+    formatter: Callable[[Mapping[str, float]], str] = format_record
 
     def __post_init__(self) -> None:
         self.log_dir = Path(self.log_dir) if self.log_dir else None
@@ -156,7 +159,7 @@ class StatsLogger(Configurable):
 
     def log(self, record: Mapping[str, float]) -> None:
         """Write one record; ``record["frames"]`` is the x axis of TensorBoard."""
-        self.note(format_record(record))
+        self.note(self.formatter(record))
         if self.log_dir is not None:
             self._write_csv(record)
         if self._tb is not None:

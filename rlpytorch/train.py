@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from .model_interface import ModelInterface
 from .model_loader import ModelLoader
 from .models.q_networks import QValueHead
 from .replay import Replay
-from .run_dir import resolve_run_dir, write_run_files
+from .run_dir import resolve_run_dir, save_dir_setting, write_run_files
 from .runner import MultiProcessRun, SingleProcessRun, evaluate
 from .sampler import Sampler
 from .stats import StatsLogger
@@ -70,11 +71,7 @@ class TrainScript(Configurable):
 
     method: str = setting("actor_critic", "learning method", choices=tuple(METHODS))
     runner: str = setting("single", "single process, or the learner in its own process", choices=tuple(RUNNERS))
-    save_dir: str = setting(
-        "runs/{time}",
-        "the run's folder: configuration, command line, versions, logs, checkpoints "
-        "({time}: the start time; empty: write nothing)",
-    )
+    save_dir: str = save_dir_setting()
     eval_at_end: bool = setting(True, "evaluate the trained model (see --eval_episodes)")
     torch_threads: int = torch_threads_setting()
 
@@ -187,8 +184,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if distributed.is_distributed():
         trainer.mi.distribute()
     logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
+    periodic_eval = functools.partial(
+        evaluate, loader=loader, eval_episodes=config["eval_episodes"], eval_sampler="greedy",
+        device=config["device"], progress=False,
+    )
     runner = RUNNERS[config["runner"]].from_config(
-        config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir
+        config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir,
+        periodic_eval=periodic_eval if main_rank else None,
     )
     summary = runner.run(gc)
     logger.note(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s ({summary.fps:,.0f} FPS)")

@@ -2,7 +2,8 @@
 
 ``Trainer.actor`` answers the ``actor`` tag: batched inference with the
 lagging actor model under ``torch.inference_mode``, replying ``a``, ``pi`` (the
-behaviour distribution) and ``V``; for a recurrent model also ``h``, the state
+behaviour distribution; ``logp``, the action's log-probability, for actions
+other than one discrete one) and ``V``; for a recurrent model also ``h``, the state
 it started the step from (``RecurrentStates`` keeps one per game and seat). ``Trainer.train`` answers the ``train``
 tag: one ``[T, B]`` window, one optimizer step, and the actor copy refreshed
 every ``actor_sync_every`` updates. ``Evaluator.actor`` plays without learning
@@ -25,6 +26,7 @@ import torch
 from torch import Tensor
 
 from .args_provider import Configurable, setting
+from .distributions import behaviour_key, policy_family, policy_of
 from .model_base import Model
 from .model_interface import ModelInterface
 from .sampler import Sampler
@@ -185,20 +187,24 @@ def act(
 ) -> dict[str, np.ndarray]:
     """Batched inference on the model's observation keys: actions, behaviour
     policy and value; for a recurrent model (``states`` given) also ``h``, the
-    state each row started from, and the games' states move one step on."""
+    state each row started from, and the games' states move one step on.
+
+    The behaviour policy is replied as ``pi`` (the distribution) for one
+    discrete action and as ``logp`` (the log-probability of the replied action)
+    for every other space (``distributions.behaviour_key``)."""
     obs = to_tensors(batch, model.obs_keys, device)
+    family = policy_family(model)
     with torch.inference_mode():
         if states is None:
             out = model(obs)
-            pi, V = out["pi"], out["V"]
         else:  # one step of [T = 1, B] from each game's state
             h = states.get(batch).to(device)
             reset = torch.as_tensor(np.asarray(batch["terminal"])).to(device).unsqueeze(0)
             out = model({k: v.unsqueeze(0) for k, v in obs.items()}, h, reset)
             states.set(batch, out["state"])
-            pi, V = out["pi"][0], out["V"][0]
-        a, mu = sampler(pi)
-    reply = {"a": a.cpu().numpy(), "pi": mu.cpu().numpy(), "V": V.cpu().numpy()}
+            out = {k: v[0] for k, v in out.items() if k != "state"}
+        a, mu = sampler(policy_of(family, out))
+    reply = {"a": a.cpu().numpy(), behaviour_key(family): mu.cpu().numpy(), "V": out["V"].cpu().numpy()}
     if states is not None:
         reply["h"] = h.cpu().numpy()
     return reply

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from torch import Tensor
 
 from ..args_provider import Configurable, part, setting
+from ..distributions import behaviour_key, policy_family, policy_of
 from ..model_base import Model
 from ..model_interface import ModelInterface
 from .discounted_reward import DiscountedReward
@@ -62,9 +63,11 @@ class ActorCritic(Configurable):
     (``FinalReward``), each bootstrapped from the learner's own detached value
     at the window's end (and from ``V(final_s)`` at a time-limit truncation).
     ``mu`` is the behaviour policy ``pi`` the actor stored, so a lagging actor
-    is corrected by ``min(pi/mu, c)``. With ``norm_adv`` the advantages
-    ``R - V`` of a window are normalised to zero mean and unit std first. After backward the global gradient norm
-    is clipped to ``grad_clip`` (0: no clipping). A recurrent model is replayed
+    is corrected by ``min(pi/mu, c)``; for actions other than one discrete one,
+    ``mu`` is the actor's ``logp`` of its action and ``pi/mu`` a ratio of
+    densities. With ``norm_adv`` the advantages ``R - V`` of a window are
+    normalised to zero mean and unit std first. After backward the global
+    gradient norm is clipped to ``grad_clip`` (0: no clipping). A recurrent model is replayed
     from its stored states with back-propagation truncated to ``recurrence`` steps.
 
     The batch is a dict of time-major ``[T, B, ...]`` tensors with the model's
@@ -96,12 +99,13 @@ class ActorCritic(Configurable):
     def loss(self, model: Model, batch: Mapping[str, Tensor]) -> tuple[Tensor, dict[str, float]]:
         """The summed loss on one window, and the stats of each part."""
         out = forward_window(model, batch, self.recurrence)
-        pi, V = out["pi"], out["V"]
+        family = policy_family(model)
+        pi, V = policy_of(family, out, self.policy_gradient.min_prob), out["V"]
         R, mask = returns_of(self.returns_part, model, batch, V, out.get("states_in"))
         advantage = R - V.detach()
         if self.norm_adv:
             advantage = normalized(advantage, mask)
-        pg_loss, pg_stats = self.policy_gradient(pi, batch["pi"], batch["a"], advantage, mask)
+        pg_loss, pg_stats = self.policy_gradient(pi, batch[behaviour_key(family)], batch["a"], advantage, mask)
         v_loss, v_stats = self.value_matcher(V, R, mask, batch.get("V"))
         return pg_loss + v_loss, {**pg_stats, **v_stats}
 

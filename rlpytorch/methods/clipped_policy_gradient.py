@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 from ..args_provider import Configurable, setting
+from ..distributions import Distribution
 from .policy_gradient import entropy_coef_setting, entropy_of, min_prob_setting
 from .window import masked_mean
 
@@ -27,7 +28,10 @@ class ClippedPolicyGradient(Configurable):
     an unbiased, non-negative estimate of ``KL(mu || pi)`` (for early stopping).
 
     Inputs: ``pi`` and ``mu`` ``[T, B, A]``, ``a`` (int) ``advantage`` and
-    ``mask`` ``[T, B]``. Returns the loss and a dict of float stats.
+    ``mask`` ``[T, B]``. Any other action space: ``pi`` a ``Distribution`` and
+    ``mu`` the behaviour log-probability ``log mu(a_t|s_t)`` ``[T, B]``, so
+    ``rho_t = exp(log pi(a_t|s_t) - log mu(a_t|s_t))`` (densities for Box actions).
+    Returns the loss and a dict of float stats.
     """
 
     clip_eps: float = setting(0.2, "eps of the clipped ratio clip(pi/mu, 1 - eps, 1 + eps)")
@@ -35,17 +39,20 @@ class ClippedPolicyGradient(Configurable):
     min_prob: float = min_prob_setting()
 
     def __call__(
-        self, pi: Tensor, mu: Tensor, a: Tensor, advantage: Tensor, mask: Tensor
+        self, pi: Tensor | Distribution, mu: Tensor, a: Tensor, advantage: Tensor, mask: Tensor
     ) -> tuple[Tensor, dict[str, float]]:
-        index = a.long().unsqueeze(-1)
-        log_pi_a = pi.gather(-1, index).squeeze(-1).clamp(min=self.min_prob).log()
-        log_mu_a = mu.gather(-1, index).squeeze(-1).clamp(min=self.min_prob).log()
+        if isinstance(pi, Distribution):
+            log_pi_a, log_mu_a, entropy = pi.log_prob(a), mu, pi.entropy()
+        else:
+            index = a.long().unsqueeze(-1)
+            log_pi_a = pi.gather(-1, index).squeeze(-1).clamp(min=self.min_prob).log()
+            log_mu_a = mu.gather(-1, index).squeeze(-1).clamp(min=self.min_prob).log()
+            entropy = entropy_of(pi, self.min_prob)
         log_ratio = log_pi_a - log_mu_a.detach()
         ratio = log_ratio.exp()
         advantage = advantage.detach()
         clipped = ratio.clamp(1.0 - self.clip_eps, 1.0 + self.clip_eps)
         policy_loss = -masked_mean(torch.minimum(ratio * advantage, clipped * advantage), mask)
-        entropy = entropy_of(pi, self.min_prob)
         entropy_mean = masked_mean(entropy, mask)
         rho = ratio.detach()
         stats = {

@@ -9,6 +9,7 @@ import torch
 from torch import Tensor
 
 from ..args_provider import Configurable, setting
+from ..distributions import Distribution
 from .window import mask_weights
 
 
@@ -38,7 +39,11 @@ class PolicyGradient(Configurable):
     ``mask``. Probabilities are floored at ``min_prob`` before the log.
 
     Inputs: ``pi`` and ``mu`` ``[T, B, A]``, ``a`` (int) ``advantage`` and
-    ``mask`` ``[T, B]``. Returns the loss and a dict of float stats.
+    ``mask`` ``[T, B]``. Any other action space: ``pi`` a ``Distribution`` and
+    ``mu`` the behaviour log-probability ``log mu(a_t|s_t)`` ``[T, B]`` (the actor's
+    ``logp``), so ``rho_t = min(exp(log pi(a_t|s_t) - log mu(a_t|s_t)), c)``, a ratio
+    of densities for Box actions; ``H`` is the distribution's entropy.
+    Returns the loss and a dict of float stats.
     """
 
     entropy_coef: float = entropy_coef_setting()
@@ -46,17 +51,23 @@ class PolicyGradient(Configurable):
     min_prob: float = min_prob_setting()
 
     def __call__(
-        self, pi: Tensor, mu: Tensor, a: Tensor, advantage: Tensor, mask: Tensor
+        self, pi: Tensor | Distribution, mu: Tensor, a: Tensor, advantage: Tensor, mask: Tensor
     ) -> tuple[Tensor, dict[str, float]]:
-        index = a.long().unsqueeze(-1)
-        log_pi = pi.clamp(min=self.min_prob).log()  # one log serves the action and the entropy
-        log_pi_a = log_pi.gather(-1, index).squeeze(-1)
-        with torch.no_grad():
-            pi_a = pi.gather(-1, index).squeeze(-1)
-            mu_a = mu.gather(-1, index).squeeze(-1)
-            ratio = (pi_a / mu_a.clamp(min=self.min_prob)).clamp(max=self.ratio_clamp)
-            weight = mask_weights(mask, pi.dtype)  # 1/n on the n rows of mask
-        entropy = -(pi * log_pi).sum(-1)
+        if isinstance(pi, Distribution):
+            log_pi_a = pi.log_prob(a)
+            with torch.no_grad():
+                ratio = (log_pi_a - mu).exp().clamp(max=self.ratio_clamp)
+            entropy = pi.entropy()
+        else:
+            index = a.long().unsqueeze(-1)
+            log_pi = pi.clamp(min=self.min_prob).log()  # one log serves the action and the entropy
+            log_pi_a = log_pi.gather(-1, index).squeeze(-1)
+            with torch.no_grad():
+                pi_a = pi.gather(-1, index).squeeze(-1)
+                mu_a = mu.gather(-1, index).squeeze(-1)
+                ratio = (pi_a / mu_a.clamp(min=self.min_prob)).clamp(max=self.ratio_clamp)
+            entropy = -(pi * log_pi).sum(-1)
+        weight = mask_weights(mask, log_pi_a.dtype)  # 1/n on the n rows of mask
         policy_loss = -(ratio * advantage.detach() * weight * log_pi_a).sum()
         entropy_mean = (entropy * weight).sum()
         stats = {

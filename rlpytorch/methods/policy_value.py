@@ -3,14 +3,17 @@ value the game's outcome."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, setting
 
 __all__ = ["PolicyValueLoss"]
 
 
+@dataclass(eq=False)
 class PolicyValueLoss(Configurable):
     """``loss = mean_i [ -sum_a pi_i(a) log p_i(a) + value_coef * (z_i - v_i)^2 ]``
 
@@ -22,10 +25,7 @@ class PolicyValueLoss(Configurable):
     and the target entropy, the floor of the policy part).
     """
 
-    args = (Arg("value_coef", 1.0, "weight of the value loss"),)
-
-    def __init__(self, value_coef: float = 1.0) -> None:
-        self.value_coef = value_coef
+    value_coef: float = setting(1.0, "weight of the value loss")
 
     def __call__(self, logits: Tensor, value: Tensor, legal: Tensor, pi: Tensor,
                  z: Tensor) -> tuple[Tensor, dict[str, float]]:

@@ -11,6 +11,7 @@ import torch
 from torch import Tensor
 
 from ..args_provider import Configurable, part, setting
+from ..distributions import behaviour_key, policy_family, policy_of
 from ..model_base import Model
 from ..model_interface import ModelInterface
 from .actor_critic import (
@@ -47,8 +48,9 @@ class PPO(Configurable):
        KL divergence from the behaviour policy exceeds ``1.5 target_kl``
        (``target_kl`` 0: never).
 
-    ``mu`` is the behaviour policy ``pi`` the actor stored, so the ratio is
-    exact however stale the actor. Batch keys as ``ActorCritic``.
+    ``mu`` is the behaviour policy ``pi`` the actor stored (for actions other
+    than one discrete one, its ``logp``), so the ratio is exact however stale
+    the actor. Batch keys as ``ActorCritic``.
     """
 
     gamma: float = gamma_setting()
@@ -80,7 +82,8 @@ class PPO(Configurable):
             V_old = out["V"]
             R, mask = returns_of(self.returns_part, model, batch, V_old, out.get("states_in"))
         data = {k: batch[k] for k in model.obs_keys}
-        data.update(a=batch["a"], mu=batch["pi"], terminal=batch["terminal"], R=R, A=R - V_old, V_old=V_old, mask=mask)
+        mu = batch[behaviour_key(policy_family(model))]
+        data.update(a=batch["a"], mu=mu, terminal=batch["terminal"], R=R, A=R - V_old, V_old=V_old, mask=mask)
         length = self._sequence_length(model, batch["terminal"].shape[0] - 1)
         seqs, start_states = _sequences(data, length, batch.get("h") if model.state_size else None)
         count = seqs["mask"].shape[1]
@@ -130,7 +133,8 @@ class PPO(Configurable):
         advantage, mask = mb["A"], mb["mask"]
         if self.norm_adv:
             advantage = normalized(advantage, mask)
-        pg_loss, pg_stats = self.policy_gradient(out["pi"], mb["mu"], mb["a"], advantage, mask)
+        pi = policy_of(policy_family(model), out, self.policy_gradient.min_prob)
+        pg_loss, pg_stats = self.policy_gradient(pi, mb["mu"], mb["a"], advantage, mask)
         v_loss, v_stats = self.value_matcher(out["V"], mb["R"], mask, mb["V_old"])
         loss = pg_loss + v_loss
         grad_norm = mi.step("model", loss, self.grad_clip)

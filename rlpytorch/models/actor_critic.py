@@ -1,7 +1,9 @@
 """Ready-made actor-critic models, each a composition of encoders, heads and
 (for the recurrent ones) a core. All take the observation spec (a shape, or a
-mapping of key to ``KeySpec``/``ObsKey``/shape) and the number of actions, and
-return ``pi`` ``[..., A]`` and ``V`` ``[...]``.
+mapping of key to ``KeySpec``/``ObsKey``/shape) and the action space (a
+number of discrete actions, or a gymnasium space: ``heads.policy_head`` picks
+the policy head), and return the policy's parameters (``pi`` ``[..., A]`` for
+discrete actions, ``mean``/``std`` for Box ones) and ``V`` ``[...]``.
 
 | name | composition | default for |
 |---|---|---|
@@ -19,7 +21,7 @@ from typing import Any, ClassVar
 from ..args_provider import Configurable, setting
 from .branch import BranchModel
 from .encoders import ACTIVATIONS, MLPEncoder, ObsKey, default_encoder, obs_spec
-from .heads import PolicyHead, ValueHead
+from .heads import BOX_POLICIES, ValueHead, policy_head
 from .recurrent import RecurrentCore
 
 __all__ = [
@@ -42,6 +44,9 @@ class ModelSettings(Configurable):
     channels: str = setting("32,32", "channels of the conv encoder's 3x3 layers, comma-separated")
     embed_dim: int = setting(32, "token embedding width of the token-sequence encoder")
     core_hidden: int = setting(64, "state width of the recurrent core (lstm, gru models)")
+    box_policy: str = setting(
+        "gaussian", "policy for Box actions (discrete actions: categorical)", choices=BOX_POLICIES
+    )
 
     def encoder(self, spec: Mapping[str, ObsKey]) -> Any:
         """``default_encoder`` of ``spec`` with these settings."""
@@ -57,13 +62,13 @@ class MLPActorCritic(BranchModel):
     name = "mlp"
     Settings: ClassVar[type[ModelSettings]] = ModelSettings
 
-    def __init__(self, obs_spec: Any, num_actions: int, settings: ModelSettings | None = None) -> None:
+    def __init__(self, obs_spec: Any, num_actions: Any, settings: ModelSettings | None = None) -> None:
         spec, settings = _spec(obs_spec), settings or ModelSettings()
         policy = MLPEncoder(spec, None, settings.hidden, settings.layers, settings.activation)
         value = MLPEncoder(spec, None, settings.hidden, settings.layers, settings.activation)
         super().__init__(
             {
-                "policy": (policy, PolicyHead(policy.out_dim, num_actions)),
+                "policy": (policy, policy_head(policy.out_dim, num_actions, settings.box_policy)),
                 "value": (value, ValueHead(value.out_dim)),
             },
             obs_keys=tuple(spec),
@@ -77,12 +82,12 @@ class SharedActorCritic(BranchModel):
     name = "shared"
     Settings: ClassVar[type[ModelSettings]] = ModelSettings
 
-    def __init__(self, obs_spec: Any, num_actions: int, settings: ModelSettings | None = None) -> None:
+    def __init__(self, obs_spec: Any, num_actions: Any, settings: ModelSettings | None = None) -> None:
         spec, settings = _spec(obs_spec), settings or ModelSettings()
         encoder = settings.encoder(spec)
         super().__init__(
             {
-                "policy": (encoder, PolicyHead(encoder.out_dim, num_actions)),
+                "policy": (encoder, policy_head(encoder.out_dim, num_actions, settings.box_policy)),
                 "value": (encoder, ValueHead(encoder.out_dim)),
             },
             obs_keys=tuple(spec),
@@ -96,13 +101,13 @@ class _RecurrentActorCritic(BranchModel):
     kind = "lstm"
     Settings: ClassVar[type[ModelSettings]] = ModelSettings
 
-    def __init__(self, obs_spec: Any, num_actions: int, settings: ModelSettings | None = None) -> None:
+    def __init__(self, obs_spec: Any, num_actions: Any, settings: ModelSettings | None = None) -> None:
         spec, settings = _spec(obs_spec), settings or ModelSettings()
         encoder = settings.encoder(spec)
         core = RecurrentCore(self.kind, encoder.out_dim, settings.core_hidden)
         super().__init__(
             {
-                "policy": (encoder, PolicyHead(core.out_dim, num_actions)),
+                "policy": (encoder, policy_head(core.out_dim, num_actions, settings.box_policy)),
                 "value": (encoder, ValueHead(core.out_dim)),
             },
             obs_keys=tuple(spec),

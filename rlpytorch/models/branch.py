@@ -64,6 +64,8 @@ class BranchModel(Model):
         self.obs_keys = tuple(obs_keys)
         self.obs_shapes = {key: tuple(shape) for key, shape in (obs_shapes or {}).items()}
         self.state_size = int(core.state_size) if core is not None else 0
+        # The distribution its policy head parameterises (see rlpytorch.distributions).
+        self.policy_family = next((h.family for h in self.heads.values() if hasattr(h, "family")), None)
 
     def forward(
         self,

@@ -9,14 +9,17 @@ moves (illegal ones set to -inf by ``probabilities``) and ``value`` in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..args_provider import Arg, Configurable
+from ..args_provider import Configurable, setting
 from ..model_base import Model
 
-__all__ = ["PolicyValueNet", "masked_policy"]
+__all__ = ["PolicyValueNet", "PolicyValueSettings", "export_evaluator", "masked_policy"]
 
 
 class _Residual(nn.Module):
@@ -37,19 +40,31 @@ def masked_policy(logits: Tensor, legal: Tensor) -> Tensor:
     return torch.softmax(logits.masked_fill(legal == 0, float("-inf")), dim=-1)
 
 
-class PolicyValueNet(Model, Configurable):
+@dataclass
+class PolicyValueSettings(Configurable):
+    """The size of ``PolicyValueNet``'s tower."""
+
+    channels: int = setting(32, "channels of the residual tower")
+    blocks: int = setting(3, "residual blocks")
+
+
+class PolicyValueNet(Model):
     """conv 3x3 -> ``blocks`` residual blocks -> policy head (1x1 conv, 2
     channels, linear to the A moves) and value head (1x1 conv, 1 channel,
-    linear 64, ReLU, linear 1, tanh)."""
+    linear 64, ReLU, linear 1, tanh).
+
+    Not in ``model_loader.MODELS``: it reads board planes of a known size, not
+    an observation spec, and its ``channels`` (an int) is not the spec models'
+    ``channels`` (a list)."""
 
     name = "policy_value"
-    args = (
-        Arg("channels", 32, "channels of the residual tower"),
-        Arg("blocks", 3, "residual blocks"),
-    )
+    Settings: ClassVar[type[PolicyValueSettings]] = PolicyValueSettings
 
-    def __init__(self, in_planes: int, board_size: int, num_actions: int, channels: int = 32, blocks: int = 3) -> None:
+    def __init__(self, in_planes: int, board_size: int, num_actions: int,
+                 settings: PolicyValueSettings | None = None) -> None:
         super().__init__()
+        settings = settings or PolicyValueSettings()
+        channels, blocks = settings.channels, settings.blocks
         self.board_size = board_size
         self.stem = nn.Sequential(nn.Conv2d(in_planes, channels, 3, padding=1, bias=False),
                                   nn.BatchNorm2d(channels), nn.ReLU())

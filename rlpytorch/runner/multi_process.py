@@ -176,6 +176,10 @@ class MultiProcessRun(SingleProcessRun):
             self.trainer.updates += 1
             self.frames_learned += frames
 
+    def _current_model(self) -> Any:
+        """The actor: the learner's newest weights published to this process."""
+        return self.trainer.mi["actor"]
+
     def _extra_stats(self) -> dict[str, float]:
         return {**super()._extra_stats(), "dropped": float(self.dropped)}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,9 @@ class SingleProcessRun(Configurable):
     log_every: int = setting(50_000, "frames between two stats lines")
     save_every: int = setting(250_000, "frames between two checkpoints (0: only the last)")
     progress: bool = progress_setting()
+    eval_every: int = setting(0, "frames between two evaluations during training, on games of their own "
+                                 "(0: none; see --eval_episodes); the best model is kept as best.pt")
+    periodic_eval: Callable[[Any], Any] | None = None  # plays evaluation episodes with a model: an EvalResult
 
     def __post_init__(self) -> None:
         self.logger = self.logger or StatsLogger(echo=False)
@@ -95,7 +98,8 @@ class SingleProcessRun(Configurable):
         trainer = self.trainer
         trainer.total_frames = self.num_frames
         self._start_time = time.perf_counter()
-        self._marks = {"log": 0, "save": 0, "bar": self._start_time, "fps": (0, self._start_time)}
+        self._marks = {"log": 0, "save": 0, "eval": 0, "bar": self._start_time, "fps": (0, self._start_time)}
+        self._best_eval = -math.inf
         summary = RunSummary(0, 0, 0.0, math.nan)
         bar = tqdm(total=self.num_frames, unit="frame", unit_scale=True, disable=not self.progress)
         start()
@@ -142,6 +146,11 @@ class SingleProcessRun(Configurable):
         if frames - self._marks["log"] >= self.log_every:
             self._marks["log"] = frames
             self._log()
+        # At each multiple of eval_every (not eval_every after the last one, which drifts)
+        every = self.eval_every
+        if every and self.periodic_eval and frames // every > self._marks["eval"] // every:
+            self._marks["eval"] = frames
+            self._evaluate()
         if self.save_every and frames - self._marks["save"] >= self.save_every:
             self._marks["save"] = frames
             self._save(f"model_{frames}.pt")
@@ -161,6 +170,24 @@ class SingleProcessRun(Configurable):
             **self._extra_stats(),
         }
         self.logger.log(record)
+
+    def _evaluate(self) -> None:
+        """One evaluation: a record (stdout, CSV, TensorBoard) and, when it is
+        the best so far, ``best.pt``. Its time counts in the run's wall time."""
+        model = self._current_model()
+        result = self.periodic_eval(model)
+        record = {"frames": float(self.trainer.frames), "eval_return_mean": result.mean,
+                  "eval_return_std": result.std}
+        record.update({f"eval_{name}_mean": result.statistic_mean(name) for name in result.statistics})
+        self.logger.log(record)
+        if result.mean > self._best_eval:
+            self._best_eval = result.mean
+            if self.save_dir is not None:
+                model.save(self.save_dir / "best.pt", args=self.run_config)
+
+    def _current_model(self) -> Any:
+        """The model with the newest weights in this process: the learner."""
+        return distributed.unwrap(self.trainer.mi["model"])
 
     def _poll(self) -> None:
         """Called after every batch; subclasses collect news from other processes."""

@@ -5,12 +5,16 @@ falls."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
+from rlpytorch.alphazero import arguments
 from rlpytorch.alphazero import main as alphazero_main
 from rlpytorch.methods.policy_value import PolicyValueLoss
+from rlpytorch.plot import read_columns
 from rlpytorch.position_replay import PositionReplay, RecordKeys, SelfPlayRecords
 from rlpytorch.symmetries import transform_planes, transform_policy
 
@@ -85,7 +89,7 @@ def test_short_self_play_run_trains_and_its_loss_falls(tmp_path):
         "--record_state_key", "root_s", "--visits_key", "visits", "--move_key", "move", "--player_key", "player",
         "--resign_check_key", "resign_check", "--num_frames", "1400", "--min_replay", "40", "--sgd_batch", "32",
         "--updates_per_batch", "1", "--lr", "0.05", "--log_every", "20", "--channels", "8", "--blocks", "1",
-        "--checkpoint_dir", str(tmp_path / "ckpt"), "--no-export", "--game_writer", "elfpy.go.sgf:SgfWriter",
+        "--save_dir", str(tmp_path / "run"), "--no-export", "--game_writer", "elfpy.go.sgf:SgfWriter",
     ])
     assert len(history) >= 4
     # The value part falls to ~0 within 40 steps (white wins every 10-move game
@@ -93,8 +97,24 @@ def test_short_self_play_run_trains_and_its_loss_falls(tmp_path):
     assert history[-1]["loss"] < 0.93 * history[0]["loss"], [h["loss"] for h in history]
     assert history[-1]["policy_loss"] < history[0]["policy_loss"] - 0.1
     assert history[-1]["games"] >= 15 and history[-1]["moves_per_game"] == 10
-    assert (tmp_path / "ckpt" / "net.pt").exists()
-    games = sorted((tmp_path / "ckpt" / "games").glob("*.sgf"))
+    run = tmp_path / "run"
+    for name in ("config.yaml", "run.yaml", "log.txt", "progress.csv", "last.pt"):
+        assert (run / name).is_file(), name
+    losses = read_columns(run / "progress.csv", "frames", "loss")[1]
+    assert losses.tolist() == pytest.approx([h["loss"] for h in history])
+    assert len((run / "log.txt").read_text().splitlines()) == len(history)
+    games = sorted((run / "games").glob("*.sgf"))
     assert len(games) == history[-1]["games"]
     assert games[0].read_text().startswith("(;FF[4]GM[1]SZ[9]KM[7.5]")
     assert games[0].read_text().count(";B[") == 5
+
+
+def test_help_groups_settings_by_component_and_the_go9_config_is_accepted(capsys):
+    provider = arguments()
+    assert list(provider.groups) == ["AlphaZeroScript", "GameLoader", "AlphaZero", "SelfPlayKeys", "PolicyValueLoss",
+                                     "PolicyValueSettings", "StatsLogger"]
+    config = provider.parse(["--config", str(Path(__file__).parents[2] / "examples/configs/go9.yaml")])
+    assert config["state_key"] == "s" and config["channels"] == 32 and config["game_writer"]
+    with pytest.raises(SystemExit):
+        provider.parse(["--help"])
+    assert "SelfPlayKeys:" in capsys.readouterr().out

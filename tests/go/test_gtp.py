@@ -9,7 +9,7 @@ import sys
 import torch
 
 from elfpy.gtp import GtpEngine, load_evaluator, serve
-from rlpytorch.models.policy_value import PolicyValueNet, export_evaluator
+from rlpytorch.models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator
 
 
 def transcript(commands: str, **engine_args) -> str:
@@ -78,8 +78,8 @@ def test_command_line_entry_point_speaks_gtp_over_pipes():
 
 def test_exported_network_plays_through_gtp(tmp_path):
     path = str(tmp_path / "net.pt2")
-    export_evaluator(PolicyValueNet(17, 9, 82, channels=4, blocks=1), torch.zeros(2, 17, 9, 9, dtype=torch.uint8),
-                     torch.ones(2, 82, dtype=torch.uint8), path)
+    net = PolicyValueNet(17, 9, 82, PolicyValueSettings(channels=4, blocks=1))
+    export_evaluator(net, torch.zeros(2, 17, 9, 9, dtype=torch.uint8), torch.ones(2, 82, dtype=torch.uint8), path)
     evaluator = load_evaluator(path)
     policy, value = evaluator(torch.zeros(3, 17, 9, 9, dtype=torch.uint8).numpy(),
                               torch.ones(3, 82, dtype=torch.uint8).numpy())

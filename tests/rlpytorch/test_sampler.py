@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from rlpytorch.sampler import Sampler, gaussian_log_prob, sample_gaussian
+from rlpytorch.distributions import gaussian_log_prob, sample_gaussian
+from rlpytorch.sampler import Sampler
 
 PI = torch.tensor([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]])
 

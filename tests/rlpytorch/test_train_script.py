@@ -46,3 +46,19 @@ def test_train_and_evaluate_run_as_modules_through_a_run_folder(tmp_path):
                                capture_output=True, text=True, env=env, cwd=tmp_path)
     assert evaluated.returncode == 0, evaluated.stderr
     assert evaluated.stdout.splitlines()[-1].endswith(score.split(": ", 1)[1])
+
+
+def test_periodic_evaluation_logs_a_curve_and_keeps_the_best_model(tmp_path):
+    import csv
+
+    from rlpytorch import evaluate
+
+    run = tmp_path / "run"
+    train.main(["--game", "cartpole", "--num_frames", "20000", "--log_every", "10000", "--eval_every", "5000",
+                "--eval_episodes", "4", "--save_dir", str(run), "--no-progress", "--no-eval_at_end"])
+    with open(run / "progress.csv", newline="") as f:
+        evals = [float(row["eval_return_mean"]) for row in csv.DictReader(f) if row["eval_return_mean"]]
+    assert len(evals) == 4  # at 5k, 10k, 15k and 20k frames
+    # Greedy episodes on the evaluation's own seeded games depend only on the weights: best.pt scores the best.
+    best = evaluate.main(["--load", str(run / "best.pt"), "--eval_episodes", "4", "--no-progress"])
+    assert best.mean == max(evals)
