@@ -175,8 +175,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
     gc = loader.context()
     obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
-    model = ModelLoader.from_config(config).build(obs_spec, num_actions)
     try:
+        model = ModelLoader.from_config(config).build(obs_spec, num_actions)
         trainer = build_trainer(method, config, loader, gc, model)
     except BaseException:
         gc.stop()  # release what the context holds (a hosted one: its worker processes)

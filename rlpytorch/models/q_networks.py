@@ -34,8 +34,10 @@ class QSettings(ModelSettings):
     v_min: float = setting(-10.0, "Q models with atoms: smallest atom")
     v_max: float = setting(10.0, "Q models with atoms: largest atom")
 
-    def head(self, in_dim: int, num_actions: int) -> QValueHead:
-        """The Q head these settings describe."""
+    def head(self, in_dim: int, num_actions: Any) -> QValueHead:
+        """The Q head these settings describe; ``num_actions`` must count one Discrete action."""
+        if not isinstance(num_actions, int):
+            raise ValueError(f"Q models need one Discrete action; this game's action space is {num_actions}")
         return QValueHead(in_dim, num_actions, self.dueling, self.num_atoms, self.v_min, self.v_max)
 
 

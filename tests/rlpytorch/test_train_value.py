@@ -36,6 +36,11 @@ def test_value_method_refuses_a_model_without_q(tmp_path):
         train.main(["--method", "dqn", "--model", "mlp", "--save_dir", "", *SMALL])
 
 
+def test_value_method_refuses_a_game_without_one_discrete_action():
+    with pytest.raises(ValueError, match="Q models need one Discrete action"):
+        train.main(["--method", "dqn", "--game", "pendulum", "--save_dir", "", *SMALL])
+
+
 def test_dqn_trains_through_rlpytorch_train_into_a_run_folder_that_evaluates_and_resumes(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     run_dir = tmp_path / "run"
