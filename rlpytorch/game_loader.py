@@ -21,7 +21,15 @@ from .args_provider import Configurable, setting
 from .distributions import BEHAVIOUR_LOGP, BEHAVIOUR_PI
 from .spaces import action_space
 
-__all__ = ["ACTOR_INPUTS", "ACTOR_REPLIES", "STATE_KEY", "TRAIN_INPUTS", "GameLoader", "parse_options"]
+__all__ = [
+    "ACTOR_INPUTS",
+    "ACTOR_REPLIES",
+    "STATE_KEY",
+    "TRAIN_INPUTS",
+    "VALUE_TRAIN_INPUTS",
+    "GameLoader",
+    "parse_options",
+]
 
 # Besides the observation keys the model reads (and, for training, their
 # ``final_`` copies where the game has them, so a time-limit truncation can
@@ -29,6 +37,7 @@ __all__ = ["ACTOR_INPUTS", "ACTOR_REPLIES", "STATE_KEY", "TRAIN_INPUTS", "GameLo
 ACTOR_INPUTS = ["r", "terminal", "truncated", "episode_return", "episode_length"]
 ACTOR_REPLIES = ["a", "pi", "V"]  # pi (logp for other than one Discrete action) and V declared here (add_key)
 TRAIN_INPUTS = ["a", "pi", "V", "r", "terminal", "truncated"]
+VALUE_TRAIN_INPUTS = ["a", "r", "terminal", "truncated"]  # what replay stores (value-based methods)
 STATE_KEY = "h"  # a recurrent model's per-game state, replied by the actor and kept in the history
 
 
@@ -122,6 +131,21 @@ class GameLoader(Configurable):
         behaviour = _add_policy_keys(gc)
         gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), _with(behaviour, ACTOR_REPLIES) + state)
         gc.add_tag("train", self.train_batch, obs + finals + _with(behaviour, TRAIN_INPUTS) + state, T=self.T)
+        return gc
+
+    def add_value_tags(self, gc: Any, state_size: int = 0) -> Any:
+        """Add the ``actor`` and ``train`` tags of value-based training (DQN, R2D2) to ``gc``.
+
+        The actor replies only ``a`` (and ``h`` for a recurrent model); the
+        windows carry what replay stores: observations (and their ``final_``
+        copies), ``a``, ``r``, ``terminal``, ``truncated`` (and ``h``).
+        """
+        obs = list(self.observation_spec(gc))
+        spec = gc.spec()
+        finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
+        state = self._add_state_key(gc, state_size)
+        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), ["a", *state])
+        gc.add_tag("train", self.train_batch, obs + finals + VALUE_TRAIN_INPUTS + state, T=self.T)
         return gc
 
     def train_context(self, state_size: int = 0) -> Any:

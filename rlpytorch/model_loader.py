@@ -10,6 +10,7 @@ from typing import Any
 from .args_provider import Arg, ArgsError, Configurable, setting
 from .model_base import Model, read_checkpoint
 from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
+from .models.q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
 
 __all__ = ["MODELS", "ModelLoader", "load_model", "register_model"]
 
@@ -34,7 +35,7 @@ def register_model(cls: type[Model]) -> type[Model]:
     return cls
 
 
-for _cls in (MLPActorCritic, SharedActorCritic, LSTMActorCritic, GRUActorCritic):
+for _cls in (MLPActorCritic, SharedActorCritic, LSTMActorCritic, GRUActorCritic, QNetwork, LSTMQNetwork, GRUQNetwork):
     register_model(_cls)
 
 

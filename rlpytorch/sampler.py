@@ -57,15 +57,24 @@ class Sampler(Configurable):
     """The actor's sampler, chosen by ``--sampler``; seeded (``seed``) for reproducible runs."""
 
     sampler: str = setting("multinomial", "how actions are drawn from pi", choices=SAMPLERS)
-    epsilon: float = setting(0.05, "exploration rate of epsilon_greedy")
+    epsilon: float = setting(0.05, "exploration rate of epsilon_greedy (at the start, with a schedule)")
+    epsilon_final: float = setting(0.05, "epsilon_greedy with a schedule: the rate reached after --epsilon_frames")
+    epsilon_frames: int = setting(0, "epsilon_greedy: frames for epsilon to move linearly to epsilon_final (0: fixed)")
     seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.sampler not in SAMPLERS:
             raise ValueError(f"unknown sampler {self.sampler!r}; choose from {SAMPLERS}")
+        self.epsilon_start = self.epsilon
         self.generator = torch.Generator()
         if self.seed is not None:
             self.generator.manual_seed(self.seed)
+
+    def anneal(self, frames: int) -> None:
+        """``epsilon = start + (final - start) min(1, frames / epsilon_frames)`` (no-op without a schedule)."""
+        if self.epsilon_frames > 0:
+            progress = min(1.0, frames / self.epsilon_frames)
+            self.epsilon = self.epsilon_start + (self.epsilon_final - self.epsilon_start) * progress
 
     def __call__(self, pi: Tensor | Distribution) -> tuple[Tensor, Tensor]:
         """Actions ``[B]`` (int64) and the behaviour distribution ``[B, A]``; for a

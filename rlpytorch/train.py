@@ -11,6 +11,11 @@ checkpoints (which carry the configuration).
 Under ``torchrun`` (see ``rlpytorch.distributed``) each rank runs its own
 games and actor, gradients are averaged over the ranks, and only rank 0
 logs, evaluates and saves.
+
+The value-based methods (``--method dqn``, ``r2d2``, ``drqn``) learn from a
+``Replay`` through the ``ValueTrainer`` (replay ratio, epsilon schedule) with
+a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` resumes their weights,
+with an empty replay.
 """
 
 from __future__ import annotations
@@ -29,16 +34,28 @@ import torch
 from . import distributed
 from .args_provider import ArgsProvider, Configurable, format_config, read_config_file, setting
 from .game_loader import GameLoader
-from .methods import METHODS
+from .methods import METHODS, VALUE_METHODS
+from .model_base import Model
 from .model_interface import ModelInterface
 from .model_loader import ModelLoader
+from .models.q_networks import QValueHead
+from .replay import Replay
 from .run_dir import resolve_run_dir, save_dir_setting, write_run_files
 from .runner import MultiProcessRun, SingleProcessRun, evaluate
 from .sampler import Sampler
 from .stats import StatsLogger
 from .trainer import Evaluator, Method, Trainer
+from .value_trainer import ValueTrainer, value_interface
 
-__all__ = ["TrainScript", "build_method", "chosen_method", "components", "main", "torch_threads_setting"]
+__all__ = [
+    "TrainScript",
+    "build_method",
+    "build_trainer",
+    "chosen_method",
+    "components",
+    "main",
+    "torch_threads_setting",
+]
 
 RUNNERS = {"single": SingleProcessRun, "multi": MultiProcessRun}
 
@@ -61,14 +78,16 @@ class TrainScript(Configurable):
 
 def components(method: str) -> list[type[Configurable]]:
     """The components of a run with ``method`` (only its settings are offered)."""
+    if method in VALUE_METHODS:
+        learning: list[type[Configurable]] = [METHODS[method], Replay, Sampler, ValueTrainer]
+    else:
+        learning = [METHODS[method], Sampler, Trainer]
     return [
         TrainScript,
         GameLoader,
         ModelLoader,
         ModelInterface,
-        METHODS[method],
-        Sampler,
-        Trainer,
+        *learning,
         MultiProcessRun,  # its groups include SingleProcessRun's loop settings
         StatsLogger,
         Evaluator,
@@ -92,6 +111,40 @@ def build_method(name: str, config: Mapping[str, Any], seed: int) -> Method:
     cls = METHODS[name]
     takes_seed = any(f.name == "seed" for f in dataclasses.fields(cls))
     return cls.from_config(config, **({"seed": seed} if takes_seed else {}))
+
+
+def build_trainer(
+    method: str, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model
+) -> Trainer | ValueTrainer:
+    """The trainer of ``method`` over ``model``, with ``gc``'s tags added: the
+    actor-critic ``Trainer``, or for value-based methods the ``ValueTrainer``
+    over a fresh ``Replay`` (one lane per game and seat)."""
+    mi = ModelInterface.from_config(config)
+    sampler = Sampler.from_config(config, seed=loader.seed)
+    statistics = loader.statistic_keys(gc)
+    if method not in VALUE_METHODS:
+        loader.add_train_tags(gc, model.state_size)
+        return Trainer.from_config(
+            config, mi=mi.add_actor_critic(model), method=build_method(method, config, loader.seed),
+            sampler=sampler, statistics=statistics,
+        )
+    if not any(isinstance(m, QValueHead) for m in model.modules()):
+        raise ValueError(f"--method {method} needs a Q model (--model q, q_lstm or q_gru), not {model.name!r}")
+    if config["runner"] != "single" or distributed.is_distributed():
+        raise ValueError(f"--method {method} runs in one process: use --runner single, without torchrun")
+    cls = METHODS[method]
+    in_sequences = any(f.name == "n_step" for f in dataclasses.fields(cls))  # R2D2: n-step inside the sequence
+    learner = cls.from_config(config, **({"n_step": config["n_step"]} if in_sequences else {}))
+    loader.add_value_tags(gc, model.state_size)
+    seats = gc.num_seats
+    replay = Replay.from_config(
+        config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys, gamma=learner.gamma,
+        sequence_length=getattr(learner, "replay_length", 0), seed=loader.seed,
+    )
+    return ValueTrainer.from_config(
+        config, mi=value_interface(model, mi), method=learner, sampler=sampler, replay=replay,
+        seats_per_game=seats, statistics=statistics,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -122,15 +175,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
     gc = loader.context()
     obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
-    model = ModelLoader.from_config(config).build(obs_spec, num_actions)
-    loader.add_train_tags(gc, model.state_size)
-    trainer = Trainer.from_config(
-        config,
-        mi=ModelInterface.from_config(config).add_actor_critic(model),
-        method=build_method(method, config, loader.seed),
-        sampler=Sampler.from_config(config, seed=loader.seed),
-        statistics=loader.statistic_keys(gc),
-    )
+    try:
+        model = ModelLoader.from_config(config).build(obs_spec, num_actions)
+        trainer = build_trainer(method, config, loader, gc, model)
+    except BaseException:
+        gc.stop()  # release what the context holds (a hosted one: its worker processes)
+        raise
     if distributed.is_distributed():
         trainer.mi.distribute()
     logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)

@@ -49,6 +49,11 @@ def device_setting() -> Any:
     return setting("cpu", "torch device of models and batches: cpu, cuda, cuda:1, ...")
 
 
+def actor_sync_setting() -> Any:
+    """How often the acting copy follows the learner, a setting of every trainer."""
+    return setting(1, "copy the learner into the actor every N updates")
+
+
 class Method(Protocol):
     """What the trainer needs of a method (``ActorCritic`` is one)."""
 
@@ -134,7 +139,7 @@ class Trainer(Configurable):
     method: Method
     sampler: Sampler
     device: str = device_setting()
-    actor_sync_every: int = setting(1, "copy the learner into the actor every N updates")
+    actor_sync_every: int = actor_sync_setting()
     lr_schedule: str = setting(
         "linear",
         "learning rate over the run: constant, or linear decay to 0 at the frame budget",

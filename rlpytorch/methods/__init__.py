@@ -9,27 +9,36 @@ time-major ``[T, B, ...]``.
 from .actor_critic import RETURNS, ActorCritic
 from .clipped_policy_gradient import ClippedPolicyGradient
 from .discounted_reward import DiscountedReward
+from .dqn import DQN
 from .final_reward import FinalReward
 from .gae import GAE
 from .lambda_return import LambdaReturn
 from .policy_gradient import PolicyGradient
 from .ppo import PPO
+from .r2d2 import DRQN, R2D2
+from .target_network import TargetNetwork
 from .value_matcher import ValueMatcher
 from .window import final_values, forward_window, masked_mean, normalized, returns_of, window_cuts
 
-METHODS = {"actor_critic": ActorCritic, "ppo": PPO}
+VALUE_METHODS = {"dqn": DQN, "r2d2": R2D2, "drqn": DRQN}  # learn from replay (rlpytorch.value_trainer)
+METHODS = {"actor_critic": ActorCritic, "ppo": PPO, **VALUE_METHODS}
 
 __all__ = [
+    "DQN",
+    "DRQN",
     "GAE",
     "METHODS",
     "PPO",
+    "R2D2",
     "RETURNS",
+    "VALUE_METHODS",
     "ActorCritic",
     "ClippedPolicyGradient",
     "DiscountedReward",
     "FinalReward",
     "LambdaReturn",
     "PolicyGradient",
+    "TargetNetwork",
     "ValueMatcher",
     "final_values",
     "forward_window",

@@ -104,6 +104,10 @@ class FakeGameContext:
             "final_s": np.zeros((n, 4), np.float32),
         }
 
+    @property
+    def num_seats(self) -> int:
+        return 1
+
     def add_key(self, name, dtype, shape=(), meaning=""):
         assert not self.tags, "add_key must come before add_tag"
         self.specs[name] = KeySpec(name, np.dtype(dtype), tuple(shape), meaning, "extra", None)

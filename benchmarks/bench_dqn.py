@@ -1,0 +1,152 @@
+"""DQN on CartPole: rlpytorch (native CartPole through GameContext) beside Stable-Baselines3's DQN.
+
+Stable-Baselines3 runs its rl-zoo CartPole-v1 hyperparameters (lr 2.3e-3,
+batch 64, buffer 100k, learning_starts 1000, gamma 0.99, target update every
+10 steps, train_freq 256 with 128 gradient steps, exploration fraction 0.16
+to eps 0.04, net [256, 256]) on one Gymnasium CartPole-v1. Its replay ratio
+is 128 / 256 = 0.5 updates per environment step; rlpytorch runs at the same
+ratio (``--replay_ratio 0.5``) with its own other settings
+(``examples/configs/dqn_cartpole.yaml``, trained by ``rlpytorch.train``). A run
+stops when the mean return of its last 100 training episodes reaches 475;
+one that never does counts as its whole frame budget. Seeds are interleaved
+(rlpytorch seed s, SB3 seed s, then s + 1), every seed counted, medians
+reported with wall and CPU seconds; each rlpytorch run is then evaluated
+greedily over 100 episodes (not timed).
+
+``--memory`` instead trains R2D2 (LSTM) and feed-forward DQN on the memory
+game (the cue must be recalled ``delay`` steps later) and evaluates both.
+
+    python benchmarks/bench_dqn.py --seeds 5
+    python benchmarks/bench_dqn.py --memory
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from rlpytorch import evaluate, train
+
+TARGET = 475.0
+RATIO = 0.5
+CONFIGS = Path(__file__).resolve().parents[1] / "examples" / "configs"
+QUIET = ["--no-progress", "--num_threads", "1", "--log_every", str(10**9)]
+
+
+@dataclass
+class Result:
+    name: str
+    seed: int
+    frames: int
+    wall: float
+    cpu: float
+    reached: bool
+    greedy: float = float("nan")
+
+
+def run_ours(seed: int, budget: int) -> Result:
+    """``python -m rlpytorch.train --config examples/configs/dqn_cartpole.yaml`` (timed), then
+    ``python -m rlpytorch.evaluate`` of its run folder over 100 episodes (not timed)."""
+    with tempfile.TemporaryDirectory() as run_dir:
+        argv = ["--config", str(CONFIGS / "dqn_cartpole.yaml"), "--seed", str(seed), "--num_frames", str(budget),
+                "--replay_ratio", str(RATIO), "--stop_at_return", str(TARGET), "--save_dir", run_dir,
+                "--no-eval_at_end", *QUIET]
+        wall, cpu = time.perf_counter(), time.process_time()
+        summary = train.main(argv)["summary"]
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        greedy = evaluate.main(["--load", run_dir, "--episodes", "100", "--no-progress"]).mean
+    reached = summary.target_reached_at is not None
+    return Result("rlpytorch DQN", seed, summary.frames, wall, cpu, reached, greedy)
+
+
+def run_sb3(seed: int, budget: int) -> Result:
+    import gymnasium as gym
+    from stable_baselines3 import DQN as SB3DQN
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.monitor import Monitor
+
+    class StopAtTarget(BaseCallback):
+        def _on_step(self) -> bool:
+            infos = self.model.ep_info_buffer
+            return not (len(infos) >= 100 and np.mean([e["r"] for e in infos]) >= TARGET)
+
+    model = SB3DQN("MlpPolicy", Monitor(gym.make("CartPole-v1")), learning_rate=2.3e-3, batch_size=64,
+                   buffer_size=100_000, learning_starts=1000, gamma=0.99, target_update_interval=10, train_freq=256,
+                   gradient_steps=128, exploration_fraction=0.16, exploration_final_eps=0.04,
+                   policy_kwargs={"net_arch": [256, 256]}, seed=seed, verbose=0)
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.learn(budget, callback=StopAtTarget())
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    infos = model.ep_info_buffer
+    reached = len(infos) >= 100 and np.mean([e["r"] for e in infos]) >= TARGET
+    return Result("SB3 DQN (rl-zoo)", seed, model.num_timesteps, wall, cpu, reached)
+
+
+def cartpole(args: argparse.Namespace) -> None:
+    results: list[Result] = []
+    for seed in range(args.seed, args.seed + args.seeds):
+        for run, budget in ((run_ours, args.frames), (run_sb3, args.sb3_steps)):
+            r = run(seed, budget)
+            results.append(r)
+            print(f"{r.name} seed {r.seed}: {r.frames:,} frames, {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, "
+                  f"reached {r.reached}" + ("" if np.isnan(r.greedy) else f", greedy {r.greedy:.1f}"), flush=True)
+    print("\n| library | seeds reaching 475 | median frames | median wall s | median CPU s | greedy (100 ep.) |")
+    print("|---|---:|---:|---:|---:|---|")
+    medians = {}
+    for name in dict.fromkeys(r.name for r in results):
+        rs = [r for r in results if r.name == name]
+        medians[name] = np.median([r.wall for r in rs])
+        greedy = ", ".join(f"{r.greedy:.0f}" for r in rs if not np.isnan(r.greedy)) or "n/a"
+        print(f"| {name} | {sum(r.reached for r in rs)} of {len(rs)} | {np.median([r.frames for r in rs]):,.0f} | "
+              f"{medians[name]:.1f} | {np.median([r.cpu for r in rs]):.1f} | {greedy} |")
+    ours, theirs = medians.values()
+    print(f"\nmedian wall time to target (budget if never): SB3 / rlpytorch = {theirs / ours:.2f}x")
+
+
+def memory(args: argparse.Namespace) -> None:
+    """R2D2 (``examples/configs/r2d2_memory.yaml``) and a feed-forward DQN with the same
+    budget, replay and exploration, each trained by ``rlpytorch.train`` and evaluated greedily."""
+    frames, delay = args.memory_frames, args.delay
+    common = ["--seed", str(args.seed), "--num_frames", str(frames), "--game_options", f"delay={delay}",
+              "--epsilon_frames", str(frames // 3), "--eval_episodes", "200", "--save_dir", "", *QUIET]
+    runs = {
+        "r2d2": ["--config", str(CONFIGS / "r2d2_memory.yaml")],
+        "dqn": ["--method", "dqn", "--game", "memory", "--num_games", "16", "--actor_batch", "16",
+                "--train_batch", "16", "--T", "9", "--model", "q", "--hidden", "32", "--lr", "0.002", "--gamma", "0.9",
+                "--n_step", "1", "--target_period", "100", "--replay_capacity", "20000", "--replay_ratio", "0.125",
+                "--replay_batch", "32", "--learning_starts", "500", "--epsilon_final", "0.05"],
+    }
+    for kind, argv in runs.items():
+        out = train.main([*argv, *common])
+        summary = out["summary"]
+        print(f"memory delay {delay}, {kind}: {summary.frames:,} frames, {summary.updates:,} updates, "
+              f"training mean {summary.mean_return:.2f}, greedy {out['eval']}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--frames", type=int, default=150_000, help="rlpytorch frame budget per run")
+    parser.add_argument("--sb3_steps", type=int, default=50_000, help="SB3 step budget per run (rl-zoo: 5e4)")
+    parser.add_argument("--memory", action="store_true", help="R2D2 vs feed-forward DQN on the memory game")
+    parser.add_argument("--memory_frames", type=int, default=20_000)
+    parser.add_argument("--delay", type=int, default=4)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}; "
+          f"shared, loaded machine (figures noisy); rlpytorch settings {CONFIGS / 'dqn_cartpole.yaml'}, "
+          f"replay ratio {RATIO}", flush=True)
+    memory(args) if args.memory else cartpole(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""``LaneStore``: every game's history as a ring of rows, one ring (lane) per game seat.
+
+A train tag's ``[T, B]`` windows arrive game by game; consecutive windows of
+a game share one row (the last row of one is the first of the next), so a
+lane's first window is stored whole and every later one without its first
+row: each step is stored once, in order, and a lane's rows are consecutive
+steps. Rows are addressed by their absolute number in the lane (``0, 1, ...``);
+the ring keeps the last ``rows`` of them, so the store holds at most
+``capacity`` steps in all. Keys keep the dtype they arrive in (images stay uint8).
+
+Frame-based storage (``frame_stack = k > 1``): an observation of shape
+``[k, H, W]`` (the last ``k`` frames, oldest first) is stored as its newest
+frame only, and the stack of row ``t`` is rebuilt at sample time from the
+frames of rows ``t-k+1 .. t``. At an episode start (a ``terminal`` row, whose
+state is the next episode's first, or a lane's first row) the older frames
+are the first frame repeated, as Gymnasium's ``FrameStackObservation`` pads.
+The state an episode ended in (``final_<key>`` on a truncated row) is the
+previous ``k - 1`` frames plus one new frame, kept in a small ring of its own
+(``final_slots`` frames; a truncation whose frame has been recycled is
+reported ``lost``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+__all__ = ["LaneStore"]
+
+FINAL = "final_"
+
+
+class LaneStore:
+    """Rows ``[rows, num_lanes, ...]`` per key; ``count[lane]`` rows ever written to each lane."""
+
+    def __init__(self, capacity: int, num_lanes: int, frame_stack: int = 0, final_slots: int = 0) -> None:
+        if capacity < 1 or num_lanes < 1:
+            raise ValueError(f"replay capacity and lanes must be >= 1, got {capacity} and {num_lanes}")
+        self.num_lanes = num_lanes
+        self.rows = math.ceil(capacity / num_lanes)
+        self.frame_stack = frame_stack if frame_stack > 1 else 0
+        self.count = np.zeros(num_lanes, np.int64)
+        self.data: dict[str, np.ndarray] = {}
+        self.frame_keys: tuple[str, ...] = ()
+        self.start = np.zeros((self.rows, num_lanes), bool)
+        self.final_slots = final_slots or 2 * num_lanes + self.rows * num_lanes // 16
+        self.final_frames: dict[str, np.ndarray] = {}
+        self.final_slot = np.full((0, 0), -1, np.int64)
+        self.slot_owner = np.full(0, -1, np.int64)
+        self.next_slot = 0
+
+    # --- writing -------------------------------------------------------------
+
+    def add(self, window: Mapping[str, np.ndarray], lanes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, int]]:
+        """Store a ``[T, B]`` window of lanes ``lanes`` ``[B]``; returns the writes made,
+        each ``(lanes, first absolute row, rows written)``."""
+        window = {k: np.asarray(v) for k, v in window.items()}
+        lanes = np.asarray(lanes, np.int64)
+        self._check(window, lanes)
+        if not self.data:
+            self._allocate(window)
+        writes = []
+        fresh = self.count[lanes] == 0
+        if fresh.any():
+            writes.append(self._write({k: v[:1, fresh] for k, v in window.items()}, lanes[fresh]))
+        writes.append(self._write({k: v[1:] for k, v in window.items()}, lanes))
+        return [w for w in writes if w[2] > 0]
+
+    def _check(self, window: Mapping[str, np.ndarray], lanes: np.ndarray) -> None:
+        if "terminal" not in window:
+            raise ValueError(f"replay needs the key 'terminal' in its windows; got {sorted(window)}")
+        T, B = window["terminal"].shape[:2]
+        if T < 2:
+            raise ValueError(f"replay needs windows of T >= 2 rows (the train tag's T), got T = {T}")
+        if lanes.shape != (B,) or len(np.unique(lanes)) != B:
+            raise ValueError(f"lanes must be {B} distinct ids, one per window column; got {lanes}")
+        if lanes.min() < 0 or lanes.max() >= self.num_lanes:
+            raise ValueError(f"lane ids must lie in [0, {self.num_lanes}); got {lanes.min()}..{lanes.max()}")
+        if self.data:
+            expected = set(self.data) | {FINAL + k for k in self.final_frames}
+            if set(window) != expected:
+                raise ValueError(f"window keys {sorted(window)} differ from the first window's {sorted(expected)}")
+
+    def _is_frames(self, key: str, value: np.ndarray) -> bool:
+        return bool(self.frame_stack) and value.ndim == 5 and value.shape[2] == self.frame_stack
+
+    def _allocate(self, window: Mapping[str, np.ndarray]) -> None:
+        R, L = self.rows, self.num_lanes
+        frames = [k for k, v in window.items() if not k.startswith(FINAL) and self._is_frames(k, v)]
+        self.frame_keys = tuple(frames)
+        for key, value in window.items():
+            if key.startswith(FINAL) and key[len(FINAL) :] in frames:
+                self.final_frames[key[len(FINAL) :]] = np.zeros((self.final_slots, *value.shape[3:]), value.dtype)
+                continue
+            shape = value.shape[3:] if key in frames else value.shape[2:]
+            self.data[key] = np.zeros((R, L, *shape), value.dtype)
+        if self.final_frames:
+            self.final_slot = np.full((R, L), -1, np.int64)
+            self.slot_owner = np.full(self.final_slots, -1, np.int64)
+
+    def _write(self, rows: Mapping[str, np.ndarray], lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        m = rows["terminal"].shape[0]
+        first = self.count[lanes].copy()
+        if m == 0:
+            return lanes, first, 0
+        absolute = first[None] + np.arange(m)[:, None]
+        pos, lane = absolute % self.rows, np.broadcast_to(lanes, absolute.shape)
+        for key, store in self.data.items():
+            value = rows[key]
+            store[pos, lane] = value[:, :, -1] if key in self.frame_keys else value
+        self.start[pos, lane] = rows["terminal"] | (absolute == 0)
+        if self.final_frames:
+            self._write_finals(rows, absolute, pos, lane)
+        self.count[lanes] += m
+        return lanes, first, m
+
+    def _write_finals(self, rows: Mapping[str, np.ndarray], absolute: np.ndarray, pos: np.ndarray,
+                      lane: np.ndarray) -> None:
+        self.final_slot[pos, lane] = -1
+        if "truncated" not in rows:
+            return
+        t, b = np.nonzero(rows["terminal"] & rows["truncated"])
+        if t.size == 0:
+            return
+        slots = (self.next_slot + np.arange(t.size)) % self.final_slots
+        self.next_slot = int(slots[-1] + 1) % self.final_slots
+        for key, ring in self.final_frames.items():
+            ring[slots] = rows[FINAL + key][t, b, -1]
+        self.slot_owner[slots] = absolute[t, b] * self.num_lanes + lane[t, b]
+        self.final_slot[pos[t, b], lane[t, b]] = slots
+
+    # --- reading -------------------------------------------------------------
+
+    @property
+    def oldest(self) -> np.ndarray:
+        """Absolute number of each lane's oldest stored row."""
+        return np.maximum(0, self.count - self.rows)
+
+    def valid_range(self, horizon: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per lane, absolute rows ``[lo, hi)`` that have ``horizon`` rows after them and,
+        for frame keys, the ``k - 1`` rows before them still stored."""
+        pad = np.where(self.count > self.rows, max(self.frame_stack - 1, 0), 0)
+        lo = self.oldest + pad
+        return lo, np.maximum(lo, self.count - horizon)
+
+    def absolute(self, pos: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+        """The absolute row now stored at ring position ``pos`` of ``lanes``."""
+        last = self.count[lanes] - 1
+        return last - (last - pos) % self.rows
+
+    def get(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+        """Key ``key`` at rows ``absolute`` of ``lanes`` (broadcast together); frame keys rebuilt."""
+        if key in self.frame_keys:
+            return self._stack(key, absolute, lanes)
+        if key.startswith(FINAL) and key[len(FINAL) :] in self.final_frames:
+            return self.final_stack(key[len(FINAL) :], absolute, lanes)[0]
+        return self.data[key][absolute % self.rows, lanes]
+
+    def _stack(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+        """Frames ``t-k+1 .. t``, each source row clamped to the episode's first row."""
+        k = self.frame_stack
+        back = np.arange(k - 1)  # rows t, t-1, ..., t-k+2 may start the episode
+        rows = absolute[..., None] - back
+        starts = self.start[rows % self.rows, lanes[..., None]] & (rows >= 0)
+        last_start = np.where(starts, rows, -1).max(-1)
+        source = np.maximum(absolute[..., None] - (k - 1) + np.arange(k), last_start[..., None])
+        return self.data[key][source % self.rows, lanes[..., None]]
+
+    def final_stack(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The stack an episode ended in at truncated rows ``absolute`` (zeros elsewhere)
+        and ``lost``: truncations whose final frame has been recycled."""
+        slot = self.final_slot[absolute % self.rows, lanes]
+        owner = np.where(slot >= 0, self.slot_owner[slot.clip(min=0)], -2)
+        kept = owner == absolute * self.num_lanes + lanes
+        before = self._stack(key, absolute - 1, lanes)[..., 1:, :, :]
+        frame = self.final_frames[key][slot.clip(min=0)][..., None, :, :]
+        stack = np.concatenate([before, frame], axis=-3)
+        stack[~kept] = 0
+        return stack, (slot >= 0) & ~kept
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the stored rows (all keys, flags and final frames)."""
+        arrays = [*self.data.values(), self.start, self.count, *self.final_frames.values(),
+                  self.final_slot, self.slot_owner]
+        return int(sum(a.nbytes for a in arrays))
+
+    @property
+    def stored(self) -> int:
+        """Steps held now (all lanes)."""
+        return int(np.minimum(self.count, self.rows).sum())
