@@ -15,6 +15,7 @@ from ..model_interface import ModelInterface
 from .actor_critic import gamma_setting
 from .categorical import categorical_loss, project_distribution
 from .q_target import greedy_next_action, q_target
+from .replayed_update import ReplayedUpdate
 from .target_network import TargetNetwork
 
 __all__ = ["DQN", "double_setting"]
@@ -26,7 +27,7 @@ def double_setting() -> Any:
 
 
 @dataclass(eq=False)
-class DQN(Configurable):
+class DQN(ReplayedUpdate, Configurable):
     """``loss = sum_i w_i l(Q(s_i, a_i), y_i) / B``, ``y_i = reward_i + discount_i Q'(x'_i, a*_i)``.
 
     ``reward`` and ``discount`` come from the replay (``--n_step``: the n-step
@@ -85,20 +86,6 @@ class DQN(Configurable):
         error = q - y
         per_row = F.smooth_l1_loss(q, y, reduction="none") if self.q_loss == "huber" else 0.5 * error.square()
         return per_row, error.detach().abs(), {"q": q.detach().mean().item()}
-
-    def step(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> tuple[dict[str, float], Tensor]:
-        """One optimizer step on a replayed batch: its stats and the rows' new priorities."""
-        per_row, priorities, stats = self.loss(mi, batch)
-        loss = (per_row * batch["weight"].to(per_row.dtype)).mean()
-        grad_norm = mi.step("model", loss, self.grad_clip)
-        model = mi["model"]
-        model.increment_step()
-        self.target(mi, model.step)
-        return {**stats, "loss": loss.item(), "grad_norm": grad_norm}, priorities
-
-    def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]:
-        """``step`` without the priorities (the trainer's ``Method`` protocol)."""
-        return self.step(mi, batch)[0]
 
 
 def model_support(model: torch.nn.Module) -> Tensor:

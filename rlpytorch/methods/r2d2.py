@@ -15,6 +15,7 @@ from ..model_interface import ModelInterface
 from ..replay.nstep import nstep_targets
 from .dqn import double_setting
 from .q_target import greedy_next_action
+from .replayed_update import ReplayedUpdate
 from .target_network import TargetNetwork
 from .value_rescaling import rescale, unrescale
 
@@ -22,7 +23,7 @@ __all__ = ["DRQN", "R2D2"]
 
 
 @dataclass(eq=False)
-class R2D2(Configurable):
+class R2D2(ReplayedUpdate, Configurable):
     """On sequences ``[burn_in + L, B]``: both networks start from the stored state
     ``h`` of row 0 (zero without ``stored_state``), the learner runs the first
     ``burn_in`` rows without gradient, and for each trained row ``t``
@@ -122,20 +123,6 @@ class R2D2(Configurable):
         final_target, final_online = out["Q"].new_zeros(shape), out["Q"].new_zeros(shape)
         final_target[t, b], final_online[t, b] = q_t, q_o
         return final_target, final_online
-
-    def step(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> tuple[dict[str, float], Tensor]:
-        """One optimizer step on replayed sequences: stats and the sequences' new priorities."""
-        per_seq, priorities, stats = self.loss(mi, batch)
-        loss = (per_seq * batch["weight"].to(per_seq.dtype)).mean()
-        grad_norm = mi.step("model", loss, self.grad_clip)
-        model = mi["model"]
-        model.increment_step()
-        self.target(mi, model.step)
-        return {**stats, "loss": loss.item(), "grad_norm": grad_norm}, priorities
-
-    def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]:
-        """``step`` without the priorities (the trainer's ``Method`` protocol)."""
-        return self.step(mi, batch)[0]
 
 
 class DRQN(R2D2):
