@@ -54,6 +54,10 @@ class Model(nn.Module):
         super().__init__()
         self.step = 0
         self.obs_shapes: dict[str, tuple[int, ...]] = {}  # per key, where known: tells one observation from a batch
+        # Running normalizers (rlpytorch.normalization), submodules so checkpoints carry their statistics:
+        # observations are normalized on the way in; rewards are scaled by the learner before an update.
+        self.obs_norm: nn.Module | None = None
+        self.reward_norm: nn.Module | None = None
 
     def predict(
         self, obs: Mapping[str, Any] | Any, state: Any | None = None, deterministic: bool = True
@@ -64,8 +68,10 @@ class Model(nn.Module):
         return predict(self, obs, state, deterministic)
 
     def as_obs(self, obs: Mapping[str, torch.Tensor] | torch.Tensor) -> Mapping[str, torch.Tensor]:
-        """The observation dict: ``obs`` itself, or ``{obs_keys[0]: obs}`` for one tensor."""
-        return {self.obs_keys[0]: obs} if isinstance(obs, torch.Tensor) else obs
+        """The observation dict: ``obs`` itself, or ``{obs_keys[0]: obs}`` for one tensor,
+        normalized when the model has an observation normalizer."""
+        obs = {self.obs_keys[0]: obs} if isinstance(obs, torch.Tensor) else obs
+        return self.obs_norm(obs) if self.obs_norm is not None else obs
 
     def increment_step(self, n: int = 1) -> None:
         """Count ``n`` more updates of this model."""

@@ -11,6 +11,7 @@ from .args_provider import Arg, ArgsError, Configurable, setting
 from .model_base import Model, read_checkpoint
 from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
 from .models.q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
+from .normalization import add_normalizers
 
 __all__ = ["MODELS", "ModelLoader", "load_model", "register_model"]
 
@@ -61,6 +62,10 @@ class ModelLoader(Configurable):
 
     model: str = setting("auto", "registered model name (auto: chosen from the observation spec)")
     load: str = setting("", "checkpoint to start from (empty: fresh weights)")
+    norm_obs: bool = setting(False, "normalize observations by their running mean and variance (merged over "
+                                    "ranks; saved in checkpoints; evaluation uses them as saved)")
+    norm_reward: bool = setting(False, "scale rewards by the running std of the discounted return (VecNormalize)")
+    norm_gamma: float = setting(0.99, "discount of the returns whose std scales rewards with --norm_reward")
     values: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -84,6 +89,7 @@ class ModelLoader(Configurable):
     def build(self, obs_spec: Mapping[str, Any], num_actions: int) -> Model:
         """A model of the chosen class with the given settings, loaded if asked."""
         model = _construct(self.model_class(obs_spec), obs_spec, num_actions, self.values)
+        add_normalizers(model, self.norm_obs, self.norm_reward, self.norm_gamma)
         if self.load:
             model.load(self.load)
         return model
@@ -97,7 +103,9 @@ def load_model(path: str | Path, obs_spec: Mapping[str, Any], num_actions: int) 
     """Rebuild the model saved at ``path`` from the settings stored with it."""
     checkpoint = read_checkpoint(path)
     cls = MODELS[checkpoint["model"]]
-    model = _construct(cls, obs_spec, num_actions, checkpoint["args"])
+    args = checkpoint["args"]
+    model = _construct(cls, obs_spec, num_actions, args)
+    add_normalizers(model, args.get("norm_obs", False), args.get("norm_reward", False), args.get("norm_gamma", 0.99))
     model.load_weights(checkpoint["state_dict"], source=str(path))
     model.step = int(checkpoint["step"])
     return model

@@ -26,7 +26,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
-__all__ = ["ObservationNormalizer", "RewardNormalizer", "RunningMeanStd"]
+__all__ = ["ObservationNormalizer", "RewardNormalizer", "RunningMeanStd", "add_normalizers", "normalize_window"]
 
 EPS = 1e-8
 
@@ -71,8 +71,8 @@ class RunningMeanStd(nn.Module):
 
 
 class ObservationNormalizer(nn.Module):
-    """One ``RunningMeanStd`` per float observation key; integer keys (images,
-    tokens) pass unchanged."""
+    """One ``RunningMeanStd`` per observation key; keys whose values are not
+    floating point (images, tokens) pass unchanged and are not counted."""
 
     def __init__(self, obs_shapes: Mapping[str, Sequence[int]], clip: float = 10.0) -> None:
         super().__init__()
@@ -81,12 +81,14 @@ class ObservationNormalizer(nn.Module):
 
     def update(self, obs: Mapping[str, Tensor]) -> None:
         for key, stats in self.stats.items():
-            stats.update(obs[key])
+            if obs[key].is_floating_point():
+                stats.update(obs[key])
 
     def forward(self, obs: Mapping[str, Tensor]) -> dict[str, Tensor]:
         out = dict(obs)
         for key, stats in self.stats.items():
-            out[key] = stats.normalize(obs[key], self.clip)
+            if key in obs and obs[key].is_floating_point():
+                out[key] = stats.normalize(obs[key], self.clip)
         return out
 
     def freeze(self, frozen: bool = True) -> None:
@@ -129,3 +131,24 @@ class RewardNormalizer(nn.Module):
     def forward(self, r: Tensor) -> Tensor:
         """``clip(r / sqrt(var(G) + eps))`` (rewards are scaled, not centred)."""
         return (r / torch.sqrt(self.stats.var.to(r.dtype) + EPS)).clamp(-self.clip, self.clip)
+
+
+def add_normalizers(model: nn.Module, norm_obs: bool, norm_reward: bool, gamma: float) -> nn.Module:
+    """Give ``model`` the normalizers asked for (over its observation keys)."""
+    if norm_obs:
+        model.obs_norm = ObservationNormalizer({key: model.obs_shapes.get(key, ()) for key in model.obs_keys})
+    if norm_reward:
+        model.reward_norm = RewardNormalizer(gamma)
+    return model
+
+
+def normalize_window(model: nn.Module, window: dict[str, Tensor], ids: Sequence[int]) -> None:
+    """Before an update on a ``[T, B]`` window: merge its new rows (``1..T-1``;
+    row 0 repeats the previous window's last) into the learner ``model``'s
+    observation statistics, and scale its rewards ``r`` in place. ``ids`` names
+    each column's game and seat, whose discounted return carries over."""
+    if model.obs_norm is not None:
+        model.obs_norm.update({key: window[key][1:] for key in model.obs_norm.stats})
+    if model.reward_norm is not None:
+        model.reward_norm.update(window["r"], window["terminal"], ids)
+        window["r"] = model.reward_norm(window["r"])

@@ -25,10 +25,12 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from . import distributed
 from .args_provider import Configurable, setting
 from .distributions import behaviour_key, policy_family, policy_of
 from .model_base import Model
 from .model_interface import ModelInterface
+from .normalization import normalize_window
 from .sampler import Sampler
 from .stats import EpisodeStats, RunningMean
 
@@ -170,12 +172,20 @@ class Trainer(Configurable):
     def train(self, batch: Mapping[str, Any]) -> None:
         """One update on a time-major ``[T, B]`` window."""
         tensors = to_tensors(batch, None, self.device)
+        normalize_window(distributed.unwrap(self.mi["model"]), tensors, window_ids(batch))
         if self.lr_schedule == "linear" and self.total_frames:
             self.mi.scale_lr(max(0.0, 1.0 - self.frames / self.total_frames))
         self.update_stats.add(self.method.update(self.mi, tensors))
         self.updates += 1
         if self.updates % self.actor_sync_every == 0:
             self.mi.update_model("actor", "model")
+
+
+def window_ids(batch: Any) -> np.ndarray:
+    """One id per column of a window (or row of a batch): its game and seat."""
+    seats = getattr(batch, "seats", None)
+    seats = np.zeros_like(batch.game_ids) if seats is None else np.asarray(seats)
+    return np.asarray(batch.game_ids, np.int64) * 1024 + seats
 
 
 def act(

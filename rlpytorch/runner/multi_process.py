@@ -36,7 +36,8 @@ import torch.multiprocessing as mp
 from ..args_provider import setting
 from ..model_base import Model
 from ..model_interface import ModelInterface
-from ..trainer import Method
+from ..normalization import normalize_window
+from ..trainer import Method, window_ids
 from .single_process import RunSummary, SingleProcessRun, window_frames
 
 __all__ = ["LearnerError", "MultiProcessRun"]
@@ -136,7 +137,7 @@ class MultiProcessRun(SingleProcessRun):
         size = len(batch)
         for key in keys:
             self._slots[key][index, :, :size].copy_(torch.from_numpy(np.asarray(batch[key])))
-        self._queues["full"].put((index, size, self.trainer.frames, window_frames(batch)))
+        self._queues["full"].put((index, size, self.trainer.frames, window_frames(batch), window_ids(batch)))
 
     def _free_slot(self) -> int | None:
         """A free slot's index; None (drop) when all are busy, unless ``when_behind``
@@ -248,8 +249,9 @@ def _learn(setup: dict[str, Any], shared: Model, version: Any, lock: Any, stop: 
         item = _wait(queues["full"], None, setup["parent"])
         if item is None:
             break
-        index, size, frames, new_frames = item
+        index, size, frames, new_frames, ids = item
         window = {k: v[index, :, :size].to(device) for k, v in slots.items()}
+        normalize_window(mi["model"], window, ids)
         if setup["lr_schedule"] == "linear" and setup["total_frames"]:
             mi.scale_lr(max(0.0, 1.0 - frames / setup["total_frames"]))
         stats = method.update(mi, window)

@@ -56,3 +56,30 @@ def test_reward_scale_uses_discounted_returns_across_overlapping_windows_and_epi
     assert norm.stats.var.item() == pytest.approx(np.var([1, 2.5, 4, 6]))
     assert norm(torch.tensor([3.0])).item() == pytest.approx(3 / np.sqrt(np.var([1, 2.5, 4, 6])), rel=1e-6)
     assert norm.returns == {7: 6.0}
+
+
+def test_training_with_normalization_saves_statistics_of_every_learned_frame_and_evaluation_leaves_them(tmp_path):
+    import csv
+
+    from rlpytorch import train
+    from rlpytorch.game_loader import GameLoader
+    from rlpytorch.model_loader import load_model
+    from rlpytorch.runner import evaluate
+
+    run = tmp_path / "run"
+    train.main(["--game", "cartpole", "--num_frames", "6000", "--log_every", "1000000", "--norm_obs",
+                "--norm_reward", "--save_dir", str(run), "--no-progress", "--no-eval_at_end"])
+    with open(run / "progress.csv", newline="") as f:
+        learned = float(list(csv.DictReader(f))[-1]["frames_learned"])
+    loader = GameLoader(game="cartpole", num_games=8, actor_batch=8, train_batch=8)
+    probe = loader.context(num_games=1)
+    model = load_model(run / "last.pt", loader.observation_spec(probe), loader.num_actions(probe))
+    probe.stop()
+    assert model.obs_norm.stats["s"].count.item() == learned  # rows 1..T-1 of every window, once
+    assert model.reward_norm.stats.count.item() == learned
+    assert model.obs_norm.stats["s"].var.min().item() > 0
+    before = {k: v.clone() for k, v in model.state_dict().items() if "norm" in k}
+    evaluate(model, loader, 4, "greedy", progress=False)
+    for key, value in model.state_dict().items():
+        if "norm" in key:
+            assert torch.equal(value, before[key]), key  # evaluation reads the statistics, never moves them
