@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <tuple>
 #include <type_traits>
 
 #include "elf/registry.h"
 
 namespace elf {
 
-// One seat of one game: channel g * num_seats + seat. Per tag, its position
-// among the tag's channels and its messages sent live in `positions_` and
-// `sent_` (deterministic mode only), so a channel stays small.
+// One seat of one game: channel g * num_seats + seat. What a router keeps
+// per channel (a deterministic one: its position and sends per tag) lives in
+// the router, so a channel stays small.
 struct Context::Channel {
   int game = 0;
   int seat = 0;
@@ -93,7 +92,7 @@ Context::Context(const std::string& game, int num_games, int num_threads, uint64
 Context::Context(const std::string& name, GameSpec spec, GameFactory make_game, int num_games, int num_threads,
                  uint64_t seed, bool deterministic)
     : game_name_(name), num_games_(num_games), num_threads_(num_threads), seed_(seed),
-      deterministic_(deterministic), game_spec_(std::move(spec)), make_game_(std::move(make_game)) {
+      router_(Router::Make(deterministic)), game_spec_(std::move(spec)), make_game_(std::move(make_game)) {
   if (num_games < 1) throw std::invalid_argument("num_games must be >= 1, got " + std::to_string(num_games));
   if (num_threads < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(num_threads));
   for (auto& key : game_spec_.keys) CompleteSpace(key);
@@ -212,20 +211,7 @@ void Context::ValidateRouting() const {
   for (const auto& tag : tags_) {
     const auto& seats = tag->config().seats;
     const int routed = num_games_ * (seats.empty() ? num_seats() : static_cast<int>(seats.size()));
-    // A game seat holds at most one row of a tag with replies (it waits for
-    // the reply), so a batch of such a tag never has more rows than seats.
-    if (tag->has_replies() && !deterministic_ && tag->config().batch_size > routed &&
-        tag->config().timeout_ms < 0) {
-      throw std::invalid_argument("tag '" + tag->name() + "': batch_size " +
-                                  std::to_string(tag->config().batch_size) + " exceeds the " +
-                                  std::to_string(routed) +
-                                  " game seats routed to it, so a batch could never fill; lower it or set timeout_ms");
-    }
-    if (tag->has_replies() && !deterministic_ && tag->config().timeout_ms >= 0 && tag->config().min_batch > routed) {
-      throw std::invalid_argument("tag '" + tag->name() + "': min_batch " + std::to_string(tag->config().min_batch) +
-                                  " exceeds the " + std::to_string(routed) +
-                                  " game seats routed to it, so its timeout could never deliver a batch");
-    }
+    router_->CheckDeliverable(*tag, routed);
   }
   ValidateReplyReads();
   for (int seat = 0; seat < num_seats(); ++seat) {
@@ -307,8 +293,6 @@ void Context::Wire() {
       slot.rows.emplace_back(&game_spec_.keys, &layout_);
     }
   }
-  positions_.assign(static_cast<std::size_t>(num_channels_) * num_tags(), -1);
-  sent_.assign(positions_.size(), 0);
   input_copies_.assign(num_tags(), {});
   reply_copies_.assign(num_tags(), {});
   for (auto& tag : tags_) {
@@ -318,14 +302,11 @@ void Context::Wire() {
     for (int id = 0; id < num_channels_; ++id) {
       Channel& channel = channels_[id];
       if (!seats.empty() && std::count(seats.begin(), seats.end(), channel.seat) == 0) continue;
-      positions_[static_cast<std::size_t>(id) * num_tags() + tag->index()] = static_cast<int>(tag->channels().size());
       tag->AddChannel(id);
     }
-    const int routed = static_cast<int>(tag->channels().size());
-    const bool fixed_groups = deterministic_ || tag->has_replies();
-    const int capacity = fixed_groups ? std::min(tag->config().batch_size, routed) : tag->config().batch_size;
-    tag->Allocate(keys_, capacity, deterministic_);
+    tag->Allocate(keys_, router_->Shape(*tag, static_cast<int>(tag->channels().size())));
   }
+  router_->Wire(tags_, num_channels_);
 }
 
 // Keys a record must hold: the game's own (it writes them all), the engine's,
@@ -523,7 +504,7 @@ std::vector<int> Context::SendObservations(std::vector<int> games) {
 }
 
 // The one send protocol: one row per game to one (seat, tag) route, claimed
-// in blocks (one row at a time in deterministic mode), written, labelled,
+// in blocks as the router grants them, written, labelled,
 // handed over if `hand_over` (before the commit: see ExpectReplies) and
 // committed; a game whose buffer is busy parks and resumes on its release.
 // Moves the games that sent to the front of `games`, in order, and returns
@@ -533,8 +514,7 @@ int Context::SendRows(int* games, int count, const Send& send, bool hand_over) {
   int sent = 0;
   int next = 0;
   while (next < count) {
-    const int want = deterministic_ ? 1 : count - next;
-    const Claim claim = ClaimFor(games_[games[next]], send, want);
+    const Claim claim = router_->ClaimRows(tag, ChannelId(games_[games[next]], send.seat), count - next);
     if (!claim.ok) {
       if (tag.Park(games[next], claim.batch)) ++next;  // else the buffer came free: retry
       continue;
@@ -550,13 +530,6 @@ int Context::SendRows(int* games, int count, const Send& send, bool hand_over) {
     if (tag.Commit(claim, claim.rows)) NotifyReady(tag.index(), claim.batch);
   }
   return sent;
-}
-
-Claim Context::ClaimFor(GameSlot& slot, const Send& send, int want) {
-  Tag& tag = *tags_[send.tag];
-  if (!deterministic_) return tag.ClaimNext(want);
-  const std::size_t at = static_cast<std::size_t>(ChannelId(slot, send.seat)) * num_tags() + tag.index();
-  return tag.ClaimFixed(positions_[at], sent_[at]);
 }
 
 // Copies seat `send.seat` of `count` games (a T-step window each for T > 1)
@@ -586,7 +559,6 @@ void Context::WriteRows(const int* games, int count, const Send& send, const Cla
     // `records` now hold the current step, where replies go.
     for (int i = 0; i < block; ++i) {
       const int id = channel_ids[i];
-      if (deterministic_) ++sent_[static_cast<std::size_t>(id) * num_tags() + tag.index()];
       Tag::Label(claim, row + first + i, channels_[id].game, channels_[id].seat, records[i]);
     }
   }
@@ -674,57 +646,7 @@ void Context::KeepFinalObservation(GameSlot& slot) {
   }
 }
 
-void Context::NotifyReady(int tag, int64_t batch) {
-  if (deterministic_) {
-    mailbox_.Notify();  // the poll finds it in its buffer
-    return;
-  }
-  const int index = static_cast<int>(batch % tags_[tag]->num_buffers());
-  mailbox_.Post({tag, batch, index, tags_[tag]->buffer(index).size});
-}
-
-// Each tag delivers its batches in the order of their numbers. First-come
-// mode: the first ready batch, in completion order, that is its tag's next;
-// a batch completed before an earlier one of its tag (whose last rows are
-// still being written: every row of a batch is claimed before a later batch
-// takes any) waits for it, so the rows a game sends a tag arrive in the order
-// it sent them. Deterministic mode: a fixed order, by the game step the
-// batches were sent at, tags with replies before tags without (those are
-// sent after the replies), then tag, then group. Needs the lock.
-std::optional<BatchRef> Context::TakeReady(std::deque<BatchRef>& ready) {
-  if (!deterministic_) {
-    for (auto it = ready.begin(); it != ready.end(); ++it) {
-      Tag& tag = *tags_[it->tag];
-      if (it->batch != tag.next_delivery()) continue;
-      const BatchRef ref = *it;
-      ready.erase(it);
-      tag.AdvanceDelivery();
-      return ref;
-    }
-    return std::nullopt;
-  }
-  Tag* next = nullptr;
-  std::tuple<int64_t, int, int, int> best{};
-  for (auto& tag : tags_) {
-    const int64_t batch = tag->next_delivery();
-    const int64_t round = batch / tag->groups();
-    const int64_t step = tag->T() == 1 ? round : (round + 1) * (tag->T() - 1);
-    const std::tuple<int64_t, int, int, int> order{step, tag->has_replies() ? 0 : 1, tag->index(),
-                                                    static_cast<int>(batch % tag->groups())};
-    if (next == nullptr || order < best) {
-      next = tag.get();
-      best = order;
-    }
-  }
-  const int64_t batch = next->next_delivery();
-  const int index = static_cast<int>(batch % next->num_buffers());
-  BatchBuffer& buffer = next->buffer(index);
-  if (buffer.owner.load(std::memory_order_acquire) != batch || !buffer.ready.load(std::memory_order_acquire)) {
-    return std::nullopt;
-  }
-  next->AdvanceDelivery();
-  return BatchRef{next->index(), batch, index, buffer.size};
-}
+void Context::NotifyReady(int tag, int64_t batch) { router_->Ready(mailbox_, *tags_[tag], batch); }
 
 std::optional<BatchRef> Context::Wait(int timeout_ms) {
   if (!started_) throw std::logic_error("run() before start()");
@@ -747,7 +669,9 @@ Mailbox::Poll Context::Poll(std::deque<BatchRef>& ready) {
     }
     wake_ns = std::min(wake_ns, tag->TimeoutDeadlineNs(now_ns));
   }
-  found.ref = TakeReady(ready);
+  // Each tag delivers its batches in the order of their numbers; the router
+  // orders the tags (see router.h).
+  found.ref = router_->TakeReady(tags_, ready);
   if (found.ref) return found;
   if (Stuck(ready)) found.stuck = StuckMessage();
   if (wake_ns != INT64_MAX) found.wake = Mailbox::Clock::time_point(std::chrono::nanoseconds(wake_ns));
@@ -896,8 +820,8 @@ std::string Context::StuckMessage() const {
     const TagConfig& config = tag->config();
     tags += (tags.empty() ? "" : "; ") + std::string("tag '") + tag->name() + "': " +
             std::to_string(tag->FillingRows()) + " of " + std::to_string(config.batch_size) + " rows, ";
-    tags += config.timeout_ms < 0 || deterministic_ ? std::string("no timeout")
-                                                    : "its timeout needs min_batch " + std::to_string(config.min_batch);
+    tags += !tag->times_out() ? std::string("no timeout")
+                              : "its timeout needs min_batch " + std::to_string(config.min_batch);
   }
   return "stuck: every game waits for a batch that can never be delivered, and the caller holds no batch (" + tags +
          "). When each game waits for replies from several tags, the rows left to a tag can be fewer than it "

@@ -17,13 +17,15 @@
 // first-come mode too, so the rows one game sends to a tag reach the caller
 // in the order it sent them: its T > 1 windows in step order, whatever the
 // load. Across tags, and across games within a tag, first-come mode promises
-// no order; deterministic mode fixes all of it (see TakeReady).
+// no order; deterministic mode fixes all of it (see router.h).
 //
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.
 //
 // Parts: the ready batches, the failure and the stop live in a Mailbox
 // (mailbox.h); each tag's ring of buffers and its claims in a Tag (tag.h);
+// which rows a send claims and which batch is delivered next in a Router
+// (router.h);
 // the games' histories in History (history.h); the threads in WorkerPool.
 // Context wires them at Start and runs the game stages, one send protocol
 // (SendRows) and the replies.
@@ -46,6 +48,7 @@
 #include "elf/mailbox.h"
 #include "elf/options.h"
 #include "elf/rng.h"
+#include "elf/router.h"
 #include "elf/spec.h"
 #include "elf/tag.h"
 #include "elf/worker_pool.h"
@@ -128,7 +131,6 @@ class Context {
   void HandOver(GameSlot& slot);
   std::vector<int> SendObservations(std::vector<int> games);
   int SendRows(int* games, int count, const Send& send, bool hand_over);
-  Claim ClaimFor(GameSlot& slot, const Send& send, int want);
   void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
   void WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome);
@@ -144,7 +146,6 @@ class Context {
   std::string StuckMessage() const;
   void Resume(const std::vector<int>& games);
   void NotifyReady(int tag, int64_t batch);
-  std::optional<BatchRef> TakeReady(std::deque<BatchRef>& ready);
   void CheckBounds(Tag& tag, const BatchRef& ref) const;
   void TakeBack(Tag& tag, const BatchRef& ref);
 
@@ -152,7 +153,7 @@ class Context {
   int num_games_;
   int num_threads_;
   uint64_t seed_;
-  bool deterministic_;
+  std::unique_ptr<Router> router_;  // the claim policy: first-come or deterministic
   GameSpec game_spec_;
   GameFactory make_game_;
   std::vector<KeySpec> keys_;  // game keys first, in the game's order
@@ -174,10 +175,6 @@ class Context {
   std::unique_ptr<GameSlot[]> games_;
   int num_channels_ = 0;
   int ChannelId(const GameSlot& slot, int seat) const;  // g * num_seats + seat
-  // Per (channel, tag), at channel * num_tags + tag: the channel's position
-  // among the tag's channels (-1: not routed) and its messages sent so far.
-  std::vector<int> positions_;
-  std::vector<int64_t> sent_;
   // Per tag, per input (reply) key: where it sits in a history record.
   struct KeyCopy {
     std::size_t offset;
