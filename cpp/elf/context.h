@@ -27,8 +27,9 @@
 // which rows a send claims and which batch is delivered next in a Router
 // (router.h);
 // the games' histories in History (history.h); the threads in WorkerPool.
-// Context wires them at Start and runs the game stages, one send protocol
-// (SendRows) and the replies.
+// The keys, tags, routes and every check of them are the Plan's (plan.h).
+// Context builds the games at Start and runs the game stages, one send
+// protocol (SendRows) and the replies.
 #pragma once
 
 #include <atomic>
@@ -47,6 +48,7 @@
 #include "elf/history.h"
 #include "elf/mailbox.h"
 #include "elf/options.h"
+#include "elf/plan.h"
 #include "elf/rng.h"
 #include "elf/router.h"
 #include "elf/spec.h"
@@ -77,16 +79,16 @@ class Context {
   int AddTag(TagConfig config);
 
   // Queries.
-  const std::string& game_name() const { return game_name_; }
+  const std::string& game_name() const { return plan_.game_name(); }
   int num_games() const { return num_games_; }
   int num_threads() const { return num_threads_; }
-  int num_seats() const { return game_spec_.num_seats; }
-  const std::vector<KeySpec>& keys() const { return keys_; }
-  const GameSpec& game_spec() const { return game_spec_; }
-  int KeyIndex(const std::string& name) const;  // throws, listing the keys
-  int TagIndex(const std::string& name) const;  // throws, listing the tags
-  int num_tags() const { return static_cast<int>(tags_.size()); }
-  Tag& tag(int index) { return *tags_[index]; }
+  int num_seats() const { return plan_.num_seats(); }
+  const std::vector<KeySpec>& keys() const { return plan_.keys(); }
+  const GameSpec& game_spec() const { return plan_.game_spec(); }
+  int KeyIndex(const std::string& name) const { return plan_.KeyIndex(name); }  // throws, listing the keys
+  int TagIndex(const std::string& name) const { return plan_.TagIndex(name); }  // throws, listing the tags
+  int num_tags() const { return plan_.num_tags(); }
+  Tag& tag(int index) { return plan_.tag(index); }
   bool started() const { return started_; }
 
   void Start();
@@ -107,14 +109,8 @@ class Context {
   struct GameSlot;
   enum class Stage { kStart, kSendObservation, kAwaitReplies, kSendAfterReplies, kStep };
   enum class Progress { kWaits, kAtStep, kAtSends };
-  struct Send {
-    int seat;
-    int tag;
-  };
+  using Send = Plan::Send;
 
-  void BuildKeys();
-  void ValidateRouting() const;
-  void ValidateReplyReads() const;
   void Wire();
   // The worker that steps `game` when it is free: games split into
   // num_threads contiguous ranges.
@@ -138,7 +134,6 @@ class Context {
   Outcome Step(GameSlot& slot);
   void FinishStep(GameSlot& slot, const Outcome& outcome);
   void KeepFinalObservation(GameSlot& slot);
-  std::vector<bool> StoredKeys();
   void ConsumeReplies(int tag, int64_t batch, int begin, int end);
   void ReleaseBuffer(Tag& tag, int64_t batch);
   Mailbox::Poll Poll(std::deque<BatchRef>& ready);
@@ -149,38 +144,17 @@ class Context {
   void CheckBounds(Tag& tag, const BatchRef& ref) const;
   void TakeBack(Tag& tag, const BatchRef& ref);
 
-  std::string game_name_;
   int num_games_;
   int num_threads_;
   uint64_t seed_;
   std::unique_ptr<Router> router_;  // the claim policy: first-come or deterministic
-  GameSpec game_spec_;
+  Plan plan_;                       // keys, tags, routes and their checks
   GameFactory make_game_;
-  std::vector<KeySpec> keys_;  // game keys first, in the game's order
-  int num_game_keys_ = 0;
-  std::vector<int> final_keys_;  // per game key: its final_ key, or -1
-  bool keep_final_ = false;      // some tag reads a final_ key
-  int reward_key_ = -1, terminal_key_ = -1, truncated_key_ = -1, return_key_ = -1, length_key_ = -1;
-  RecordLayout layout_;
-  // Where the engine's per-step keys sit in a record.
-  struct HeaderOffsets {
-    std::size_t reward, terminal, truncated, episode_return, episode_length;
-  };
-  HeaderOffsets header_{};
-  std::vector<std::unique_ptr<Tag>> tags_;
-  std::vector<Send> observation_sends_;    // to tags with replies, in (tag, seat) order
-  std::vector<Send> after_reply_sends_;    // to tags without replies
   // Contiguous, so a chunk of games walks memory in order.
   std::unique_ptr<Channel[]> channels_;
   std::unique_ptr<GameSlot[]> games_;
   int num_channels_ = 0;
   int ChannelId(const GameSlot& slot, int seat) const;  // g * num_seats + seat
-  // Per tag, per input (reply) key: where it sits in a history record.
-  struct KeyCopy {
-    std::size_t offset;
-    std::size_t bytes;
-  };
-  std::vector<std::vector<KeyCopy>> input_copies_, reply_copies_;
   std::vector<uint64_t> history_arena_;
   std::unique_ptr<WorkerPool> pool_;
 
