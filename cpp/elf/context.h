@@ -49,6 +49,7 @@
 #include "elf/mailbox.h"
 #include "elf/options.h"
 #include "elf/plan.h"
+#include "elf/reply.h"
 #include "elf/rng.h"
 #include "elf/router.h"
 #include "elf/spec.h"
@@ -112,13 +113,7 @@ class Context {
   using Send = Plan::Send;
 
   void Wire();
-  // The worker that steps `game` when it is free: games split into
-  // num_threads contiguous ranges.
-  int Home(int game) const { return static_cast<int>(int64_t{game} * num_threads_ / num_games_); }
-  // The first game whose home is `home` (num_games for home num_threads).
-  int FirstGameOf(int home) const {
-    return static_cast<int>((int64_t{home} * num_games_ + num_threads_ - 1) / num_threads_);
-  }
+  int Home(int game) const { return Homes{num_games_, num_threads_}.Of(game); }
   void SubmitAdvance(const std::vector<int>& games);
   void AdvanceMany(std::vector<int> games);
   void BeginStepIfReplied(GameSlot& slot);
@@ -141,7 +136,6 @@ class Context {
   std::string StuckMessage() const;
   void Resume(const std::vector<int>& games);
   void NotifyReady(int tag, int64_t batch);
-  void CheckBounds(Tag& tag, const BatchRef& ref) const;
   void TakeBack(Tag& tag, const BatchRef& ref);
 
   int num_games_;

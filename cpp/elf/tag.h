@@ -25,11 +25,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "elf/spec.h"
@@ -87,6 +89,34 @@ struct BatchBuffer {
     return reinterpret_cast<uint8_t*>(replies[key_index].data()) + row * key_bytes;
   }
 };
+
+// Moves one key of `bytes` bytes between `count` records (at `offset` in
+// each) and a column of consecutive rows: into the column (kGather) or out of
+// it. `Bytes` is std::size_t, or an std::integral_constant for the common
+// sizes, whose copies the compiler then inlines.
+template <bool kGather, typename Bytes>
+inline void MoveColumn(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, Bytes bytes) {
+  for (int i = 0; i < count; ++i) {
+    uint8_t* row = column + i * bytes;
+    uint8_t* key = records[i] + offset;
+    if (kGather) {
+      std::memcpy(row, key, bytes);
+    } else {
+      std::memcpy(key, row, bytes);
+    }
+  }
+}
+
+template <bool kGather>
+inline void MoveKey(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, std::size_t bytes) {
+  switch (bytes) {
+    case 1: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 1>{});
+    case 4: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 4>{});
+    case 8: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 8>{});
+    case 16: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 16>{});
+    default: return MoveColumn<kGather>(column, records, count, offset, bytes);
+  }
+}
 
 // Rows [row, row + rows) of batch `batch`, or, if !ok, the batch whose
 // buffer is still busy (the game must park).
