@@ -22,14 +22,14 @@
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.
 //
-// Parts: the ready batches, the failure and the stop live in a Mailbox
-// (mailbox.h); each tag's ring of buffers and its claims in a Tag (tag.h);
-// which rows a send claims and which batch is delivered next in a Router
-// (router.h);
-// the games' histories in History (history.h); the threads in WorkerPool.
-// The keys, tags, routes and every check of them are the Plan's (plan.h).
-// Context builds the games at Start and runs the game stages, one send
-// protocol (SendRows) and the replies.
+// Parts: the keys, tags, routes and every check of them in the Plan
+// (plan.h); which rows a send claims and which batch is delivered next in
+// a Router (router.h); each tag's ring of buffers and its claims in a Tag
+// (tag.h); the ready batches, the failure and the stop in a Mailbox
+// (mailbox.h); the checks and scatter of replies at the reply desk
+// (reply.h); the games' histories in History (history.h); the threads in
+// WorkerPool. Context builds the games at Start and runs the game stages
+// and the one send protocol (SendRows).
 #pragma once
 
 #include <atomic>
