@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <tuple>
 #include <type_traits>
 
 #include "elf/registry.h"
 
 namespace elf {
 
-// One seat of one game: channel g * num_seats + seat. Per tag, its position
-// among the tag's channels and its messages sent live in `positions_` and
-// `sent_` (deterministic mode only), so a channel stays small.
+// One seat of one game: channel g * num_seats + seat. What a router keeps
+// per channel (a deterministic one: its position and sends per tag) lives in
+// the router, so a channel stays small.
 struct Context::Channel {
   int game = 0;
   int seat = 0;
@@ -40,47 +39,9 @@ inline int Context::ChannelId(const GameSlot& slot, int seat) const {
 
 namespace {
 
-// Moves one key of `bytes` bytes between `count` records (at `offset` in
-// each) and a column of consecutive rows: into the column (kGather) or out of
-// it. `Bytes` is std::size_t, or an std::integral_constant for the common
-// sizes, whose copies the compiler then inlines.
-template <bool kGather, typename Bytes>
-void MoveColumn(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, Bytes bytes) {
-  for (int i = 0; i < count; ++i) {
-    uint8_t* row = column + i * bytes;
-    uint8_t* key = records[i] + offset;
-    if (kGather) {
-      std::memcpy(row, key, bytes);
-    } else {
-      std::memcpy(key, row, bytes);
-    }
-  }
-}
-
-template <bool kGather>
-void MoveKey(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, std::size_t bytes) {
-  switch (bytes) {
-    case 1: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 1>{});
-    case 4: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 4>{});
-    case 8: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 8>{});
-    case 16: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 16>{});
-    default: return MoveColumn<kGather>(column, records, count, offset, bytes);
-  }
-}
-
 // Rows copied key by key, this many at a time: each key's copy is then one
 // tight loop of a fixed size.
 constexpr int kRowBlock = 64;
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string joined;
-  for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
-  return joined.empty() ? "(none)" : joined;
-}
-
-KeySpec EngineKey(const char* name, DType dtype, const char* meaning) {
-  return {name, dtype, {}, meaning, KeyRole::kEngine, std::nullopt};
-}
 
 }  // namespace
 
@@ -92,204 +53,30 @@ Context::Context(const std::string& game, int num_games, int num_threads, uint64
 
 Context::Context(const std::string& name, GameSpec spec, GameFactory make_game, int num_games, int num_threads,
                  uint64_t seed, bool deterministic)
-    : game_name_(name), num_games_(num_games), num_threads_(num_threads), seed_(seed),
-      deterministic_(deterministic), game_spec_(std::move(spec)), make_game_(std::move(make_game)) {
+    : num_games_(num_games), num_threads_(num_threads), seed_(seed), router_(Router::Make(deterministic)),
+      plan_(name, std::move(spec)), make_game_(std::move(make_game)) {
   if (num_games < 1) throw std::invalid_argument("num_games must be >= 1, got " + std::to_string(num_games));
   if (num_threads < 1) throw std::invalid_argument("num_threads must be >= 1, got " + std::to_string(num_threads));
-  for (auto& key : game_spec_.keys) CompleteSpace(key);
-  BuildKeys();
-}
-
-Context::~Context() { Stop(); }
-
-void Context::BuildKeys() {
-  keys_ = game_spec_.keys;
-  num_game_keys_ = static_cast<int>(keys_.size());
-  auto add = [this](KeySpec key) {
-    keys_.push_back(std::move(key));
-    return static_cast<int>(keys_.size()) - 1;
-  };
-  reward_key_ = add(EngineKey(keys::kReward, DType::kFloat32, "reward for the previous action"));
-  terminal_key_ = add(EngineKey(keys::kTerminal, DType::kBool,
-                                "the previous action ended the episode; s is the next episode's first state"));
-  truncated_key_ = add(EngineKey(keys::kTruncated, DType::kBool,
-                                 "the episode that just ended was cut short by a time limit"));
-  return_key_ = add(EngineKey(keys::kEpisodeReturn, DType::kFloat32,
-                              "return of the current episode so far; on a terminal row, of the one that ended"));
-  length_key_ = add(EngineKey(keys::kEpisodeLength, DType::kInt32,
-                              "steps of the current episode so far; on a terminal row, of the one that ended"));
-  // The last observation of an episode that ended, for each observation key.
-  final_keys_.assign(num_game_keys_, -1);
-  for (int key = 0; key < num_game_keys_; ++key) {
-    const KeySpec& observed = game_spec_.keys[key];
-    if (observed.role != KeyRole::kObservation) continue;
-    final_keys_[key] = add({"final_" + observed.name, observed.dtype, observed.shape,
-                            "on a terminal row, '" + observed.name + "' of the state the episode ended in",
-                            KeyRole::kEngine, std::nullopt});
-  }
 }
 
 void Context::AddKey(KeySpec key) {
   if (started_) throw std::logic_error("add_key after start()");
-  if (!tags_.empty()) throw std::logic_error("add_key must come before add_tag");
-  for (const auto& existing : keys_) {
-    if (existing.name == key.name) throw std::invalid_argument("key '" + key.name + "' already exists");
-  }
-  key.role = KeyRole::kExtra;
-  keys_.push_back(std::move(key));
-}
-
-int Context::KeyIndex(const std::string& name) const {
-  for (std::size_t i = 0; i < keys_.size(); ++i) {
-    if (keys_[i].name == name) return static_cast<int>(i);
-  }
-  std::vector<std::string> names;
-  for (const auto& key : keys_) names.push_back(key.name);
-  throw std::invalid_argument("unknown key '" + name + "' for game '" + game_name_ +
-                              "'; valid keys: " + JoinNames(names));
-}
-
-int Context::TagIndex(const std::string& name) const {
-  for (const auto& tag : tags_) {
-    if (tag->name() == name) return tag->index();
-  }
-  std::vector<std::string> names;
-  for (const auto& tag : tags_) names.push_back(tag->name());
-  throw std::invalid_argument("unknown tag '" + name + "'; valid tags: " + JoinNames(names));
+  plan_.AddKey(std::move(key));
 }
 
 int Context::AddTag(TagConfig config) {
   if (started_) throw std::logic_error("add_tag after start()");
-  const std::string where = "tag '" + config.name + "': ";
-  for (const auto& tag : tags_) {
-    if (tag->name() == config.name) throw std::invalid_argument(where + "added twice");
-  }
-  if (config.batch_size < 1) throw std::invalid_argument(where + "batch_size must be >= 1");
-  if (config.T < 1) throw std::invalid_argument(where + "T must be >= 1");
-  if (config.min_batch < 1 || config.min_batch > config.batch_size) {
-    throw std::invalid_argument(where + "min_batch must be in [1, batch_size]");
-  }
-  if (config.inputs.empty()) throw std::invalid_argument(where + "needs at least one input key");
-  if (!config.replies.empty() && config.T > 1) {
-    throw std::invalid_argument(where + "a tag with replies must have T = 1 (its games wait on every step)");
-  }
-  for (std::size_t i = 0; i < config.seats.size(); ++i) {
-    const int seat = config.seats[i];
-    if (std::count(config.seats.begin(), config.seats.begin() + i, seat) > 0) {
-      throw std::invalid_argument(where + "seat " + std::to_string(seat) + " listed twice");
-    }
-    if (seat < 0 || seat >= num_seats()) {
-      throw std::invalid_argument(where + "seat " + std::to_string(seat) + " out of range; game '" +
-                                  game_name_ + "' has " + std::to_string(num_seats()) + " seat(s)");
-    }
-  }
-  std::vector<int> inputs, replies;
-  for (const auto& name : config.inputs) {
-    const int key = KeyIndex(name);
-    if (!config.replies.empty() && keys_[key].IsReply()) {
-      throw std::invalid_argument(where + "input '" + name +
-                                  "' is a reply key: a tag with replies only sees what exists before it replies");
-    }
-    inputs.push_back(key);
-  }
-  for (const auto& name : config.replies) {
-    const int key = KeyIndex(name);
-    if (!keys_[key].IsReply()) {
-      throw std::invalid_argument(where + "key '" + name + "' is written by the game or engine, not a reply");
-    }
-    replies.push_back(key);
-  }
-  const int index = static_cast<int>(tags_.size());
-  tags_.push_back(std::make_unique<Tag>(std::move(config), index));
-  tags_.back()->SetKeys(std::move(inputs), std::move(replies));
-  return index;
+  return plan_.AddTag(std::move(config));
 }
 
-// Every check of the user's configuration, before anything is built, so a
-// Start that throws leaves the context as it was.
-void Context::ValidateRouting() const {
-  if (tags_.empty()) throw std::invalid_argument("add at least one tag before start()");
-  for (const auto& tag : tags_) {
-    const auto& seats = tag->config().seats;
-    const int routed = num_games_ * (seats.empty() ? num_seats() : static_cast<int>(seats.size()));
-    // A game seat holds at most one row of a tag with replies (it waits for
-    // the reply), so a batch of such a tag never has more rows than seats.
-    if (tag->has_replies() && !deterministic_ && tag->config().batch_size > routed &&
-        tag->config().timeout_ms < 0) {
-      throw std::invalid_argument("tag '" + tag->name() + "': batch_size " +
-                                  std::to_string(tag->config().batch_size) + " exceeds the " +
-                                  std::to_string(routed) +
-                                  " game seats routed to it, so a batch could never fill; lower it or set timeout_ms");
-    }
-    if (tag->has_replies() && !deterministic_ && tag->config().timeout_ms >= 0 && tag->config().min_batch > routed) {
-      throw std::invalid_argument("tag '" + tag->name() + "': min_batch " + std::to_string(tag->config().min_batch) +
-                                  " exceeds the " + std::to_string(routed) +
-                                  " game seats routed to it, so its timeout could never deliver a batch");
-    }
-  }
-  ValidateReplyReads();
-  for (int seat = 0; seat < num_seats(); ++seat) {
-    for (int key = 0; key < num_game_keys_; ++key) {
-      if (keys_[key].role != KeyRole::kAction) continue;
-      int repliers = 0;
-      for (const auto& tag : tags_) {
-        const auto& seats = tag->config().seats;
-        const bool routed = seats.empty() || std::count(seats.begin(), seats.end(), seat) > 0;
-        const auto& replies = tag->reply_keys();
-        if (routed && std::count(replies.begin(), replies.end(), key) > 0) ++repliers;
-      }
-      if (repliers != 1) {
-        throw std::invalid_argument("seat " + std::to_string(seat) + " of game '" + game_name_ +
-                                    "' needs action '" + keys_[key].name + "' from exactly one tag, but " +
-                                    std::to_string(repliers) + " tag(s) reply it");
-      }
-    }
-  }
-}
+Context::~Context() { Stop(); }
 
-// A tag that reads a reply key gets it from the history, where only a tag
-// with replies writes it: without one for the seat, the rows would hold
-// whatever an earlier step left there.
-void Context::ValidateReplyReads() const {
-  auto routed = [](const Tag& tag, int seat) {
-    const auto& seats = tag.config().seats;
-    return seats.empty() || std::count(seats.begin(), seats.end(), seat) > 0;
-  };
-  for (const auto& reader : tags_) {
-    for (int key : reader->input_keys()) {
-      if (!keys_[key].IsReply()) continue;
-      for (int seat = 0; seat < num_seats(); ++seat) {
-        if (!routed(*reader, seat)) continue;
-        bool written = false;
-        for (const auto& writer : tags_) {
-          const auto& replies = writer->reply_keys();
-          written = written || (routed(*writer, seat) && std::count(replies.begin(), replies.end(), key) > 0);
-        }
-        if (written) continue;
-        throw std::invalid_argument("tag '" + reader->name() + "' reads key '" + keys_[key].name +
-                                    "', which no tag with replies replies" +
-                                    (num_seats() > 1 ? " for seat " + std::to_string(seat) : std::string()) +
-                                    ": add it to the replies of the tag that acts, or drop it from the inputs");
-      }
-    }
-  }
-}
-
+// Routes the channels to the tags, shapes their rings, and creates the games
+// with their histories.
 void Context::Wire() {
-  layout_ = RecordLayout(keys_, StoredKeys());
-  header_ = {layout_.offset(reward_key_), layout_.offset(terminal_key_), layout_.offset(truncated_key_),
-             layout_.offset(return_key_), layout_.offset(length_key_)};
-  for (const auto& tag : tags_) {
-    for (int seat = 0; seat < num_seats(); ++seat) {
-      const auto& seats = tag->config().seats;
-      if (!seats.empty() && std::count(seats.begin(), seats.end(), seat) == 0) continue;
-      auto& sends = tag->has_replies() ? observation_sends_ : after_reply_sends_;
-      sends.push_back({seat, tag->index()});
-    }
-  }
-  int history_length = 1;
-  for (const auto& send : after_reply_sends_) history_length = std::max(history_length, tags_[send.tag]->T());
-  const std::size_t words = History::Words(layout_, history_length);
+  plan_.Build(num_games_);
+  const int history_length = plan_.history_length();
+  const std::size_t words = History::Words(plan_.layout(), history_length);
   history_arena_.assign(words * num_games_ * num_seats(), 0);
   num_channels_ = num_games_ * num_seats();
   games_ = std::make_unique<GameSlot[]>(num_games_);
@@ -303,62 +90,19 @@ void Context::Wire() {
       Channel& channel = channels_[id];
       channel.game = g;
       channel.seat = seat;
-      channel.history = History(&layout_, history_length, history_arena_.data() + words * id);
-      slot.rows.emplace_back(&game_spec_.keys, &layout_);
+      channel.history = History(&plan_.layout(), history_length, history_arena_.data() + words * id);
+      slot.rows.emplace_back(&plan_.game_spec().keys, &plan_.layout());
     }
   }
-  positions_.assign(static_cast<std::size_t>(num_channels_) * num_tags(), -1);
-  sent_.assign(positions_.size(), 0);
-  input_copies_.assign(num_tags(), {});
-  reply_copies_.assign(num_tags(), {});
-  for (auto& tag : tags_) {
-    for (int key : tag->input_keys()) input_copies_[tag->index()].push_back({layout_.offset(key), keys_[key].Bytes()});
-    for (int key : tag->reply_keys()) reply_copies_[tag->index()].push_back({layout_.offset(key), keys_[key].Bytes()});
-    const auto& seats = tag->config().seats;
-    for (int id = 0; id < num_channels_; ++id) {
-      Channel& channel = channels_[id];
-      if (!seats.empty() && std::count(seats.begin(), seats.end(), channel.seat) == 0) continue;
-      positions_[static_cast<std::size_t>(id) * num_tags() + tag->index()] = static_cast<int>(tag->channels().size());
-      tag->AddChannel(id);
-    }
-    const int routed = static_cast<int>(tag->channels().size());
-    const bool fixed_groups = deterministic_ || tag->has_replies();
-    const int capacity = fixed_groups ? std::min(tag->config().batch_size, routed) : tag->config().batch_size;
-    tag->Allocate(keys_, capacity, deterministic_);
-  }
-}
-
-// Keys a record must hold: the game's own (it writes them all), the engine's,
-// and any other key a tag reads or replies. `final_` keys are written only if
-// stored.
-std::vector<bool> Context::StoredKeys() {
-  std::vector<bool> is_final(keys_.size(), false);
-  for (int key : final_keys_) {
-    if (key >= 0) is_final[key] = true;
-  }
-  std::vector<bool> stored(keys_.size(), false);
-  for (std::size_t i = 0; i < keys_.size(); ++i) {
-    const bool engine = keys_[i].role == KeyRole::kEngine && !is_final[i];
-    stored[i] = static_cast<int>(i) < num_game_keys_ || engine;
-  }
-  for (const auto& tag : tags_) {
-    for (int key : tag->input_keys()) stored[key] = true;
-    for (int key : tag->reply_keys()) stored[key] = true;
-  }
-  // Keeping one final_ key means observing the ended state: keep them all.
-  keep_final_ = false;
-  for (int key : final_keys_) keep_final_ = keep_final_ || (key >= 0 && stored[key]);
-  for (int key : final_keys_) {
-    if (key >= 0) stored[key] = keep_final_;
-  }
-  return stored;
+  for (auto& tag : plan_.tags()) tag->Allocate(keys(), router_->Shape(*tag, static_cast<int>(tag->channels().size())));
+  router_->Wire(plan_.tags(), num_channels_);
 }
 
 void Context::Start() {
   if (started_) throw std::logic_error("start() called twice");
   if (mailbox_.stopped()) throw std::logic_error("start() after stop(): create a new GameContext");
   if (!wiring_error_.empty()) throw std::logic_error("start() failed earlier (" + wiring_error_ + "); create a new context");
-  ValidateRouting();
+  plan_.Validate(num_games_, *router_);
   try {
     Wire();
   } catch (const std::exception& e) {
@@ -405,7 +149,7 @@ void Context::AdvanceMany(std::vector<int> games) {
   int current = -1;
   try {
     while (!games.empty() && !mailbox_.halted()) {
-      if (game_spec_.steps_elsewhere) {
+      if (plan_.game_spec().steps_elsewhere) {
         for (int game : games) {
           current = game;
           BeginStepIfReplied(games_[game]);
@@ -439,7 +183,7 @@ void Context::AdvanceMany(std::vector<int> games) {
     }
   } catch (const std::exception& e) {
     Fail(current < 0 ? std::string("engine: ") + e.what()
-                     : "game " + std::to_string(current) + " ('" + game_name_ + "'): " + e.what());
+                     : "game " + std::to_string(current) + " ('" + plan_.game_name() + "'): " + e.what());
   }
 }
 
@@ -470,13 +214,13 @@ Context::Progress Context::RunToStepOrSends(GameSlot& slot, int game) {
         if (slot.cursor == 0) return Progress::kAtSends;
         // A resumed game: parked again, or its last row sent (and the game
         // handed to whoever copies its last reply).
-        SendAll(game, observation_sends_, true);
+        SendAll(game, plan_.observation_sends(), true);
         return Progress::kWaits;
       case Stage::kAwaitReplies:  // the last reply came in
         slot.stage = Stage::kSendAfterReplies;
         [[fallthrough]];
       case Stage::kSendAfterReplies:
-        if (!after_reply_sends_.empty() && !SendAll(game, after_reply_sends_, false)) return Progress::kWaits;
+        if (!plan_.after_reply_sends().empty() && !SendAll(game, plan_.after_reply_sends(), false)) return Progress::kWaits;
         slot.stage = Stage::kStep;
         return Progress::kAtStep;
       case Stage::kStep:
@@ -492,8 +236,8 @@ Context::Progress Context::RunToStepOrSends(GameSlot& slot, int game) {
 // the sending thread leaves it alone. The commit and the batch's delivery
 // order the game's state before that thread reads it.
 void Context::ExpectReplies(GameSlot& slot) {
-  if (observation_sends_.size() > 1) {
-    slot.pending.store(static_cast<int>(observation_sends_.size()), std::memory_order_relaxed);
+  if (plan_.observation_sends().size() > 1) {
+    slot.pending.store(static_cast<int>(plan_.observation_sends().size()), std::memory_order_relaxed);
   }
 }
 
@@ -508,14 +252,14 @@ void Context::HandOver(GameSlot& slot) {
 // last rows hand them over to the reply copiers; returns the games that
 // need no replies (there is no tag with replies), which go on at once.
 std::vector<int> Context::SendObservations(std::vector<int> games) {
-  const std::size_t routes = observation_sends_.size();
+  const std::size_t routes = plan_.observation_sends().size();
   if (routes == 0) {
     for (int game : games) HandOver(games_[game]);
     return games;
   }
   for (std::size_t route = 0; route < routes && !games.empty(); ++route) {
     const bool last = route + 1 == routes;
-    games.resize(SendRows(games.data(), static_cast<int>(games.size()), observation_sends_[route], last));
+    games.resize(SendRows(games.data(), static_cast<int>(games.size()), plan_.observation_sends()[route], last));
     if (last) break;
     for (int game : games) games_[game].cursor = static_cast<int>(route + 1);
   }
@@ -523,18 +267,17 @@ std::vector<int> Context::SendObservations(std::vector<int> games) {
 }
 
 // The one send protocol: one row per game to one (seat, tag) route, claimed
-// in blocks (one row at a time in deterministic mode), written, labelled,
+// in blocks as the router grants them, written, labelled,
 // handed over if `hand_over` (before the commit: see ExpectReplies) and
 // committed; a game whose buffer is busy parks and resumes on its release.
 // Moves the games that sent to the front of `games`, in order, and returns
 // how many (none if `hand_over`: they are no longer this thread's).
 int Context::SendRows(int* games, int count, const Send& send, bool hand_over) {
-  Tag& tag = *tags_[send.tag];
+  Tag& tag = plan_.tag(send.tag);
   int sent = 0;
   int next = 0;
   while (next < count) {
-    const int want = deterministic_ ? 1 : count - next;
-    const Claim claim = ClaimFor(games_[games[next]], send, want);
+    const Claim claim = router_->ClaimRows(tag, ChannelId(games_[games[next]], send.seat), count - next);
     if (!claim.ok) {
       if (tag.Park(games[next], claim.batch)) ++next;  // else the buffer came free: retry
       continue;
@@ -552,19 +295,12 @@ int Context::SendRows(int* games, int count, const Send& send, bool hand_over) {
   return sent;
 }
 
-Claim Context::ClaimFor(GameSlot& slot, const Send& send, int want) {
-  Tag& tag = *tags_[send.tag];
-  if (!deterministic_) return tag.ClaimNext(want);
-  const std::size_t at = static_cast<std::size_t>(ChannelId(slot, send.seat)) * num_tags() + tag.index();
-  return tag.ClaimFixed(positions_[at], sent_[at]);
-}
-
 // Copies seat `send.seat` of `count` games (a T-step window each for T > 1)
 // from their histories into rows [row, row + count) of a claim.
 void Context::WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row) {
-  Tag& tag = *tags_[send.tag];
+  Tag& tag = plan_.tag(send.tag);
   const int T = tag.T();
-  const auto& copies = input_copies_[send.tag];
+  const auto& copies = plan_.input_copies(send.tag);
   BatchBuffer& buffer = *claim.buffer;
   const std::size_t capacity = tag.capacity();
   for (int first = 0; first < count; first += kRowBlock) {
@@ -586,7 +322,6 @@ void Context::WriteRows(const int* games, int count, const Send& send, const Cla
     // `records` now hold the current step, where replies go.
     for (int i = 0; i < block; ++i) {
       const int id = channel_ids[i];
-      if (deterministic_) ++sent_[static_cast<std::size_t>(id) * num_tags() + tag.index()];
       Tag::Label(claim, row + first + i, channels_[id].game, channels_[id].seat, records[i]);
     }
   }
@@ -600,7 +335,7 @@ bool Context::SendAll(int game, const std::vector<Send>& sends, bool hand_over) 
   GameSlot& slot = games_[game];
   while (slot.cursor < static_cast<int>(sends.size())) {
     const Send& send = sends[slot.cursor];
-    const int T = tags_[send.tag]->T();
+    const int T = plan_.tag(send.tag).T();
     const bool due = T == 1 || (slot.step + 1 >= T && (slot.step + 1 - T) % (T - 1) == 0);
     if (due) {
       const bool last = hand_over && slot.cursor + 1 == static_cast<int>(sends.size());
@@ -619,11 +354,11 @@ void Context::WriteStepHeader(Channel& channel, int64_t step, float reward, cons
   if (step > 0) ++channel.episode_length;
   const bool over = outcome.Over();
   const bool truncated = over && !outcome.terminated;
-  std::memcpy(record + header_.reward, &reward, sizeof reward);
-  std::memcpy(record + header_.terminal, &over, sizeof over);
-  std::memcpy(record + header_.truncated, &truncated, sizeof truncated);
-  std::memcpy(record + header_.episode_return, &channel.episode_return, sizeof channel.episode_return);
-  std::memcpy(record + header_.episode_length, &channel.episode_length, sizeof channel.episode_length);
+  std::memcpy(record + plan_.header().reward, &reward, sizeof reward);
+  std::memcpy(record + plan_.header().terminal, &over, sizeof over);
+  std::memcpy(record + plan_.header().truncated, &truncated, sizeof truncated);
+  std::memcpy(record + plan_.header().episode_return, &channel.episode_return, sizeof channel.episode_return);
+  std::memcpy(record + plan_.header().episode_length, &channel.episode_length, sizeof channel.episode_length);
   if (over) {
     channel.episode_return = 0.0f;
     channel.episode_length = 0;
@@ -639,7 +374,7 @@ void Context::Observe(GameSlot& slot) {
 }
 
 Outcome Context::Step(GameSlot& slot) {
-  if (game_spec_.steps_elsewhere && !slot.step_begun) slot.game->BeginStep(slot.rows);
+  if (plan_.game_spec().steps_elsewhere && !slot.step_begun) slot.game->BeginStep(slot.rows);
   slot.step_begun = false;
   return slot.game->Step(slot.rows, slot.rng);
 }
@@ -653,7 +388,7 @@ void Context::FinishStep(GameSlot& slot, const Outcome& outcome) {
     WriteStepHeader(channels[seat], slot.step, slot.game->Reward(seat), outcome);
   }
   if (outcome.Over()) {
-    if (keep_final_) KeepFinalObservation(slot);
+    if (plan_.keep_final()) KeepFinalObservation(slot);
     slot.game->Reset(slot.rng);
   }
   Observe(slot);
@@ -667,64 +402,14 @@ void Context::KeepFinalObservation(GameSlot& slot) {
   Observe(slot);
   for (int seat = 0; seat < num_seats(); ++seat) {
     History& history = channels_[ChannelId(slot, seat)].history;
-    for (int key = 0; key < num_game_keys_; ++key) {
-      if (final_keys_[key] < 0) continue;
-      std::memcpy(history.Key(slot.step, final_keys_[key]), history.Key(slot.step, key), keys_[key].Bytes());
+    for (int key = 0; key < plan_.num_game_keys(); ++key) {
+      if (plan_.final_keys()[key] < 0) continue;
+      std::memcpy(history.Key(slot.step, plan_.final_keys()[key]), history.Key(slot.step, key), keys()[key].Bytes());
     }
   }
 }
 
-void Context::NotifyReady(int tag, int64_t batch) {
-  if (deterministic_) {
-    mailbox_.Notify();  // the poll finds it in its buffer
-    return;
-  }
-  const int index = static_cast<int>(batch % tags_[tag]->num_buffers());
-  mailbox_.Post({tag, batch, index, tags_[tag]->buffer(index).size});
-}
-
-// Each tag delivers its batches in the order of their numbers. First-come
-// mode: the first ready batch, in completion order, that is its tag's next;
-// a batch completed before an earlier one of its tag (whose last rows are
-// still being written: every row of a batch is claimed before a later batch
-// takes any) waits for it, so the rows a game sends a tag arrive in the order
-// it sent them. Deterministic mode: a fixed order, by the game step the
-// batches were sent at, tags with replies before tags without (those are
-// sent after the replies), then tag, then group. Needs the lock.
-std::optional<BatchRef> Context::TakeReady(std::deque<BatchRef>& ready) {
-  if (!deterministic_) {
-    for (auto it = ready.begin(); it != ready.end(); ++it) {
-      Tag& tag = *tags_[it->tag];
-      if (it->batch != tag.next_delivery()) continue;
-      const BatchRef ref = *it;
-      ready.erase(it);
-      tag.AdvanceDelivery();
-      return ref;
-    }
-    return std::nullopt;
-  }
-  Tag* next = nullptr;
-  std::tuple<int64_t, int, int, int> best{};
-  for (auto& tag : tags_) {
-    const int64_t batch = tag->next_delivery();
-    const int64_t round = batch / tag->groups();
-    const int64_t step = tag->T() == 1 ? round : (round + 1) * (tag->T() - 1);
-    const std::tuple<int64_t, int, int, int> order{step, tag->has_replies() ? 0 : 1, tag->index(),
-                                                    static_cast<int>(batch % tag->groups())};
-    if (next == nullptr || order < best) {
-      next = tag.get();
-      best = order;
-    }
-  }
-  const int64_t batch = next->next_delivery();
-  const int index = static_cast<int>(batch % next->num_buffers());
-  BatchBuffer& buffer = next->buffer(index);
-  if (buffer.owner.load(std::memory_order_acquire) != batch || !buffer.ready.load(std::memory_order_acquire)) {
-    return std::nullopt;
-  }
-  next->AdvanceDelivery();
-  return BatchRef{next->index(), batch, index, buffer.size};
-}
+void Context::NotifyReady(int tag, int64_t batch) { router_->Ready(mailbox_, plan_.tag(tag), batch); }
 
 std::optional<BatchRef> Context::Wait(int timeout_ms) {
   if (!started_) throw std::logic_error("run() before start()");
@@ -740,138 +425,20 @@ Mailbox::Poll Context::Poll(std::deque<BatchRef>& ready) {
   // whose batches are always ready (first-come mode only).
   int64_t wake_ns = INT64_MAX;
   const int64_t now_ns = Tag::NowNs();
-  for (auto& tag : tags_) {
+  for (auto& tag : plan_.tags()) {
     if (const auto batch = tag->CloseIfTimedOut(now_ns)) {
       const int index = static_cast<int>(*batch % tag->num_buffers());
       ready.push_back({tag->index(), *batch, index, tag->buffer(index).size});
     }
     wake_ns = std::min(wake_ns, tag->TimeoutDeadlineNs(now_ns));
   }
-  found.ref = TakeReady(ready);
+  // Each tag delivers its batches in the order of their numbers; the router
+  // orders the tags (see router.h).
+  found.ref = router_->TakeReady(plan_.tags(), ready);
   if (found.ref) return found;
   if (Stuck(ready)) found.stuck = StuckMessage();
   if (wake_ns != INT64_MAX) found.wake = Mailbox::Clock::time_point(std::chrono::nanoseconds(wake_ns));
   return found;
-}
-
-namespace {
-
-// Index of the first of `count` values of type V outside [low, high], or -1.
-// One unsigned comparison per value: v - low, modulo 2^64, exceeds
-// high - low exactly when v is outside (it wraps around when v < low).
-template <typename V>
-int64_t FirstOutOfRange(const void* data, int64_t count, int64_t low, int64_t high) {
-  const V* values = static_cast<const V*>(data);
-  const auto base = static_cast<uint64_t>(low);
-  const uint64_t width = static_cast<uint64_t>(high) - base;
-  for (int64_t i = 0; i < count; ++i) {
-    if (static_cast<uint64_t>(static_cast<int64_t>(values[i])) - base > width) return i;
-  }
-  return -1;
-}
-
-// Index of the first of `count` values of type V, components of rows of
-// nvec.size() values, where component c lies outside [0, nvec[c]), or -1.
-template <typename V>
-int64_t FirstOutOfComponent(const void* data, int64_t count, const std::vector<int64_t>& nvec) {
-  const V* values = static_cast<const V*>(data);
-  const auto k = static_cast<int64_t>(nvec.size());
-  for (int64_t i = 0; i < count; ++i) {
-    if (static_cast<uint64_t>(static_cast<int64_t>(values[i])) >= static_cast<uint64_t>(nvec[i % k])) return i;
-  }
-  return -1;
-}
-
-// Index of the first of `count` values of type V that is NaN or infinite, or -1.
-template <typename V>
-int64_t FirstNonFinite(const void* data, int64_t count) {
-  const V* values = static_cast<const V*>(data);
-  for (int64_t i = 0; i < count; ++i) {
-    if (!std::isfinite(values[i])) return i;
-  }
-  return -1;
-}
-
-// The first value of an action reply outside the key's space, or -1.
-int64_t FirstInvalid(const KeySpec& key, const void* data, int64_t count) {
-  switch (key.space.kind) {
-    case ActionSpace::Kind::kDiscrete: {
-      const auto low = static_cast<int64_t>(key.bounds->first);
-      const auto high = static_cast<int64_t>(key.bounds->second);
-      if (key.dtype == DType::kInt64) return FirstOutOfRange<int64_t>(data, count, low, high);
-      if (key.dtype == DType::kInt32) return FirstOutOfRange<int32_t>(data, count, low, high);
-      if (key.dtype == DType::kUint8) return FirstOutOfRange<uint8_t>(data, count, low, high);
-      return -1;
-    }
-    case ActionSpace::Kind::kMultiDiscrete:
-      if (key.dtype == DType::kInt64) return FirstOutOfComponent<int64_t>(data, count, key.space.nvec);
-      if (key.dtype == DType::kInt32) return FirstOutOfComponent<int32_t>(data, count, key.space.nvec);
-      if (key.dtype == DType::kUint8) return FirstOutOfComponent<uint8_t>(data, count, key.space.nvec);
-      return -1;
-    case ActionSpace::Kind::kBox:
-      if (key.dtype == DType::kFloat32) return FirstNonFinite<float>(data, count);
-      if (key.dtype == DType::kFloat64) return FirstNonFinite<double>(data, count);
-      return -1;
-    case ActionSpace::Kind::kNone:
-      return -1;
-  }
-  return -1;
-}
-
-// The end of the run of rows from `begin` whose games lie in [first_game,
-// end_game), at most `limit`. Looks at blocks of rows without branching.
-int RunEnd(const int32_t* game_ids, int begin, int limit, int first_game, int end_game) {
-  constexpr int kBlock = 16;
-  int row = begin;
-  for (; row + kBlock <= limit; row += kBlock) {
-    bool outside = false;
-    for (int i = row; i < row + kBlock; ++i) outside |= (game_ids[i] < first_game) | (game_ids[i] >= end_game);
-    if (outside) break;
-  }
-  while (row < limit && game_ids[row] >= first_game && game_ids[row] < end_game) ++row;
-  return row;
-}
-
-int64_t IntegerAt(const void* data, DType dtype, int64_t index) {
-  if (dtype == DType::kInt64) return static_cast<const int64_t*>(data)[index];
-  if (dtype == DType::kInt32) return static_cast<const int32_t*>(data)[index];
-  return static_cast<const uint8_t*>(data)[index];
-}
-
-}  // namespace
-
-// Rejects action replies outside their space before any game sees them:
-// integers outside their range, Box values that are NaN or infinite.
-void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
-  BatchBuffer& buffer = tag.buffer(ref.buffer);
-  const auto& replies = tag.reply_keys();
-  for (std::size_t i = 0; i < replies.size(); ++i) {
-    const KeySpec& key = keys_[replies[i]];
-    if (key.role != KeyRole::kAction) continue;
-    const void* data = buffer.Reply(static_cast<int>(i), 0, key.Bytes());
-    const int64_t count = ref.size * key.NumElements();
-    const int64_t bad = FirstInvalid(key, data, count);
-    if (bad < 0) continue;
-    const int64_t row = bad / key.NumElements();
-    std::string what = "tag '" + tag.name() + "', key '" + key.name + "': row " + std::to_string(row) + " (game " +
-                       std::to_string(buffer.game_ids[row]) + ") replied ";
-    if (key.space.kind == ActionSpace::Kind::kBox) {
-      const double value = key.dtype == DType::kFloat64 ? static_cast<const double*>(data)[bad]
-                                                        : static_cast<const float*>(data)[bad];
-      throw std::invalid_argument(what + std::to_string(value) + " at element " +
-                                  std::to_string(bad % key.NumElements()) + "; a Box action must be finite");
-    }
-    int64_t low = static_cast<int64_t>(key.bounds ? key.bounds->first : 0);
-    int64_t high = static_cast<int64_t>(key.bounds ? key.bounds->second : 0);
-    if (key.space.kind == ActionSpace::Kind::kMultiDiscrete) {
-      const auto component = static_cast<std::size_t>(bad % key.NumElements());
-      what += "component " + std::to_string(component) + " = ";
-      low = 0;
-      high = key.space.nvec[component] - 1;
-    }
-    throw std::invalid_argument(what + std::to_string(IntegerAt(data, key.dtype, bad)) + ", valid range [" +
-                                std::to_string(low) + ", " + std::to_string(high) + "]");
-  }
 }
 
 // Nothing can ever happen again: the caller holds no batch (so none will be
@@ -884,7 +451,7 @@ void Context::CheckBounds(Tag& tag, const BatchRef& ref) const {
 // thread that completes a batch counts as working until it has taken it).
 bool Context::Stuck(const std::deque<BatchRef>& ready) {
   if (mailbox_.held() > 0 || !ready.empty() || !pool_->Idle()) return false;
-  for (const auto& tag : tags_) {
+  for (const auto& tag : plan_.tags()) {
     if (tag->WillTimeOut()) return false;
   }
   return true;
@@ -892,12 +459,12 @@ bool Context::Stuck(const std::deque<BatchRef>& ready) {
 
 std::string Context::StuckMessage() const {
   std::string tags;
-  for (const auto& tag : tags_) {
+  for (const auto& tag : plan_.tags()) {
     const TagConfig& config = tag->config();
     tags += (tags.empty() ? "" : "; ") + std::string("tag '") + tag->name() + "': " +
             std::to_string(tag->FillingRows()) + " of " + std::to_string(config.batch_size) + " rows, ";
-    tags += config.timeout_ms < 0 || deterministic_ ? std::string("no timeout")
-                                                    : "its timeout needs min_batch " + std::to_string(config.min_batch);
+    tags += !tag->times_out() ? std::string("no timeout")
+                              : "its timeout needs min_batch " + std::to_string(config.min_batch);
   }
   return "stuck: every game waits for a batch that can never be delivered, and the caller holds no batch (" + tags +
          "). When each game waits for replies from several tags, the rows left to a tag can be fewer than it "
@@ -915,28 +482,20 @@ void Context::TakeBack(Tag& tag, const BatchRef& ref) {
 }
 
 void Context::SubmitReplies(const BatchRef& ref) {
-  Tag& tag = *tags_[ref.tag];
+  Tag& tag = plan_.tag(ref.tag);
   if (!tag.has_replies()) throw std::logic_error("tag '" + tag.name() + "' has no replies; release its batches");
-  CheckBounds(tag, ref);
+  CheckReplies(tag, keys(), ref);
   TakeBack(tag, ref);
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   buffer.unconsumed_replies.store(ref.size);
   // Rows are claimed in runs by tasks that each advance games of one home
-  // worker. A job takes the rows of one run (or a piece of a long one) to
-  // that home, so no game's data moves to another core; runs shorter than
-  // kMinJob rows join the job before them rather than make a job each.
-  constexpr int kMinJob = 16;
-  const int chunk = std::max(kMinJob, (ref.size + 2 * num_threads_ - 1) / (2 * num_threads_));
+  // worker; each run is copied out on that home (see SplitReplies).
   std::vector<WorkerPool::Job> jobs;
-  for (int begin = 0; begin < ref.size;) {
-    const int home = Home(buffer.game_ids[begin]);
-    const int end = RunEnd(buffer.game_ids.data(), std::min(ref.size, begin + kMinJob),
-                           std::min(ref.size, begin + chunk), FirstGameOf(home), FirstGameOf(home + 1));
-    jobs.push_back({[this, tag_index = ref.tag, batch = ref.batch, begin, end] {
-                      ConsumeReplies(tag_index, batch, begin, end);
+  for (const ReplyRun& run : SplitReplies(buffer.game_ids.data(), ref.size, Homes{num_games_, num_threads_})) {
+    jobs.push_back({[this, tag_index = ref.tag, batch = ref.batch, run] {
+                      ConsumeReplies(tag_index, batch, run.begin, run.end);
                     },
-                    home});
-    begin = end;
+                    run.home});
   }
   pool_->SubmitMany(std::move(jobs));
   mailbox_.HandedBack();  // only now: until the jobs are queued, a waiting thread must not think the games stuck
@@ -945,16 +504,13 @@ void Context::SubmitReplies(const BatchRef& ref) {
 // Copies rows [begin, end) of a replied batch into their games' histories and
 // carries on each game whose replies are now all in.
 void Context::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
-  Tag& tag = *tags_[tag_index];
+  Tag& tag = plan_.tag(tag_index);
   BatchBuffer& buffer = tag.buffer(static_cast<int>(batch % tag.num_buffers()));
-  const auto& copies = reply_copies_[tag_index];
-  const bool counted = observation_sends_.size() > 1;
+  const auto& copies = plan_.reply_copies(tag_index);
+  const bool counted = plan_.observation_sends().size() > 1;
   std::vector<int> ready_games;
   ready_games.reserve(end - begin);
-  for (std::size_t k = 0; k < copies.size(); ++k) {
-    MoveKey<false>(static_cast<uint8_t*>(buffer.Reply(static_cast<int>(k), begin, copies[k].bytes)),
-                      &buffer.reply_to[begin], end - begin, copies[k].offset, copies[k].bytes);
-  }
+  ScatterReplies(buffer, copies, begin, end);
   for (int row = begin; row < end; ++row) {
     const int game = buffer.game_ids[row];
     if (!counted || games_[game].pending.fetch_sub(1, std::memory_order_acq_rel) == 1) ready_games.push_back(game);
@@ -966,7 +522,7 @@ void Context::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
 }
 
 void Context::Release(const BatchRef& ref) {
-  Tag& tag = *tags_[ref.tag];
+  Tag& tag = plan_.tag(ref.tag);
   if (tag.has_replies()) throw std::logic_error("tag '" + tag.name() + "' expects replies");
   TakeBack(tag, ref);
   ReleaseBuffer(tag, ref.batch);

@@ -17,16 +17,19 @@
 // first-come mode too, so the rows one game sends to a tag reach the caller
 // in the order it sent them: its T > 1 windows in step order, whatever the
 // load. Across tags, and across games within a tag, first-come mode promises
-// no order; deterministic mode fixes all of it (see TakeReady).
+// no order; deterministic mode fixes all of it (see router.h).
 //
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.
 //
-// Parts: the ready batches, the failure and the stop live in a Mailbox
-// (mailbox.h); each tag's ring of buffers and its claims in a Tag (tag.h);
-// the games' histories in History (history.h); the threads in WorkerPool.
-// Context wires them at Start and runs the game stages, one send protocol
-// (SendRows) and the replies.
+// Parts: the keys, tags, routes and every check of them in the Plan
+// (plan.h); which rows a send claims and which batch is delivered next in
+// a Router (router.h); each tag's ring of buffers and its claims in a Tag
+// (tag.h); the ready batches, the failure and the stop in a Mailbox
+// (mailbox.h); the checks and scatter of replies at the reply desk
+// (reply.h); the games' histories in History (history.h); the threads in
+// WorkerPool. Context builds the games at Start and runs the game stages
+// and the one send protocol (SendRows).
 #pragma once
 
 #include <atomic>
@@ -45,7 +48,10 @@
 #include "elf/history.h"
 #include "elf/mailbox.h"
 #include "elf/options.h"
+#include "elf/plan.h"
+#include "elf/reply.h"
 #include "elf/rng.h"
+#include "elf/router.h"
 #include "elf/spec.h"
 #include "elf/tag.h"
 #include "elf/worker_pool.h"
@@ -74,16 +80,16 @@ class Context {
   int AddTag(TagConfig config);
 
   // Queries.
-  const std::string& game_name() const { return game_name_; }
+  const std::string& game_name() const { return plan_.game_name(); }
   int num_games() const { return num_games_; }
   int num_threads() const { return num_threads_; }
-  int num_seats() const { return game_spec_.num_seats; }
-  const std::vector<KeySpec>& keys() const { return keys_; }
-  const GameSpec& game_spec() const { return game_spec_; }
-  int KeyIndex(const std::string& name) const;  // throws, listing the keys
-  int TagIndex(const std::string& name) const;  // throws, listing the tags
-  int num_tags() const { return static_cast<int>(tags_.size()); }
-  Tag& tag(int index) { return *tags_[index]; }
+  int num_seats() const { return plan_.num_seats(); }
+  const std::vector<KeySpec>& keys() const { return plan_.keys(); }
+  const GameSpec& game_spec() const { return plan_.game_spec(); }
+  int KeyIndex(const std::string& name) const { return plan_.KeyIndex(name); }  // throws, listing the keys
+  int TagIndex(const std::string& name) const { return plan_.TagIndex(name); }  // throws, listing the tags
+  int num_tags() const { return plan_.num_tags(); }
+  Tag& tag(int index) { return plan_.tag(index); }
   bool started() const { return started_; }
 
   void Start();
@@ -104,22 +110,10 @@ class Context {
   struct GameSlot;
   enum class Stage { kStart, kSendObservation, kAwaitReplies, kSendAfterReplies, kStep };
   enum class Progress { kWaits, kAtStep, kAtSends };
-  struct Send {
-    int seat;
-    int tag;
-  };
+  using Send = Plan::Send;
 
-  void BuildKeys();
-  void ValidateRouting() const;
-  void ValidateReplyReads() const;
   void Wire();
-  // The worker that steps `game` when it is free: games split into
-  // num_threads contiguous ranges.
-  int Home(int game) const { return static_cast<int>(int64_t{game} * num_threads_ / num_games_); }
-  // The first game whose home is `home` (num_games for home num_threads).
-  int FirstGameOf(int home) const {
-    return static_cast<int>((int64_t{home} * num_games_ + num_threads_ - 1) / num_threads_);
-  }
+  int Home(int game) const { return Homes{num_games_, num_threads_}.Of(game); }
   void SubmitAdvance(const std::vector<int>& games);
   void AdvanceMany(std::vector<int> games);
   void BeginStepIfReplied(GameSlot& slot);
@@ -128,7 +122,6 @@ class Context {
   void HandOver(GameSlot& slot);
   std::vector<int> SendObservations(std::vector<int> games);
   int SendRows(int* games, int count, const Send& send, bool hand_over);
-  Claim ClaimFor(GameSlot& slot, const Send& send, int want);
   void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
   void WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome);
@@ -136,7 +129,6 @@ class Context {
   Outcome Step(GameSlot& slot);
   void FinishStep(GameSlot& slot, const Outcome& outcome);
   void KeepFinalObservation(GameSlot& slot);
-  std::vector<bool> StoredKeys();
   void ConsumeReplies(int tag, int64_t batch, int begin, int end);
   void ReleaseBuffer(Tag& tag, int64_t batch);
   Mailbox::Poll Poll(std::deque<BatchRef>& ready);
@@ -144,46 +136,19 @@ class Context {
   std::string StuckMessage() const;
   void Resume(const std::vector<int>& games);
   void NotifyReady(int tag, int64_t batch);
-  std::optional<BatchRef> TakeReady(std::deque<BatchRef>& ready);
-  void CheckBounds(Tag& tag, const BatchRef& ref) const;
   void TakeBack(Tag& tag, const BatchRef& ref);
 
-  std::string game_name_;
   int num_games_;
   int num_threads_;
   uint64_t seed_;
-  bool deterministic_;
-  GameSpec game_spec_;
+  std::unique_ptr<Router> router_;  // the claim policy: first-come or deterministic
+  Plan plan_;                       // keys, tags, routes and their checks
   GameFactory make_game_;
-  std::vector<KeySpec> keys_;  // game keys first, in the game's order
-  int num_game_keys_ = 0;
-  std::vector<int> final_keys_;  // per game key: its final_ key, or -1
-  bool keep_final_ = false;      // some tag reads a final_ key
-  int reward_key_ = -1, terminal_key_ = -1, truncated_key_ = -1, return_key_ = -1, length_key_ = -1;
-  RecordLayout layout_;
-  // Where the engine's per-step keys sit in a record.
-  struct HeaderOffsets {
-    std::size_t reward, terminal, truncated, episode_return, episode_length;
-  };
-  HeaderOffsets header_{};
-  std::vector<std::unique_ptr<Tag>> tags_;
-  std::vector<Send> observation_sends_;    // to tags with replies, in (tag, seat) order
-  std::vector<Send> after_reply_sends_;    // to tags without replies
   // Contiguous, so a chunk of games walks memory in order.
   std::unique_ptr<Channel[]> channels_;
   std::unique_ptr<GameSlot[]> games_;
   int num_channels_ = 0;
   int ChannelId(const GameSlot& slot, int seat) const;  // g * num_seats + seat
-  // Per (channel, tag), at channel * num_tags + tag: the channel's position
-  // among the tag's channels (-1: not routed) and its messages sent so far.
-  std::vector<int> positions_;
-  std::vector<int64_t> sent_;
-  // Per tag, per input (reply) key: where it sits in a history record.
-  struct KeyCopy {
-    std::size_t offset;
-    std::size_t bytes;
-  };
-  std::vector<std::vector<KeyCopy>> input_copies_, reply_copies_;
   std::vector<uint64_t> history_arena_;
   std::unique_ptr<WorkerPool> pool_;
 

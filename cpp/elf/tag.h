@@ -12,22 +12,26 @@
 // buffer to batch j + num_buffers and returns the games that were parked
 // waiting for it. Claims use atomics only; parking takes `park_mutex`.
 //
-// Two ways to assign rows:
-//   first-come (default): batch `fill` takes rows in arrival order; a partial
-//     batch may be closed early by a timeout (Close).
-//   deterministic: a game's k-th message goes to batch k * groups + g at row
-//     p, where (g, p) is fixed by the game's position among the tag's
-//     channels, so batch contents do not depend on thread timing.
+// Two ways to claim rows (which one a context uses is the router's choice,
+// router.h):
+//   ClaimNext: batch `fill` takes rows in arrival order; a partial batch may
+//     be closed early by a timeout (CloseIfTimedOut), if the ring's shape
+//     allows timeouts. Such a batch completes when closed or full.
+//   ClaimFixed: a channel's k-th message goes to batch k * groups + g at row
+//     p, where (g, p) is fixed by its position among the tag's channels; such
+//     a batch completes when its group's rows are all committed.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "elf/spec.h"
@@ -86,6 +90,34 @@ struct BatchBuffer {
   }
 };
 
+// Moves one key of `bytes` bytes between `count` records (at `offset` in
+// each) and a column of consecutive rows: into the column (kGather) or out of
+// it. `Bytes` is std::size_t, or an std::integral_constant for the common
+// sizes, whose copies the compiler then inlines.
+template <bool kGather, typename Bytes>
+inline void MoveColumn(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, Bytes bytes) {
+  for (int i = 0; i < count; ++i) {
+    uint8_t* row = column + i * bytes;
+    uint8_t* key = records[i] + offset;
+    if (kGather) {
+      std::memcpy(row, key, bytes);
+    } else {
+      std::memcpy(key, row, bytes);
+    }
+  }
+}
+
+template <bool kGather>
+inline void MoveKey(uint8_t* column, uint8_t* const* records, int count, std::size_t offset, std::size_t bytes) {
+  switch (bytes) {
+    case 1: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 1>{});
+    case 4: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 4>{});
+    case 8: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 8>{});
+    case 16: return MoveColumn<kGather>(column, records, count, offset, std::integral_constant<std::size_t, 16>{});
+    default: return MoveColumn<kGather>(column, records, count, offset, bytes);
+  }
+}
+
 // Rows [row, row + rows) of batch `batch`, or, if !ok, the batch whose
 // buffer is still busy (the game must park).
 struct Claim {
@@ -94,6 +126,15 @@ struct Claim {
   BatchBuffer* buffer = nullptr;
   int row = 0;
   int rows = 0;
+  int batch_rows = 0;  // a fixed claim's batch size (complete once all are committed); 0: closed or full
+};
+
+// A tag's ring, as the router chooses it: rows per buffer, buffers beyond
+// one per group of channels, and whether a partial batch may time out.
+struct RingShape {
+  int capacity = 1;
+  int spare = 1;
+  bool timeouts = false;
 };
 
 class Tag {
@@ -112,6 +153,8 @@ class Tag {
   const std::vector<int>& input_keys() const { return input_keys_; }
   const std::vector<int>& reply_keys() const { return reply_keys_; }
   const std::vector<int>& channels() const { return channels_; }
+  // Whether a partial batch may be delivered by its timeout (set by Allocate).
+  bool times_out() const { return timeout_ns_ >= 0; }
 
   // Wiring, before start: the global key ids and the channels routed here.
   void SetKeys(std::vector<int> inputs, std::vector<int> replies) {
@@ -120,23 +163,14 @@ class Tag {
   }
   void AddChannel(int channel) { channels_.push_back(channel); }
 
-  // Allocates the buffers, `capacity` rows each. Enough of them that a tag
-  // whose games wait for replies rarely makes a game park: each channel holds
-  // at most one row, so one buffer per group of channels plus the one being
-  // filled. First-come with several groups needs one more: a replied batch's
-  // rows are copied out by several jobs, and the games of the first jobs
-  // already send again, past the batch being filled, before the last job
-  // frees the buffer (with 4096 games in batches of 2048, about 10% of the
-  // sends parked without it). A tag without replies frees a buffer as soon
-  // as the caller releases it. Deterministic batches are fixed groups of
-  // channels.
-  void Allocate(const std::vector<KeySpec>& keys, int capacity, bool deterministic) {
+  // Allocates the buffers, `shape.capacity` rows each, one per group of
+  // channels plus `shape.spare` (at least two; see the routers for why).
+  void Allocate(const std::vector<KeySpec>& keys, const RingShape& shape) {
     const int routed = static_cast<int>(channels_.size());
-    deterministic_ = deterministic;
-    capacity_ = capacity;
+    timeout_ns_ = shape.timeouts && config_.timeout_ms >= 0 ? int64_t{config_.timeout_ms} * 1000000 : -1;
+    capacity_ = shape.capacity;
     groups_ = std::max(1, (routed + capacity_ - 1) / capacity_);
-    const int spare = has_replies() && !deterministic && groups_ > 1 ? 2 : 1;
-    const int num_buffers = std::max(2, groups_ + spare);
+    const int num_buffers = std::max(2, groups_ + shape.spare);
     for (int i = 0; i < num_buffers; ++i) {
       auto buffer = std::make_unique<BatchBuffer>();
       for (int key : input_keys_) buffer->inputs.emplace_back(Words(keys[key].Bytes() * T() * capacity_));
@@ -151,7 +185,7 @@ class Tag {
     }
   }
 
-  // Rows of deterministic batch j (the last group may be smaller).
+  // Rows of fixed batch j (the last group may be smaller).
   int GroupSize(int64_t batch) const {
     const int group = static_cast<int>(batch % groups_);
     const int routed = static_cast<int>(channels_.size());
@@ -175,7 +209,7 @@ class Tag {
       }
       const int rows = std::min(want, capacity_ - claimed);
       if (!buffer.claims.compare_exchange_weak(claims, claims + rows)) continue;
-      if (claimed == 0 && config_.timeout_ms >= 0) buffer.first_claim_ns = NowNs();
+      if (claimed == 0 && times_out()) buffer.first_claim_ns = NowNs();
       if (claimed + rows == capacity_) {
         int64_t expected = batch;
         fill_.compare_exchange_strong(expected, batch + 1);
@@ -184,13 +218,13 @@ class Tag {
     }
   }
 
-  // Deterministic claim: the channel at `position` among this tag's channels
-  // sends its `count`-th message.
+  // Fixed claim: the channel at `position` among this tag's channels sends
+  // its `count`-th message.
   Claim ClaimFixed(int position, int64_t count) {
     const int64_t batch = count * groups_ + position / capacity_;
     BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
     const bool ok = buffer.owner.load(std::memory_order_acquire) == batch;
-    return {ok, batch, &buffer, position % capacity_, 1};
+    return {ok, batch, &buffer, position % capacity_, 1, GroupSize(batch)};
   }
 
   // Records who wrote row `row` of a claim (before Commit).
@@ -204,14 +238,14 @@ class Tag {
   // completes the batch (it is then ready to deliver).
   bool Commit(const Claim& claim, int rows) {
     claim.buffer->committed.fetch_add(rows);  // seq_cst: see MarkReadyIfComplete
-    return MarkReadyIfComplete(claim.batch, *claim.buffer);
+    return MarkReadyIfComplete(claim.batch, *claim.buffer, claim.batch_rows);
   }
 
   // Closes the batch being filled if it has waited `timeout_ms` and holds at
   // least `min_batch` rows. Returns the batch if that made it ready (else a
-  // pending commit will). First-come mode only.
+  // pending commit will). Only for rings with timeouts, claimed by ClaimNext.
   std::optional<int64_t> CloseIfTimedOut(int64_t now_ns) {
-    if (deterministic_ || config_.timeout_ms < 0) return std::nullopt;
+    if (!times_out()) return std::nullopt;
     const int64_t batch = fill_.load(std::memory_order_acquire);
     BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
     uint64_t claims = buffer.claims.load(std::memory_order_acquire);
@@ -219,11 +253,11 @@ class Tag {
     const int rows = BatchBuffer::Count(claims);
     if (BatchBuffer::Closed(claims) || rows < config_.min_batch) return std::nullopt;
     // kNoClaimYet: row 0 is claimed but its time not yet written; wait for it.
-    if (now_ns - buffer.first_claim_ns.load() < TimeoutNs()) return std::nullopt;
+    if (now_ns - buffer.first_claim_ns.load() < timeout_ns_) return std::nullopt;
     if (!buffer.claims.compare_exchange_strong(claims, claims | BatchBuffer::kClosed)) return std::nullopt;
     int64_t expected = batch;
     fill_.compare_exchange_strong(expected, batch + 1);
-    if (!MarkReadyIfComplete(batch, buffer)) return std::nullopt;
+    if (!MarkReadyIfComplete(batch, buffer, 0)) return std::nullopt;
     return batch;
   }
 
@@ -238,20 +272,20 @@ class Tag {
   // Whether the batch being filled will be delivered by its timeout with the
   // rows it has.
   bool WillTimeOut() const {
-    return !deterministic_ && config_.timeout_ms >= 0 && FillingRows() >= std::max(1, config_.min_batch);
+    return times_out() && FillingRows() >= std::max(1, config_.min_batch);
   }
 
   // When to check the batch being filled for a timeout again (INT64_MAX:
   // never). No event says when a first row or the min_batch-th row arrives,
   // so until the time is known and ahead, poll every quarter timeout (>= 1 ms).
   int64_t TimeoutDeadlineNs(int64_t now_ns) const {
-    if (deterministic_ || config_.timeout_ms < 0) return INT64_MAX;
+    if (!times_out()) return INT64_MAX;
     const int64_t batch = fill_.load(std::memory_order_acquire);
     const BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
     const int64_t first_claim = buffer.first_claim_ns.load();
-    const int64_t poll = now_ns + std::max<int64_t>(1000000, TimeoutNs() / 4);
+    const int64_t poll = now_ns + std::max<int64_t>(1000000, timeout_ns_ / 4);
     if (first_claim == BatchBuffer::kNoClaimYet) return poll;
-    const int64_t deadline = first_claim + TimeoutNs();
+    const int64_t deadline = first_claim + timeout_ns_;
     return deadline > now_ns ? deadline : poll;
   }
 
@@ -295,18 +329,16 @@ class Tag {
 
  private:
   static std::size_t Words(std::size_t bytes) { return (bytes + 7) / 8; }
-  int64_t TimeoutNs() const { return int64_t{config_.timeout_ms} * 1000000; }
 
   // Called after a commit and after a timeout close. Both sides use seq_cst
   // (the commit's add, the close's CAS, and the loads here), so at least one
   // of two racing callers sees the other's write: a closed batch whose last
   // row is committed at that moment is always marked ready by someone.
-  bool MarkReadyIfComplete(int64_t batch, BatchBuffer& buffer) {
+  // `fixed_rows`: the batch's size for a fixed claim, else 0.
+  bool MarkReadyIfComplete(int64_t batch, BatchBuffer& buffer, int fixed_rows) {
     const uint64_t claims = buffer.claims.load();
-    int rows;
-    if (deterministic_) {
-      rows = GroupSize(batch);
-    } else {
+    int rows = fixed_rows;
+    if (rows == 0) {
       rows = BatchBuffer::Count(claims);
       const bool closed = BatchBuffer::Closed(claims) || rows == capacity_;
       if (!closed) return false;
@@ -321,7 +353,7 @@ class Tag {
 
   TagConfig config_;
   int index_;
-  bool deterministic_ = false;
+  int64_t timeout_ns_ = -1;  // < 0: partial batches never time out
   int capacity_ = 0;
   int groups_ = 1;
   std::vector<int> input_keys_;

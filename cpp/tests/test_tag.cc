@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "check.h"
+#include "elf/router.h"
 
 using elf::BatchBuffer;
 using elf::Claim;
@@ -45,7 +46,7 @@ std::unique_ptr<Tag> MakeTag(int channels, int capacity, bool deterministic = fa
   auto tag = std::make_unique<Tag>(config, 0);
   tag->SetKeys({0}, {1});
   for (int c = 0; c < channels; ++c) tag->AddChannel(c);
-  tag->Allocate(Keys(), capacity, deterministic);
+  tag->Allocate(Keys(), elf::Router::Make(deterministic)->Shape(*tag, channels));
   return tag;
 }
 
@@ -84,7 +85,7 @@ TEST(allocation_sizes_buffers_for_every_key_and_at_least_two_buffers) {
   Tag no_replies(train, 0);
   no_replies.SetKeys({0}, {});
   for (int c = 0; c < 10; ++c) no_replies.AddChannel(c);
-  no_replies.Allocate(Keys(), 4, false);
+  no_replies.Allocate(Keys(), elf::FirstComeRouter().Shape(no_replies, 10));
   CHECK_EQ(no_replies.num_buffers(), 4);
 }
 
