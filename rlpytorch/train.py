@@ -126,7 +126,7 @@ def build_trainer(
         loader.add_train_tags(gc, model.state_size)
         return Trainer.from_config(
             config, mi=mi.add_actor_critic(model), method=build_method(method, config, loader.seed),
-            sampler=sampler, statistics=statistics,
+            sampler=sampler, seats_per_game=gc.num_seats, statistics=statistics,
         )
     if not any(isinstance(m, QValueHead) for m in model.modules()):
         raise ValueError(f"--method {method} needs a Q model (--model q, q_lstm or q_gru), not {model.name!r}")

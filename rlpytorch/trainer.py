@@ -133,8 +133,39 @@ def episodes_in(
     return rows, returns, lengths, stats
 
 
+class ActingRecord:
+    """What a trainer keeps while its games play: frames and updates counted,
+    finished episodes, update stats, and each game's recurrent state. Needs
+    ``mi`` (with its ``actor``), ``device`` and ``statistics``."""
+
+    def start_record(self) -> None:
+        self.statistics = tuple(self.statistics)
+        self.mi.to(self.device)
+        self.total_frames = 0  # the run's frame budget, set by the runner
+        self.frames = 0
+        self.updates = 0
+        self.episodes = EpisodeStats()
+        self.update_stats = RunningMean()
+        actor = self.mi["actor"]
+        self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
+
+    def record_acting(self, batch: Mapping[str, Any]) -> None:
+        """Count an actor batch's frames and record the episodes it ends."""
+        self.frames += len(batch)
+        _, returns, lengths, stats = episodes_in(batch, self.statistics)
+        if len(returns):
+            self.episodes.add(returns, lengths, stats)
+
+
+def lanes_of(batch: Any, seats_per_game: int) -> np.ndarray:
+    """One id per column of a window (or row of a batch), dense over (game, seat)."""
+    games = np.asarray(batch.game_ids, np.int64)
+    seats = getattr(batch, "seats", None)
+    return games * seats_per_game + (0 if seats is None else np.asarray(seats, np.int64))
+
+
 @dataclass(eq=False)
-class Trainer(Configurable):
+class Trainer(ActingRecord, Configurable):
     """Actor and train callbacks over a ``ModelInterface`` with ``model`` and ``actor``."""
 
     mi: ModelInterface
@@ -148,44 +179,27 @@ class Trainer(Configurable):
         choices=("constant", "linear"),
     )
 
+    seats_per_game: int = 1
     statistics: tuple[str, ...] = ()  # the game's episode statistics keys (GameLoader.statistic_keys)
 
     def __post_init__(self) -> None:
-        self.statistics = tuple(self.statistics)
-        self.mi.to(self.device)
-        self.total_frames = 0  # the run's frame budget, set by the runner
-        self.frames = 0
-        self.updates = 0
-        self.episodes = EpisodeStats()
-        self.update_stats = RunningMean()
-        actor = self.mi["actor"]
-        self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
+        self.start_record()
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply ``a``, ``pi`` and ``V`` for every row; record finished episodes."""
-        self.frames += len(batch)
-        _, returns, lengths, stats = episodes_in(batch, self.statistics)
-        if len(returns):
-            self.episodes.add(returns, lengths, stats)
+        self.record_acting(batch)
         return act(self.mi["actor"], self.sampler, batch, self.device, self.states)
 
     def train(self, batch: Mapping[str, Any]) -> None:
         """One update on a time-major ``[T, B]`` window."""
         tensors = to_tensors(batch, None, self.device)
-        normalize_window(distributed.unwrap(self.mi["model"]), tensors, window_ids(batch))
+        normalize_window(distributed.unwrap(self.mi["model"]), tensors, lanes_of(batch, self.seats_per_game))
         if self.lr_schedule == "linear" and self.total_frames:
             self.mi.scale_lr(max(0.0, 1.0 - self.frames / self.total_frames))
         self.update_stats.add(self.method.update(self.mi, tensors))
         self.updates += 1
         if self.updates % self.actor_sync_every == 0:
             self.mi.update_model("actor", "model")
-
-
-def window_ids(batch: Any) -> np.ndarray:
-    """One id per column of a window (or row of a batch): its game and seat."""
-    seats = getattr(batch, "seats", None)
-    seats = np.zeros_like(batch.game_ids) if seats is None else np.asarray(seats)
-    return np.asarray(batch.game_ids, np.int64) * 1024 + seats
 
 
 def act(

@@ -30,10 +30,9 @@ from .model_base import Model
 from .model_interface import ModelInterface
 from .replay import Replay
 from .sampler import Sampler
-from .stats import EpisodeStats, RunningMean
-from .trainer import RecurrentStates, actor_sync_setting, device_setting, episodes_in, to_tensors
+from .trainer import ActingRecord, actor_sync_setting, device_setting, lanes_of, to_tensors
 
-__all__ = ["ValueTrainer", "lanes_of", "value_interface"]
+__all__ = ["ValueTrainer", "value_interface"]
 
 
 def value_interface(model: Model, mi: ModelInterface | None = None) -> ModelInterface:
@@ -45,15 +44,8 @@ def value_interface(model: Model, mi: ModelInterface | None = None) -> ModelInte
     return mi
 
 
-def lanes_of(batch: Any, seats_per_game: int) -> np.ndarray:
-    """The replay lane of every column: one per (game, seat)."""
-    games = np.asarray(batch.game_ids, np.int64)
-    seats = getattr(batch, "seats", None)
-    return games * seats_per_game + (0 if seats is None else np.asarray(seats, np.int64))
-
-
 @dataclass(eq=False)
-class ValueTrainer(Configurable):
+class ValueTrainer(ActingRecord, Configurable):
     """Actor and train callbacks over ``mi`` (``model``, ``actor``, ``target``) and a ``Replay``."""
 
     mi: ModelInterface
@@ -71,22 +63,11 @@ class ValueTrainer(Configurable):
     def __post_init__(self) -> None:
         if self.replay_ratio <= 0:
             raise ValueError(f"replay_ratio must be > 0 updates per frame, got {self.replay_ratio}")
-        self.statistics = tuple(self.statistics)
-        self.mi.to(self.device)
-        self.total_frames = 0  # the run's frame budget, set by the runner
-        self.frames = 0
-        self.updates = 0
-        self.episodes = EpisodeStats()
-        self.update_stats = RunningMean()
-        actor = self.mi["actor"]
-        self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
+        self.start_record()
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply epsilon-greedy ``a`` (and ``h``) for every row; record finished episodes."""
-        self.frames += len(batch)
-        _, returns, lengths, stats = episodes_in(batch, self.statistics)
-        if len(returns):
-            self.episodes.add(returns, lengths, stats)
+        self.record_acting(batch)
         self.sampler.anneal(self.frames)
         model = self.mi["actor"]
         obs = to_tensors(batch, model.obs_keys, self.device)

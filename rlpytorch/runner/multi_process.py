@@ -37,7 +37,7 @@ from ..args_provider import setting
 from ..model_base import Model
 from ..model_interface import ModelInterface
 from ..normalization import normalize_window
-from ..trainer import Method, window_ids
+from ..trainer import Method, lanes_of
 from .single_process import RunSummary, SingleProcessRun, window_frames
 
 __all__ = ["LearnerError", "MultiProcessRun"]
@@ -137,7 +137,8 @@ class MultiProcessRun(SingleProcessRun):
         size = len(batch)
         for key in keys:
             self._slots[key][index, :, :size].copy_(torch.from_numpy(np.asarray(batch[key])))
-        self._queues["full"].put((index, size, self.trainer.frames, window_frames(batch), window_ids(batch)))
+        self._queues["full"].put((index, size, self.trainer.frames, window_frames(batch),
+                                 lanes_of(batch, self.trainer.seats_per_game)))
 
     def _free_slot(self) -> int | None:
         """A free slot's index; None (drop) when all are busy, unless ``when_behind``
