@@ -4,11 +4,9 @@ thousands-of-games run is `python benchmarks/bench_go.py rules`)."""
 
 from __future__ import annotations
 
-import pytest
+import pyspiel  # open-spiel is a test requirement: without it this suite fails rather than skips
 
 from elfpy.go.openspiel import compare_random_games, to_openspiel
-
-pyspiel = pytest.importorskip("pyspiel")
 
 
 def test_actions_map_to_openspiel_rows_counted_from_the_bottom():
