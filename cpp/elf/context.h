@@ -1,11 +1,12 @@
 // The game context: N games, a pool of worker threads that advances them,
-// and the tags that batch their states for the Python thread.
+// and the tags that batch their states for the Python thread. A facade over
+// the parts below; it builds them at Start and runs nothing itself.
 //
 // Threads. One "caller" thread (Python's) configures the context, then calls
 // Wait / SubmitReplies / Release / Stop. Worker threads advance games. Any
 // thread may call Fail. After Start, configuration calls throw.
 //
-// A game's life, step s, for each seat (a "channel" is one seat of one game):
+// A game's life (the stage machine of stepper.h), step s, for each seat:
 //   1. write r, terminal, ... and the game's observation into history step s;
 //   2. send a row to every tag with replies, wait for all of them;
 //   3. send a row to every tag without replies, and a [T]-step window to every
@@ -23,43 +24,35 @@
 // advancing games, and Wait throws GameError with the message until Stop.
 //
 // Parts: the keys, tags, routes and every check of them in the Plan
-// (plan.h); which rows a send claims and which batch is delivered next in
-// a Router (router.h); each tag's ring of buffers and its claims in a Tag
-// (tag.h); the ready batches, the failure and the stop in a Mailbox
-// (mailbox.h); the checks and scatter of replies at the reply desk
-// (reply.h); the games' histories in History (history.h); the threads in
-// WorkerPool. Context builds the games at Start and runs the game stages
-// and the one send protocol (SendRows).
+// (plan.h); the games, their histories and their stage machine with the one
+// send protocol in the Stepper (stepper.h); which rows a send claims and
+// which batch is delivered next in a Router (router.h); each tag's ring of
+// buffers and its claims in a Tag (tag.h); the ready batches, the failure
+// and the stop in a Mailbox (mailbox.h); the checks and scatter of replies
+// at the reply desk (reply.h); the threads in WorkerPool. Context keeps the
+// delivery loop (Wait, stuck detection) and hands replies and releases on.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "elf/game.h"
-#include "elf/history.h"
 #include "elf/mailbox.h"
 #include "elf/options.h"
 #include "elf/plan.h"
 #include "elf/reply.h"
-#include "elf/rng.h"
 #include "elf/router.h"
 #include "elf/spec.h"
+#include "elf/stepper.h"
 #include "elf/tag.h"
 #include "elf/worker_pool.h"
 
 namespace elf {
-
-// Creates game number `index` of a context.
-using GameFactory = std::function<std::unique_ptr<Game>(int index)>;
 
 class Context {
  public:
@@ -106,36 +99,12 @@ class Context {
   void Stop();
 
  private:
-  struct Channel;
-  struct GameSlot;
-  enum class Stage { kStart, kSendObservation, kAwaitReplies, kSendAfterReplies, kStep };
-  enum class Progress { kWaits, kAtStep, kAtSends };
-  using Send = Plan::Send;
-
   void Wire();
   int Home(int game) const { return Homes{num_games_, num_threads_}.Of(game); }
   void SubmitAdvance(const std::vector<int>& games);
-  void AdvanceMany(std::vector<int> games);
-  void BeginStepIfReplied(GameSlot& slot);
-  Progress RunToStepOrSends(GameSlot& slot, int game);
-  void ExpectReplies(GameSlot& slot);
-  void HandOver(GameSlot& slot);
-  std::vector<int> SendObservations(std::vector<int> games);
-  int SendRows(int* games, int count, const Send& send, bool hand_over);
-  void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
-  bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
-  void WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome);
-  void Observe(GameSlot& slot);
-  Outcome Step(GameSlot& slot);
-  void FinishStep(GameSlot& slot, const Outcome& outcome);
-  void KeepFinalObservation(GameSlot& slot);
-  void ConsumeReplies(int tag, int64_t batch, int begin, int end);
-  void ReleaseBuffer(Tag& tag, int64_t batch);
   Mailbox::Poll Poll(std::deque<BatchRef>& ready);
   bool Stuck(const std::deque<BatchRef>& ready);
   std::string StuckMessage() const;
-  void Resume(const std::vector<int>& games);
-  void NotifyReady(int tag, int64_t batch);
   void TakeBack(Tag& tag, const BatchRef& ref);
 
   int num_games_;
@@ -144,17 +113,12 @@ class Context {
   std::unique_ptr<Router> router_;  // the claim policy: first-come or deterministic
   Plan plan_;                       // keys, tags, routes and their checks
   GameFactory make_game_;
-  // Contiguous, so a chunk of games walks memory in order.
-  std::unique_ptr<Channel[]> channels_;
-  std::unique_ptr<GameSlot[]> games_;
-  int num_channels_ = 0;
-  int ChannelId(const GameSlot& slot, int seat) const;  // g * num_seats + seat
-  std::vector<uint64_t> history_arena_;
-  std::unique_ptr<WorkerPool> pool_;
+  Mailbox mailbox_;  // ready batches (first-come: in completion order), failure, stop
+  std::unique_ptr<Stepper> stepper_;  // the games and their stage machine, built at Start
+  std::unique_ptr<WorkerPool> pool_;  // after what its tasks use: destroyed (its threads joined) first
 
   bool started_ = false;
   std::string wiring_error_;  // set if building the games failed; Start is then refused
-  Mailbox mailbox_;  // ready batches (first-come: in completion order), failure, stop
 };
 
 }  // namespace elf
