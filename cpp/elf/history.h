@@ -43,14 +43,17 @@ class History {
  public:
   History() = default;
   History(const RecordLayout* layout, int min_length, uint64_t* storage)
-      : layout_(layout), length_(RoundUpToPowerOfTwo(min_length)), data_(reinterpret_cast<uint8_t*>(storage)) {}
+      : layout_(layout), length_(RoundUpToPowerOfTwo(min_length)), record_bytes_(layout->bytes()),
+        data_(reinterpret_cast<uint8_t*>(storage)) {}
 
   static std::size_t Words(const RecordLayout& layout, int min_length) {
     return layout.bytes() * static_cast<std::size_t>(RoundUpToPowerOfTwo(min_length)) / 8;
   }
 
-  int length() const { return length_; }
-  uint8_t* Record(int64_t step) { return data_ + (step & (length_ - 1)) * layout_->bytes(); }
+  int length() const { return static_cast<int>(length_); }
+  // Every step of a game reaches this a few times: one multiplication, no
+  // load through the layout.
+  uint8_t* Record(int64_t step) { return data_ + (step & (length_ - 1)) * record_bytes_; }
   void* Key(int64_t step, int key) { return Record(step) + layout_->offset(key); }
 
  private:
@@ -61,7 +64,8 @@ class History {
   }
 
   const RecordLayout* layout_ = nullptr;
-  int length_ = 1;
+  int64_t length_ = 1;
+  std::size_t record_bytes_ = 0;
   uint8_t* data_ = nullptr;
 };
 

@@ -13,8 +13,6 @@ namespace elf {
 // per channel (a deterministic one: its position and sends per tag) lives in
 // the router, so a channel stays small.
 struct Stepper::Channel {
-  int game = 0;
-  int seat = 0;
   History history;
   float episode_return = 0.0f;
   int32_t episode_length = 0;
@@ -33,10 +31,6 @@ struct Stepper::GameSlot {
   std::atomic<int> pending{0};
 };
 
-inline int Stepper::ChannelId(const GameSlot& slot, int seat) const {
-  return static_cast<int>(&slot - games_.get()) * num_seats() + seat;
-}
-
 namespace {
 
 // Rows copied key by key, this many at a time: each key's copy is then one
@@ -51,22 +45,20 @@ constexpr std::size_t kStepBlock = 16;
 
 Stepper::Stepper(Plan& plan, Router& router, Mailbox& mailbox, const GameFactory& make_game, int num_games,
                  uint64_t seed, Resume resume)
-    : plan_(plan), router_(router), mailbox_(mailbox), resume_(std::move(resume)), num_games_(num_games) {
+    : plan_(plan), router_(router), mailbox_(mailbox), resume_(std::move(resume)), num_games_(num_games),
+      num_seats_(plan.num_seats()), header_(plan.header()), steps_elsewhere_(plan.game_spec().steps_elsewhere) {
   const int history_length = plan_.history_length();
   const std::size_t words = History::Words(plan_.layout(), history_length);
-  history_arena_.assign(words * num_games_ * num_seats(), 0);
+  history_arena_.assign(words * num_games_ * num_seats_, 0);
   games_ = std::make_unique<GameSlot[]>(num_games_);
-  channels_ = std::make_unique<Channel[]>(num_games_ * num_seats());
+  channels_ = std::make_unique<Channel[]>(num_games_ * num_seats_);
   for (int g = 0; g < num_games_; ++g) {
     GameSlot& slot = games_[g];
     slot.rng.Seed(seed, static_cast<uint64_t>(g));
     slot.game = make_game(g);
-    for (int seat = 0; seat < num_seats(); ++seat) {
-      const int id = g * num_seats() + seat;
-      Channel& channel = channels_[id];
-      channel.game = g;
-      channel.seat = seat;
-      channel.history = History(&plan_.layout(), history_length, history_arena_.data() + words * id);
+    for (int seat = 0; seat < num_seats_; ++seat) {
+      const int id = g * num_seats_ + seat;
+      channels_[id].history = History(&plan_.layout(), history_length, history_arena_.data() + words * id);
       slot.rows.emplace_back(&plan_.game_spec().keys, &plan_.layout());
     }
   }
@@ -82,12 +74,11 @@ Stepper::~Stepper() = default;
 // committed in blocks: one atomic operation per block rather than per row,
 // and each thread writes its own run of rows. Any exception from a game
 // fails the mailbox with the game named.
-
 void Stepper::Advance(std::vector<int> games) {
   int current = -1;
   try {
     while (!games.empty() && !mailbox_.halted()) {
-      if (plan_.game_spec().steps_elsewhere) {
+      if (steps_elsewhere_) {
         for (int game : games) {
           current = game;
           BeginStepIfReplied(games_[game]);
@@ -112,7 +103,7 @@ void Stepper::Advance(std::vector<int> games) {
         }
         for (std::size_t i = 0; i < due; ++i) {
           current = at_step[i];
-          FinishStep(games_[current], outcomes[i]);
+          FinishStep(current, outcomes[i]);
           at_sends.push_back(current);
         }
       }
@@ -137,35 +128,33 @@ void Stepper::BeginStepIfReplied(GameSlot& slot) {
 // waits to send its first row to a tag with replies (kAtSends), or waits for
 // replies or parked (kWaits).
 Stepper::Progress Stepper::RunToStepOrSends(GameSlot& slot, int game) {
-  while (!mailbox_.halted()) {
-    switch (slot.stage) {
-      case Stage::kStart:
-        slot.game->Reset(slot.rng);
-        for (int seat = 0; seat < num_seats(); ++seat) {
-          WriteStepHeader(channels_[ChannelId(slot, seat)], slot.step, 0.0f, Outcome{});
-        }
-        Observe(slot);
-        slot.stage = Stage::kSendObservation;
-        ExpectReplies(slot);
-        break;
-      case Stage::kSendObservation:
-        if (slot.cursor == 0) return Progress::kAtSends;
-        // A resumed game: parked again, or its last row sent (and the game
-        // handed to whoever copies its last reply).
-        SendAll(game, plan_.observation_sends(), true);
-        return Progress::kWaits;
-      case Stage::kAwaitReplies:  // the last reply came in
-        slot.stage = Stage::kSendAfterReplies;
-        [[fallthrough]];
-      case Stage::kSendAfterReplies:
-        if (!plan_.after_reply_sends().empty() && !SendAll(game, plan_.after_reply_sends(), false)) return Progress::kWaits;
-        slot.stage = Stage::kStep;
-        return Progress::kAtStep;
-      case Stage::kStep:
-        return Progress::kAtStep;
-    }
+  switch (slot.stage) {
+    case Stage::kStart:
+      slot.game->Reset(slot.rng);
+      for (int seat = 0; seat < num_seats_; ++seat) {
+        WriteStepHeader(channels_[ChannelId(game, seat)], slot.step, 0.0f, Outcome{});
+      }
+      Observe(game);
+      slot.stage = Stage::kSendObservation;
+      ExpectReplies(slot);
+      return Progress::kAtSends;
+    case Stage::kSendObservation:
+      if (slot.cursor == 0) return Progress::kAtSends;
+      // A resumed game: parked again, or its last row sent (and the game
+      // handed to whoever copies its last reply).
+      SendAll(game, plan_.observation_sends(), true);
+      return Progress::kWaits;
+    case Stage::kAwaitReplies:  // the last reply came in
+      slot.stage = Stage::kSendAfterReplies;
+      [[fallthrough]];
+    case Stage::kSendAfterReplies:
+      if (!plan_.after_reply_sends().empty() && !SendAll(game, plan_.after_reply_sends(), false)) return Progress::kWaits;
+      slot.stage = Stage::kStep;
+      return Progress::kAtStep;
+    case Stage::kStep:
+      break;
   }
-  return Progress::kWaits;
+  return Progress::kAtStep;
 }
 
 // Before a game's first observation send. Its last row is committed only
@@ -215,7 +204,7 @@ int Stepper::SendRows(int* games, int count, const Send& send, bool hand_over) {
   int sent = 0;
   int next = 0;
   while (next < count) {
-    const Claim claim = router_.ClaimRows(tag, ChannelId(games_[games[next]], send.seat), count - next);
+    const Claim claim = router_.ClaimRows(tag, ChannelId(games[next], send.seat), count - next);
     if (!claim.ok) {
       if (tag.Park(games[next], claim.batch)) ++next;  // else the buffer came free: retry
       continue;
@@ -245,7 +234,7 @@ void Stepper::WriteRows(const int* games, int count, const Send& send, const Cla
     const int block = std::min(kRowBlock, count - first);
     int channel_ids[kRowBlock];
     uint8_t* records[kRowBlock];
-    for (int i = 0; i < block; ++i) channel_ids[i] = ChannelId(games_[games[first + i]], send.seat);
+    for (int i = 0; i < block; ++i) channel_ids[i] = ChannelId(games[first + i], send.seat);
     for (int t = 0; t < T; ++t) {
       for (int i = 0; i < block; ++i) {
         const int64_t step = games_[games[first + i]].step - (T - 1) + t;
@@ -258,10 +247,7 @@ void Stepper::WriteRows(const int* games, int count, const Send& send, const Cla
       }
     }
     // `records` now hold the current step, where replies go.
-    for (int i = 0; i < block; ++i) {
-      const int id = channel_ids[i];
-      Tag::Label(claim, row + first + i, channels_[id].game, channels_[id].seat, records[i]);
-    }
+    for (int i = 0; i < block; ++i) Tag::Label(claim, row + first + i, games[first + i], send.seat, records[i]);
   }
 }
 
@@ -292,54 +278,59 @@ void Stepper::WriteStepHeader(Channel& channel, int64_t step, float reward, cons
   if (step > 0) ++channel.episode_length;
   const bool over = outcome.Over();
   const bool truncated = over && !outcome.terminated;
-  std::memcpy(record + plan_.header().reward, &reward, sizeof reward);
-  std::memcpy(record + plan_.header().terminal, &over, sizeof over);
-  std::memcpy(record + plan_.header().truncated, &truncated, sizeof truncated);
-  std::memcpy(record + plan_.header().episode_return, &channel.episode_return, sizeof channel.episode_return);
-  std::memcpy(record + plan_.header().episode_length, &channel.episode_length, sizeof channel.episode_length);
+  // The offsets in registers: a store into the record could alias a member.
+  const Plan::HeaderOffsets header = header_;
+  std::memcpy(record + header.reward, &reward, sizeof reward);
+  std::memcpy(record + header.terminal, &over, sizeof over);
+  std::memcpy(record + header.truncated, &truncated, sizeof truncated);
+  std::memcpy(record + header.episode_return, &channel.episode_return, sizeof channel.episode_return);
+  std::memcpy(record + header.episode_length, &channel.episode_length, sizeof channel.episode_length);
   if (over) {
     channel.episode_return = 0.0f;
     channel.episode_length = 0;
   }
 }
 
-void Stepper::Observe(GameSlot& slot) {
-  for (int seat = 0; seat < num_seats(); ++seat) {
+void Stepper::Observe(int game) {
+  GameSlot& slot = games_[game];
+  for (int seat = 0; seat < num_seats_; ++seat) {
     Row& row = slot.rows[seat];
-    row.Point(channels_[ChannelId(slot, seat)].history.Record(slot.step));
+    row.Point(channels_[ChannelId(game, seat)].history.Record(slot.step));
     slot.game->Observe(seat, row);
   }
 }
 
 Outcome Stepper::Step(GameSlot& slot) {
-  if (plan_.game_spec().steps_elsewhere && !slot.step_begun) slot.game->BeginStep(slot.rows);
+  if (steps_elsewhere_ && !slot.step_begun) slot.game->BeginStep(slot.rows);
   slot.step_begun = false;
   return slot.game->Step(slot.rows, slot.rng);
 }
 
 // After Step: the step's header, a reset if the episode is over, and the next
 // observation; the game then goes to its observation sends.
-void Stepper::FinishStep(GameSlot& slot, const Outcome& outcome) {
+void Stepper::FinishStep(int game, const Outcome& outcome) {
+  GameSlot& slot = games_[game];
   ++slot.step;
-  Channel* channels = &channels_[ChannelId(slot, 0)];
-  for (int seat = 0; seat < num_seats(); ++seat) {
+  Channel* channels = &channels_[ChannelId(game, 0)];
+  for (int seat = 0; seat < num_seats_; ++seat) {
     WriteStepHeader(channels[seat], slot.step, slot.game->Reward(seat), outcome);
   }
   if (outcome.Over()) {
-    if (plan_.keep_final()) KeepFinalObservation(slot);
+    if (plan_.keep_final()) KeepFinalObservation(game);
     slot.game->Reset(slot.rng);
   }
-  Observe(slot);
+  Observe(game);
   slot.stage = Stage::kSendObservation;
   ExpectReplies(slot);
 }
 
 // Observes the state an episode ended in and copies it into the `final_`
 // keys of the record (the next Observe overwrites the game's own keys).
-void Stepper::KeepFinalObservation(GameSlot& slot) {
-  Observe(slot);
-  for (int seat = 0; seat < num_seats(); ++seat) {
-    History& history = channels_[ChannelId(slot, seat)].history;
+void Stepper::KeepFinalObservation(int game) {
+  const GameSlot& slot = games_[game];
+  Observe(game);
+  for (int seat = 0; seat < num_seats_; ++seat) {
+    History& history = channels_[ChannelId(game, seat)].history;
     for (int key = 0; key < plan_.num_game_keys(); ++key) {
       if (plan_.final_keys()[key] < 0) continue;
       std::memcpy(history.Key(slot.step, plan_.final_keys()[key]), history.Key(slot.step, key), plan_.keys()[key].Bytes());

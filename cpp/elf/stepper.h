@@ -79,8 +79,7 @@ class Stepper {
   enum class Progress { kWaits, kAtStep, kAtSends };
   using Send = Plan::Send;
 
-  int num_seats() const { return plan_.num_seats(); }
-  int ChannelId(const GameSlot& slot, int seat) const;  // g * num_seats + seat
+  int ChannelId(int game, int seat) const { return game * num_seats_ + seat; }
   void BeginStepIfReplied(GameSlot& slot);
   Progress RunToStepOrSends(GameSlot& slot, int game);
   void ExpectReplies(GameSlot& slot);
@@ -90,16 +89,20 @@ class Stepper {
   void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
   void WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome);
-  void Observe(GameSlot& slot);
+  void Observe(int game);
   Outcome Step(GameSlot& slot);
-  void FinishStep(GameSlot& slot, const Outcome& outcome);
-  void KeepFinalObservation(GameSlot& slot);
+  void FinishStep(int game, const Outcome& outcome);
+  void KeepFinalObservation(int game);
 
   Plan& plan_;
   Router& router_;
   Mailbox& mailbox_;
   Resume resume_;
-  int num_games_;
+  const int num_games_;
+  // Copied from the plan: read for every step of every game.
+  const int num_seats_;
+  const Plan::HeaderOffsets header_;
+  const bool steps_elsewhere_;
   // Contiguous, so a chunk of games walks memory in order.
   std::unique_ptr<GameSlot[]> games_;
   std::unique_ptr<Channel[]> channels_;
