@@ -58,14 +58,17 @@ class Model(nn.Module):
         # observations are normalized on the way in; rewards are scaled by the learner before an update.
         self.obs_norm: nn.Module | None = None
         self.reward_norm: nn.Module | None = None
+        # The previous action and reward as inputs (rlpytorch.prev_inputs.PrevInputs), when the model reads them.
+        self.prev_inputs: nn.Module | None = None
 
     def predict(
-        self, obs: Mapping[str, Any] | Any, state: Any | None = None, deterministic: bool = True
+        self, obs: Mapping[str, Any] | Any, state: Any | None = None, deterministic: bool = True,
+        prev_action: Any | None = None, prev_reward: Any | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Act on one observation or a small batch outside the engine; see ``rlpytorch.predict``."""
         from .predict import predict  # predict runs the trainer's actor code, which imports this module
 
-        return predict(self, obs, state, deterministic)
+        return predict(self, obs, state, deterministic, prev_action, prev_reward)
 
     def as_obs(self, obs: Mapping[str, torch.Tensor] | torch.Tensor) -> Mapping[str, torch.Tensor]:
         """The observation dict: ``obs`` itself, or ``{obs_keys[0]: obs}`` for one tensor,

@@ -39,6 +39,7 @@ from .model_base import Model
 from .model_interface import ModelInterface
 from .model_loader import ModelLoader
 from .models.q_networks import QValueHead
+from .prev_inputs import prev_shapes
 from .replay import Replay
 from .run_dir import resolve_run_dir, save_dir_setting, write_run_files
 from .runner import MultiProcessRun, SingleProcessRun, evaluate
@@ -123,7 +124,7 @@ def build_trainer(
     sampler = Sampler.from_config(config, seed=loader.seed)
     statistics = loader.statistic_keys(gc)
     if method not in VALUE_METHODS:
-        loader.add_train_tags(gc, model.state_size)
+        loader.add_train_tags(gc, model.state_size, prev_shapes(model))
         return Trainer.from_config(
             config, mi=mi.add_actor_critic(model), method=build_method(method, config, loader.seed),
             sampler=sampler, seats_per_game=gc.num_seats, statistics=statistics,
@@ -135,7 +136,7 @@ def build_trainer(
     cls = METHODS[method]
     in_sequences = any(f.name == "n_step" for f in dataclasses.fields(cls))  # R2D2: n-step inside the sequence
     learner = cls.from_config(config, **({"n_step": config["n_step"]} if in_sequences else {}))
-    loader.add_value_tags(gc, model.state_size)
+    loader.add_value_tags(gc, model.state_size, prev_shapes(model))
     seats = gc.num_seats
     replay = Replay.from_config(
         config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys, gamma=learner.gamma,

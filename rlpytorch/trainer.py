@@ -31,6 +31,7 @@ from .distributions import behaviour_key, policy_family, policy_of
 from .model_base import Model
 from .model_interface import ModelInterface
 from .normalization import normalize_window
+from .prev_inputs import PreviousActions, add_final_inputs
 from .sampler import Sampler
 from .stats import EpisodeStats, RunningMean
 
@@ -148,6 +149,7 @@ class ActingRecord:
         self.update_stats = RunningMean()
         actor = self.mi["actor"]
         self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
+        self.previous = previous_actions(actor, self.device)
 
     def record_acting(self, batch: Mapping[str, Any]) -> None:
         """Count an actor batch's frames and record the episodes it ends."""
@@ -188,11 +190,12 @@ class Trainer(ActingRecord, Configurable):
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply ``a``, ``pi`` and ``V`` for every row; record finished episodes."""
         self.record_acting(batch)
-        return act(self.mi["actor"], self.sampler, batch, self.device, self.states)
+        return act(self.mi["actor"], self.sampler, batch, self.device, self.states, self.previous)
 
     def train(self, batch: Mapping[str, Any]) -> None:
         """One update on a time-major ``[T, B]`` window."""
         tensors = to_tensors(batch, None, self.device)
+        add_final_inputs(distributed.unwrap(self.mi["model"]), tensors)  # raw rewards: before normalize_window
         normalize_window(distributed.unwrap(self.mi["model"]), tensors, lanes_of(batch, self.seats_per_game))
         if self.lr_schedule == "linear" and self.total_frames:
             self.mi.scale_lr(max(0.0, 1.0 - self.frames / self.total_frames))
@@ -202,21 +205,30 @@ class Trainer(ActingRecord, Configurable):
             self.mi.update_model("actor", "model")
 
 
+def previous_actions(model: Model, device: torch.device | str) -> PreviousActions | None:
+    """The per-game record of last actions a model reading its previous inputs needs."""
+    part = getattr(model, "prev_inputs", None)
+    return PreviousActions(part, device) if part is not None else None
+
+
 def act(
     model: Model,
     sampler: Sampler,
     batch: Mapping[str, Any],
     device: torch.device | str,
     states: RecurrentStates | None = None,
+    previous: PreviousActions | None = None,
 ) -> dict[str, np.ndarray]:
     """Batched inference on the model's observation keys: actions, behaviour
     policy and value; for a recurrent model (``states`` given) also ``h``, the
-    state each row started from, and the games' states move one step on.
+    state each row started from, and the games' states move one step on; with
+    ``previous`` (a model reading its previous action and reward) also the
+    ``prev_`` inputs fed to the model, and the games' last actions move on.
 
     The behaviour policy is replied as ``pi`` (the distribution) for one
     discrete action and as ``logp`` (the log-probability of the replied action)
     for every other space (``distributions.behaviour_key``)."""
-    obs = to_tensors(batch, model.obs_keys, device)
+    obs, prev = observations(model, batch, device, previous)
     family = policy_family(model)
     with torch.inference_mode():
         if states is None:
@@ -231,7 +243,31 @@ def act(
     reply = {"a": a.cpu().numpy(), behaviour_key(family): mu.cpu().numpy(), "V": out["V"].cpu().numpy()}
     if states is not None:
         reply["h"] = h.cpu().numpy()
-    return reply
+    return {**reply, **replied_inputs(batch, a, prev, previous)}
+
+
+def observations(
+    model: Model, batch: Mapping[str, Any], device: torch.device | str, previous: PreviousActions | None
+) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The model's inputs for an actor batch, and among them the previous inputs
+    ``previous`` made (none without it: then they must be keys of ``batch``, as in ``predict``)."""
+    obs = to_tensors(batch, model.obs_keys, device)
+    prev = previous.inputs(batch, device) if previous is not None else {}
+    missing = [k for k in model.obs_keys if k not in obs and k not in prev]
+    if missing:
+        raise ValueError(f"the model reads keys {missing} that the batch lacks; it has {sorted(batch.keys())}")
+    return {**obs, **prev}, prev
+
+
+def replied_inputs(
+    batch: Mapping[str, Any], a: Tensor, prev: Mapping[str, Tensor], previous: PreviousActions | None
+) -> dict[str, np.ndarray]:
+    """After acting: record the actions ``a`` as the games' last, and reply the
+    previous inputs the model was fed (the history keeps them for training)."""
+    if previous is None:
+        return {}
+    previous.record(batch, a)
+    return {key: value.cpu().numpy() for key, value in prev.items()}
 
 
 @dataclass(frozen=True)
@@ -291,6 +327,7 @@ class Evaluator(Configurable):
         self.finished: dict[int, list[tuple[float, int, tuple[float, ...]]]] = {g: [] for g in range(self.games)}
         self.frames = 0
         self.states = RecurrentStates(self.model.state_size, self.device) if self.model.state_size else None
+        self.previous = previous_actions(self.model, self.device)
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply like ``Trainer.actor`` and record the counted episodes."""
@@ -301,7 +338,7 @@ class Evaluator(Configurable):
             episodes = self.finished.get(game)
             if episodes is not None and len(episodes) < self.per_game:
                 episodes.append((returns[i], lengths[i], tuple(stats[name][i] for name in self.statistics)))
-        return act(self.model, self.sampler, batch, self.device, self.states)
+        return act(self.model, self.sampler, batch, self.device, self.states, self.previous)
 
     @property
     def episodes_done(self) -> int:

@@ -28,9 +28,10 @@ from .args_provider import Configurable, setting
 from .game_loader import STATE_KEY
 from .model_base import Model
 from .model_interface import ModelInterface
+from .prev_inputs import add_final_inputs
 from .replay import Replay
 from .sampler import Sampler
-from .trainer import ActingRecord, actor_sync_setting, device_setting, lanes_of, to_tensors
+from .trainer import ActingRecord, actor_sync_setting, device_setting, lanes_of, observations, replied_inputs
 
 __all__ = ["ValueTrainer", "value_interface"]
 
@@ -66,11 +67,11 @@ class ValueTrainer(ActingRecord, Configurable):
         self.start_record()
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        """Reply epsilon-greedy ``a`` (and ``h``) for every row; record finished episodes."""
+        """Reply epsilon-greedy ``a`` (and ``h``, the previous inputs) for every row; record finished episodes."""
         self.record_acting(batch)
         self.sampler.anneal(self.frames)
         model = self.mi["actor"]
-        obs = to_tensors(batch, model.obs_keys, self.device)
+        obs, prev = observations(model, batch, self.device, self.previous)
         reply = {}
         with torch.inference_mode():
             if self.states is None:
@@ -84,11 +85,13 @@ class ValueTrainer(ActingRecord, Configurable):
                 reply[STATE_KEY] = h.cpu().numpy()
             a, _ = self.sampler(Q)
         reply["a"] = a.cpu().numpy()
-        return reply
+        return {**reply, **replied_inputs(batch, a, prev, self.previous)}
 
     def train(self, batch: Mapping[str, Any]) -> None:
         """Store the window, then make the updates the replay ratio owes."""
-        self.replay.add(batch, lanes_of(batch, self.seats_per_game))
+        window = {key: torch.as_tensor(np.asarray(batch[key])) for key in batch.keys()}  # views: no copy
+        add_final_inputs(self.mi["model"], window)
+        self.replay.add(window, lanes_of(batch, self.seats_per_game))
         owed = int(self.replay_ratio * (self.frames - self.learning_starts)) - self.updates
         if owed > 0 and len(self.replay) == 0:  # every lane still shorter than the n-step horizon
             return
