@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .model_base import Model
-from .prev_inputs import PREV_ACTION, PREV_REWARD
+from .prev_inputs import PREV_ACTION, PREV_REWARD, prev_shapes
 from .sampler import Sampler
 from .trainer import RecurrentStates, act
 
@@ -66,7 +66,8 @@ def predict(
     """
     obs = {model.obs_keys[0]: obs} if not isinstance(obs, Mapping) else obs
     first = model.obs_keys[0]
-    arrays = {key: np.asarray(obs[key]) for key in model.obs_keys if key in obs}
+    made = prev_shapes(model)  # made below from prev_action / prev_reward unless given
+    arrays = {key: np.asarray(obs[key]) for key in model.obs_keys if key in obs or key not in made}
     shape = model.obs_shapes.get(first)
     single = shape is not None and arrays[first].ndim == len(shape)
     if single:

@@ -119,8 +119,8 @@ class PreviousActions:
 def add_final_inputs(model: nn.Module, window: MutableMapping[str, Tensor]) -> None:
     """Add ``final_prev_action`` / ``final_prev_reward`` to a ``[T, B]`` window that has
     ``truncated``: on row ``t >= 1``, ``enc(a_{t-1})`` and ``r_t``, the inputs of the
-    state an episode ended in (used only on truncated rows; row 0 gets zeros: its
-    truncation belongs to the previous window). Call it before rewards are normalized."""
+    state an episode ended in (used only on truncated rows; row 0's action is zero:
+    its truncation belongs to the previous window). Call it before rewards are normalized."""
     part = getattr(model, "prev_inputs", None)
     if part is None or "truncated" not in window:
         return
