@@ -37,6 +37,7 @@ from ..args_provider import setting
 from ..model_base import Model
 from ..model_interface import ModelInterface
 from ..normalization import normalize_window
+from ..prev_inputs import add_final_inputs
 from ..trainer import Method, lanes_of
 from .single_process import RunSummary, SingleProcessRun, window_frames
 
@@ -252,6 +253,7 @@ def _learn(setup: dict[str, Any], shared: Model, version: Any, lock: Any, stop: 
             break
         index, size, frames, new_frames, ids = item
         window = {k: v[index, :, :size].to(device) for k, v in slots.items()}
+        add_final_inputs(mi["model"], window)  # from the raw rewards, before normalize_window scales them
         normalize_window(mi["model"], window, ids)
         if setup["lr_schedule"] == "linear" and setup["total_frames"]:
             mi.scale_lr(max(0.0, 1.0 - frames / setup["total_frames"]))
