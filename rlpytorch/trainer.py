@@ -4,8 +4,9 @@
 lagging actor model under ``torch.inference_mode``, replying ``a``, ``pi`` (the
 behaviour distribution; ``logp``, the action's log-probability, for actions
 other than one discrete one) and ``V``; for a recurrent model also ``h``, the state
-it started the step from (``RecurrentStates`` keeps one per game and seat). ``Trainer.train`` answers the ``train``
-tag: one ``[T, B]`` window, one optimizer step, and the actor copy refreshed
+it started the step from (``RecurrentStates`` keeps one per game and seat), and for a model
+reading its previous action and reward the ``prev_`` inputs it was fed (``prev_inputs``).
+``Trainer.train`` answers the ``train`` tag: one ``[T, B]`` window, one optimizer step, and the actor copy refreshed
 every ``actor_sync_every`` updates. ``Evaluator.actor`` plays without learning
 and collects finished episodes.
 
@@ -43,6 +44,8 @@ __all__ = [
     "act",
     "device_setting",
     "episodes_in",
+    "observations",
+    "replied_inputs",
     "to_tensors",
 ]
 
