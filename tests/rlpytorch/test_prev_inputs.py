@@ -192,6 +192,16 @@ def test_r2d2_replayed_sequences_carry_what_the_actor_was_fed():
             for key in (PREV_ACTION, PREV_REWARD):
                 np.testing.assert_array_equal(sequences[key][t, b].numpy(), fed[lane][start + t][key].numpy())
     assert "final_prev_action" in sequences and trainer.updates > 0
+    transitions = replay._transitions(absolute, lanes)  # DQN's: the bootstrap row's inputs as next_ keys
+    assert replay.n_step == 1
+    compared = 0
+    for b, (start, lane) in enumerate(zip(absolute, lanes, strict=True)):
+        after = fed[lane][start + 1]
+        if after[PREV_REWARD] != 0:  # the fake CartPole pays 1 a step: 0 marks an episode start (no bootstrap)
+            for key in (PREV_ACTION, PREV_REWARD):
+                np.testing.assert_array_equal(transitions["next_" + key][b].numpy(), after[key].numpy())
+            compared += 1
+    assert compared >= 2
     sample = replay.sample(4)
     assert sample[PREV_ACTION].shape == (4, 4, 2)
 
