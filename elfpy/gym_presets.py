@@ -21,8 +21,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 # Gymnasium ids whose environments live in a plugin package that must be
-# imported first (gymnasium registers them on import).
-_PLUGINS = {"ALE/": "ale_py", "MiniGrid-": "minigrid", "BabyAI-": "minigrid"}
+# imported first: most register on import; "module:function" names the
+# registering function of one that only declares a gymnasium.envs entry point
+# (which gymnasium 1.x no longer loads by itself).
+_PLUGINS = {"ALE/": "ale_py", "MiniGrid-": "minigrid", "BabyAI-": "minigrid", "MinAtar/": "minatar.gym:register_envs"}
 
 
 def registered_spec(env_id: str) -> Any:
@@ -33,9 +35,12 @@ def registered_spec(env_id: str) -> Any:
     spec rather than from the id."""
     import gymnasium
 
-    for prefix, module in _PLUGINS.items():
+    for prefix, plugin in _PLUGINS.items():
+        module, _, register = plugin.partition(":")
         if env_id.startswith(prefix):
-            importlib.import_module(module)
+            imported = importlib.import_module(module)
+            if register and env_id not in gymnasium.registry:
+                getattr(imported, register)()
     return gymnasium.spec(env_id)
 
 
