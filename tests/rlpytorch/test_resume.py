@@ -107,3 +107,20 @@ def test_engine_seed_stream_starts_at_the_run_seed_and_gives_each_start_its_own_
     seeds = [engine_seed(7, k) for k in range(1, 50)]
     assert len(set(seeds)) == 49 and 7 not in seeds
     assert seeds == [engine_seed(7, k) for k in range(1, 50)]  # a function of (seed, k) only
+
+
+def test_dqn_resumes_its_networks_counters_and_schedule_with_an_empty_replay(tmp_path):
+    small = ["--method", "dqn", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--hidden", "16",
+             "--replay_batch", "16", "--learning_starts", "200", "--replay_ratio", "0.25", "--no-progress",
+             "--no-eval_at_end", "--no-tensorboard", "--log_every", "10000", "--save_every", "500"]
+    train.main([*small, "--num_frames", "600", "--save_dir", str(tmp_path / "run")])
+    checkpoint = read_checkpoint(tmp_path / "run" / "model_504.pt")["resume"]["trainer"]
+    assert set(checkpoint["mi"]["models"]) == {"model", "actor", "target"}
+    out = train.main(["--resume", str(tmp_path / "run" / "model_504.pt"), "--num_frames", "1000",
+                      "--save_dir", str(tmp_path / "resumed")])
+    summary = out["summary"]
+    # The counters go on from the checkpoint's (the replay ratio and epsilon schedule with them).
+    window = 0.25 * 8 * 6 + 1  # updates are owed at each window of T = 6 rows of 8 games
+    assert checkpoint["frames"] == 504 and checkpoint["updates"] == pytest.approx(0.25 * (504 - 200), abs=window)
+    assert summary.frames == 1000 and summary.updates == pytest.approx(0.25 * (1000 - 200), abs=window)
+    assert read_checkpoint(tmp_path / "resumed" / "last.pt")["step"] == summary.updates  # the learner's own count
