@@ -47,6 +47,7 @@ when iterating, until the next batch): copy what you keep.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -125,7 +126,10 @@ class Batch(Mapping):
         self.tag = tag
         self.game_ids = game_ids
         self.seats = seats
-        self._owner = owner
+        # A weak reference: the context keeps its last handed-out batch, and a
+        # cycle would leave a dropped context (and its threads and workers)
+        # alive until Python's cycle collector runs; this way `del` stops it.
+        self._owner = weakref.ref(owner)
         self._ref = ref
         self._arrays = arrays
         self._done = False
@@ -144,7 +148,10 @@ class Batch(Mapping):
 
     def reply(self, replies: Mapping[str, Any] | None) -> None:
         """Sends this batch's replies (iteration mode; callbacks return them instead)."""
-        self._owner._finish(self, replies)
+        owner = self._owner()
+        if owner is None:
+            raise RuntimeError(f"batch of tag '{self.tag}' outlived its GameContext, which was dropped and stopped")
+        owner._finish(self, replies)
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}: {tuple(v.shape)}" for k, v in self._arrays.items())

@@ -10,7 +10,9 @@ then returns the actions and their log-probability ``logp`` under it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -69,6 +71,14 @@ class Sampler(Configurable):
         self.generator = torch.Generator()
         if self.seed is not None:
             self.generator.manual_seed(self.seed)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The generator's state and the current epsilon (to resume a run)."""
+        return {"generator": self.generator.get_state(), "epsilon": self.epsilon}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.generator.set_state(state["generator"])
+        self.epsilon = float(state["epsilon"])
 
     def anneal(self, frames: int) -> None:
         """``epsilon = start + (final - start) min(1, frames / epsilon_frames)`` (no-op without a schedule)."""

@@ -149,6 +149,41 @@ class ActingRecord:
         actor = self.mi["actor"]
         self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
 
+    def training_state(self) -> dict[str, Any]:
+        """What continues the run exactly (``rlpytorch.resume``): the models and
+        optimizers, the counters, the finished episodes, the update stats since
+        the last stats line, and the sampler's and the method's random generators."""
+        method = self.method
+        return {
+            "mi": self.mi.state_dict(),
+            "frames": self.frames,
+            "updates": self.updates,
+            "episodes": self.episodes.state_dict(),
+            "update_stats": self.update_stats.state_dict(),
+            "sampler": self.sampler.state_dict(),
+            "method": method.state_dict() if hasattr(method, "state_dict") else {},
+        }
+
+    def load_training_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``training_state`` returned; then ``games_restarted``."""
+        self.mi.load_state_dict(state["mi"])
+        self.frames, self.updates = int(state["frames"]), int(state["updates"])
+        self.episodes.load_state_dict(state["episodes"])
+        self.update_stats.load_state_dict(state["update_stats"])
+        self.sampler.load_state_dict(state["sampler"])
+        if hasattr(self.method, "load_state_dict"):
+            self.method.load_state_dict(state["method"])
+        self.games_restarted()
+
+    def games_restarted(self) -> None:
+        """The games start new episodes (a fresh context): forget what belonged
+        to the old ones, each game's recurrent state and running discounted return."""
+        actor = self.mi["actor"]
+        self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
+        reward_norm = distributed.unwrap(self.mi["model"]).reward_norm
+        if reward_norm is not None:
+            reward_norm.returns.clear()
+
     def record_acting(self, batch: Mapping[str, Any]) -> None:
         """Count an actor batch's frames and record the episodes it ends."""
         self.frames += len(batch)

@@ -59,6 +59,8 @@ class MultiProcessRun(SingleProcessRun):
 
     def run(self, gc: Any) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
+        if self.restart_games_at_save:
+            raise ValueError("--restart_games_at_save (exact resume) runs with --runner single")
         trainer = self.trainer
         context = mp.get_context("spawn")
         self._shared = trainer.mi["model"].clone().cpu().share_memory()
@@ -181,6 +183,11 @@ class MultiProcessRun(SingleProcessRun):
     def _current_model(self) -> Any:
         """The actor: the learner's newest weights published to this process."""
         return self.trainer.mi["actor"]
+
+    def training_state(self) -> None:
+        """None: the optimizer lives in the learner process, so these
+        checkpoints hold weights only and ``--resume`` refuses them."""
+        return None
 
     def _extra_stats(self) -> dict[str, float]:
         return {**super()._extra_stats(), "dropped": float(self.dropped)}
