@@ -147,6 +147,11 @@ def build_trainer(
     )
 
 
+def acting_device(config: Mapping[str, Any]) -> str:
+    """Where evaluation plays: the acting model's device (``--actor_device``, else ``--device``)."""
+    return config.get("actor_device") or config["device"]
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Train as ``argv`` says; returns the run summary, evaluation result and configuration.
 
@@ -157,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     method = chosen_method(argv)
     provider = ArgsProvider(components(method), description=__doc__, prog="python -m rlpytorch.train")
     config = provider.parse(argv, defaults=METHODS[method].run_defaults)
-    if distributed.init_from_env(config["device"]) and config["runner"] != "single":
+    if distributed.init_from_env(config.get("learner_device") or config["device"]) and config["runner"] != "single":
         raise ValueError("under torchrun each rank is one process: use --runner single")
     main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
     run_dir = resolve_run_dir(config["save_dir"]) if main_rank else None
@@ -186,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
     periodic_eval = functools.partial(
         evaluate, loader=loader, eval_episodes=config["eval_episodes"], eval_sampler="greedy",
-        device=config["device"], progress=False,
+        device=acting_device(config), progress=False,
     )
     runner = RUNNERS[config["runner"]].from_config(
         config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir,
@@ -201,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             loader,
             config["eval_episodes"],
             config["eval_sampler"],
-            device=config["device"],
+            device=acting_device(config),
             progress=config["progress"],
         )
         logger.note(f"{config['eval_sampler']} evaluation: {result}")
