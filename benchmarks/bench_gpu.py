@@ -23,7 +23,7 @@ Games: CartPole (native C++) with a 3 x 512 MLP, MiniRTS (native C++) with the
 conv model over its planes and scalars, and Atari Pong (Gymnasium hosted in
 worker processes, the standard Atari preprocessing) if ``ale_py`` is installed.
 
-    python benchmarks/bench_gpu.py --device cuda                       # about 3 minutes on 16 cores + an H100
+    python benchmarks/bench_gpu.py --device cuda        # meant to finish within 5 minutes on 16 cores + a GPU
     python benchmarks/bench_gpu.py --device cpu --seconds 2 --games cartpole   # the script itself, on a CPU
 """
 
