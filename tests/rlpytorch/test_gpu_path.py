@@ -2,6 +2,8 @@
 CUDA), and the alternating sampler. No test needs a GPU: the only CUDA call
 replaced is the page-locking of a buffer (``Tensor.pin_memory``)."""
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -153,6 +155,31 @@ def test_staging_pins_each_buffer_once(monkeypatch):
         staging.to_device(actor_batch(6, seed), ["s", "terminal"])
         staging.to_host({"a": torch.zeros(6, dtype=torch.int64)})
     assert sorted(pinned) == [(6,), (6,), (6, 4)]
+
+
+def test_a_buffer_is_refilled_only_after_its_last_copy_finished(monkeypatch):
+    log, numbers = [], itertools.count()
+
+    class FakeEvent:  # stands for torch.cuda.Event: the CUDA calls, and only they, are replaced
+        def record(self, stream):
+            self.name = f"event{next(numbers)}"
+            log.append(("record", self.name))
+
+        def synchronize(self):
+            log.append(("wait", self.name))
+
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device: None)
+    staging = HostStaging("cpu", pin=False)
+    staging._cuda = True  # a CUDA staging's bookkeeping, on CPU tensors
+    staging.to_device(actor_batch(seed=0), ["s"])
+    assert log == [("record", "event0")]
+    staging.to_device(actor_batch(seed=1), ["s"])  # s's buffer: wait for the copy that read it
+    assert log[1:] == [("wait", "event0"), ("record", "event1")]
+    log.clear()
+    replies = staging.to_host({"a": torch.tensor([1, 2]), "V": torch.tensor([0.5, 0.25])})
+    assert log == [("record", "event2"), ("wait", "event2")]  # every reply copy queued, then one wait
+    np.testing.assert_array_equal(replies["a"], [1, 2])
 
 
 def test_actor_through_a_staging_replies_as_without_one():
