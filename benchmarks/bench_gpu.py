@@ -10,7 +10,8 @@ For each game and acting mode, one run measures:
   game: the most the model and update allow. Timed for ``--seconds`` after a
   warm-up.
 - **real**: ``python -m rlpytorch.train`` on the game (single-process runner)
-  for as many frames as the synthetic loop did in ``--seconds``.
+  for as many frames as the synthetic loop did in ``--seconds`` (Pong: at
+  most 150,000, as its emulator may be much slower than the model).
 
 The ratio real / synthetic says how much of the model's speed training keeps
 with real games (goal on a GPU: at least 0.8). Modes: **one batch** (the actor
@@ -59,6 +60,7 @@ class Game:
     num_games: int
     T: int
     argv: list[str]  # besides --num_games and --T
+    max_frames: int = 10**12  # of the real run: an emulator far slower than the model would take minutes
 
     def settings(self, mode: str) -> list[str]:
         """The game's training settings in acting ``mode``: one batch of all
@@ -70,7 +72,7 @@ class Game:
 GAMES = {
     "cartpole": Game(1024, 6, ["--game", "cartpole", "--train_batch", "256", "--hidden", "512", "--layers", "3"]),
     "minirts": Game(512, 6, ["--game", "minirts", "--game_options", "frame_skip=10", "--train_batch", "128"]),
-    "pong": Game(64, 6, ["--game", "gym:ALE/Pong-v5", "--preset", "atari", "--train_batch", "32"]),
+    "pong": Game(64, 6, ["--game", "gym:ALE/Pong-v5", "--preset", "atari", "--train_batch", "32"], 150_000),
 }
 MODES = ("one batch", "alternating")
 QUIET = ["--save_dir", "", "--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
@@ -233,7 +235,8 @@ def main() -> None:
             made_up, batch = synthetic(argv, args.seconds)
             # At least 10 windows per game, so that filling the first windows
             # (no update yet) weighs little in the real run's FPS.
-            played = real(argv, max(int(made_up.fps * args.seconds), 10 * spec.num_games * (spec.T - 1)))
+            frames = min(int(made_up.fps * args.seconds), spec.max_frames)
+            played = real(argv, max(frames, 10 * spec.num_games * (spec.T - 1)))
             line = (f"| {game} | {mode} | {batch} | {made_up.fps:,.0f} | {played.fps:,.0f} | "
                     f"{played.fps / made_up.fps:.2f} | {played.wall:.1f} | {played.cpu:.1f} | "
                     f"{made_up.wall:.1f} | {made_up.cpu:.1f} |")

@@ -51,6 +51,7 @@ __all__ = [
     "actor_device_setting",
     "device_setting",
     "episodes_in",
+    "learner_device_setting",
     "to_tensors",
 ]
 
