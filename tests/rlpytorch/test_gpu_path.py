@@ -16,6 +16,7 @@ from rlpytorch.methods import ActorCritic
 from rlpytorch.model_base import read_checkpoint
 from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic, ModelSettings
+from rlpytorch.runner import MultiProcessRun
 from rlpytorch.sampler import Sampler
 from rlpytorch.train import components, main
 from rlpytorch.trainer import Trainer
@@ -77,6 +78,13 @@ def test_actor_and_learner_are_placed_on_their_own_devices():
     trainer = make_trainer(device="meta", learner_device="cpu")
     assert {p.device.type for p in trainer.mi["actor"].parameters()} == {"meta"}
     assert {p.device.type for p in trainer.mi["model"].parameters()} == {"cpu"}
+
+
+def test_the_multi_process_learner_is_placed_on_the_learner_device():
+    trainer = make_trainer(device="meta", learner_device="cpu")  # the acting model on "meta", as --device says
+    setup = MultiProcessRun(trainer, progress=False)._learner_setup()
+    assert setup["device"] == "cpu"
+    assert {p.device.type for p in setup["model"].parameters()} == {"cpu"}
 
 
 @pytest.mark.parametrize("every", [1, 3])
