@@ -169,6 +169,11 @@ def build_trainer(
     )
 
 
+def acting_device(config: Mapping[str, Any]) -> str:
+    """Where evaluation plays: the acting model's device (``--actor_device``, else ``--device``)."""
+    return config.get("actor_device") or config["device"]
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Train as ``argv`` says; returns the run summary, evaluation result and configuration.
 
@@ -186,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                                  help="continue the run in this folder (its last.pt), or from this checkpoint")
     config = provider.parse(argv, defaults={**METHODS[method].run_defaults, **resumed})
     config.pop("resume")
-    if distributed.init_from_env(config["device"]) and config["runner"] != "single":
+    if distributed.init_from_env(config.get("learner_device") or config["device"]) and config["runner"] != "single":
         raise ValueError("under torchrun each rank is one process: use --runner single")
     if checkpoint is not None and (config["runner"] != "single" or distributed.is_distributed()):
         raise ValueError("--resume runs with --runner single, without torchrun (only those checkpoints "
@@ -223,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
     periodic_eval = functools.partial(
         evaluate, loader=loader, eval_episodes=config["eval_episodes"], eval_sampler="greedy",
-        device=config["device"], progress=False,
+        device=acting_device(config), progress=False,
     )
     def fresh_context(k: int) -> Any:
         return add_tags(method, loader, loader.context(seed=engine_seed(loader.seed, k)), model.state_size)
@@ -244,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             loader,
             config["eval_episodes"],
             config["eval_sampler"],
-            device=config["device"],
+            device=acting_device(config),
             progress=config["progress"],
         )
         logger.note(f"{config['eval_sampler']} evaluation: {result}")

@@ -70,7 +70,7 @@ class ValueTrainer(ActingRecord, Configurable):
         self.record_acting(batch)
         self.sampler.anneal(self.frames)
         model = self.mi["actor"]
-        obs = to_tensors(batch, model.obs_keys, self.device)
+        obs = to_tensors(batch, model.obs_keys, self.device, self.actor_staging)
         reply = {}
         with torch.inference_mode():
             if self.states is None:
@@ -101,7 +101,10 @@ class ValueTrainer(ActingRecord, Configurable):
             self.replay.anneal(self.frames / self.total_frames)
         sample = self.replay.sample(self.replay_batch)
         index = sample.pop("index")
-        sample = {k: v.to(self.device, non_blocking=True) for k, v in sample.items()}
+        if self.window_staging is not None:  # a GPU: through pinned buffers
+            sample = self.window_staging.to_device(sample)
+        else:
+            sample = {k: v.to(self.device, non_blocking=True) for k, v in sample.items()}
         stats, priorities = self.method.step(self.mi, sample)
         self.replay.update_priorities(index, priorities)
         self.updates += 1

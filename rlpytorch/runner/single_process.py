@@ -162,7 +162,7 @@ class SingleProcessRun(Configurable):
         if self.trainer.updates == self._agreed_at:  # no update since the last agreement
             return False
         self._agreed_at = self.trainer.updates
-        done, self._frames_all_ranks = distributed.agree_to_stop(done, self.trainer.frames, self.trainer.device)
+        done, self._frames_all_ranks = distributed.agree_to_stop(done, self.trainer.frames, self.trainer.learner_on)
         return done
 
     def _after_step(self, bar: tqdm, summary: RunSummary) -> None:
