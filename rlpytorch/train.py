@@ -15,7 +15,10 @@ logs, evaluates and saves.
 The value-based methods (``--method dqn``, ``r2d2``, ``drqn``) learn from a
 ``Replay`` through the ``ValueTrainer`` (replay ratio, epsilon schedule) with
 a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` resumes their weights,
-with an empty replay.
+with an empty replay. The off-policy methods on Box actions (``--method ddpg``,
+``td3``, ``sac``) learn from a ``Replay`` through the ``OffPolicyTrainer`` (the
+same replay ratio and learning starts, ``Exploration`` for acting) with an
+``actor_q`` model.
 """
 
 from __future__ import annotations
@@ -33,12 +36,14 @@ import torch
 
 from . import distributed
 from .args_provider import ArgsProvider, Configurable, format_config, read_config_file, setting
+from .exploration import Exploration
 from .game_loader import GameLoader
-from .methods import METHODS, VALUE_METHODS
+from .methods import METHODS, OFFPOLICY_METHODS, VALUE_METHODS
 from .model_base import Model
 from .model_interface import ModelInterface
 from .model_loader import ModelLoader
 from .models.q_networks import QValueHead
+from .offpolicy_trainer import OffPolicyTrainer, offpolicy_interface
 from .replay import Replay
 from .run_dir import resolve_run_dir, save_dir_setting, write_run_files
 from .runner import MultiProcessRun, SingleProcessRun, evaluate
@@ -50,6 +55,7 @@ from .value_trainer import ValueTrainer, value_interface
 __all__ = [
     "TrainScript",
     "build_method",
+    "build_offpolicy_trainer",
     "build_trainer",
     "chosen_method",
     "components",
@@ -78,8 +84,10 @@ class TrainScript(Configurable):
 
 def components(method: str) -> list[type[Configurable]]:
     """The components of a run with ``method`` (only its settings are offered)."""
-    if method in VALUE_METHODS:
-        learning: list[type[Configurable]] = [METHODS[method], Replay, Sampler, ValueTrainer]
+    if method in OFFPOLICY_METHODS:
+        learning: list[type[Configurable]] = [METHODS[method], Replay, Exploration, OffPolicyTrainer]
+    elif method in VALUE_METHODS:
+        learning = [METHODS[method], Replay, Sampler, ValueTrainer]
     else:
         learning = [METHODS[method], Sampler, Trainer]
     return [
@@ -120,8 +128,10 @@ def build_trainer(
     actor-critic ``Trainer``, or for value-based methods the ``ValueTrainer``
     over a fresh ``Replay`` (one lane per game and seat)."""
     mi = ModelInterface.from_config(config)
-    sampler = Sampler.from_config(config, seed=loader.seed)
     statistics = loader.statistic_keys(gc)
+    if method in OFFPOLICY_METHODS:
+        return build_offpolicy_trainer(method, config, loader, gc, model, mi)
+    sampler = Sampler.from_config(config, seed=loader.seed)
     if method not in VALUE_METHODS:
         loader.add_train_tags(gc, model.state_size)
         return Trainer.from_config(
@@ -144,6 +154,28 @@ def build_trainer(
     return ValueTrainer.from_config(
         config, mi=value_interface(model, mi), method=learner, sampler=sampler, replay=replay,
         seats_per_game=seats, statistics=statistics,
+    )
+
+
+def build_offpolicy_trainer(
+    method: str, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model, mi: ModelInterface
+) -> OffPolicyTrainer:
+    """The ``OffPolicyTrainer`` of ``method`` (DDPG, TD3, SAC) over an ``actor_q`` ``model``
+    and a fresh ``Replay`` (one lane per game and seat), with ``gc``'s tags added."""
+    learner = METHODS[method].from_config(config, seed=loader.seed)
+    learner.check_model(model)
+    if config["runner"] != "single" or distributed.is_distributed():
+        raise ValueError(f"--method {method} runs in one process: use --runner single, without torchrun")
+    loader.add_value_tags(gc, model.state_size)
+    seats = gc.num_seats
+    replay = Replay.from_config(config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys,
+                                gamma=learner.gamma, seed=loader.seed)
+    family = model.policy_family
+    exploration = Exploration.from_config(config, low=family.low, high=family.high,
+                                          random_frames=config["learning_starts"], seed=loader.seed)
+    return OffPolicyTrainer.from_config(
+        config, mi=offpolicy_interface(model, mi), method=learner, sampler=exploration, replay=replay,
+        seats_per_game=seats, statistics=loader.statistic_keys(gc),
     )
 
 
