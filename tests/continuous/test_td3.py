@@ -35,7 +35,7 @@ def set_critics(critics: QCritics, weights: list[list[float]], bias: list[float]
 def test_smoothing_noise_is_clipped_before_it_moves_the_action_and_the_action_stays_in_bounds():
     mu = torch.full((1000, 1), 1.5)
     low, high = torch.tensor([-2.0]), torch.tensor([2.0])
-    # std 1e6: every eps (but with odds 1e-6 per row) is clipped to +-0.5, i.e. +-1 torque (half-range 2): 2.5 -> 2 (bound), or 0.5
+    # std 1e6: every eps is clipped to +-0.5, i.e. +-1 torque (half-range 2): 2.5 -> 2 (the bound), or 0.5
     a = smoothed_target_action(mu, 1e6, 0.5, low, high, torch.Generator().manual_seed(0))
     assert set(a.flatten().tolist()) == {2.0, 0.5}
     # small noise: a' = mu' + 2 eps with eps ~ N(0, 0.1^2) drawn from the same generator, nothing clipped
