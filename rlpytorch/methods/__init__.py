@@ -19,13 +19,14 @@ from .lambda_return import LambdaReturn
 from .policy_gradient import PolicyGradient
 from .ppo import PPO
 from .r2d2 import DRQN, R2D2
+from .sac import SAC
 from .target_network import TargetNetwork
 from .td3 import TD3
 from .value_matcher import ValueMatcher
 from .window import final_values, forward_window, masked_mean, normalized, returns_of, window_cuts
 
 VALUE_METHODS = {"dqn": DQN, "r2d2": R2D2, "drqn": DRQN}  # learn from replay (rlpytorch.value_trainer)
-OFFPOLICY_METHODS = {"ddpg": DDPG, "td3": TD3}  # Box actions, from replay (rlpytorch.offpolicy_trainer)
+OFFPOLICY_METHODS = {"ddpg": DDPG, "td3": TD3, "sac": SAC}  # Box actions, from replay (rlpytorch.offpolicy_trainer)
 METHODS = {"actor_critic": ActorCritic, "ppo": PPO, **VALUE_METHODS, **OFFPOLICY_METHODS}
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "PPO",
     "R2D2",
     "RETURNS",
+    "SAC",
     "TD3",
     "VALUE_METHODS",
     "ActorCritic",
