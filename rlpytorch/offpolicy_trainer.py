@@ -6,8 +6,8 @@ starts, actor copy) with another actor: the acting copy's policy explored by
 frames, then Gaussian noise on a deterministic actor, or the squashed
 Gaussian's own samples), replying ``a``. ``offpolicy_interface`` gathers the
 learner (an ``ActorQ``), its acting copy, its target network and one optimizer
-per learned part: ``critic`` (the critics), ``policy`` (the actor) and, for a
-Gaussian actor, ``temperature``.
+per learned part: ``critic`` (the critics) and ``policy`` (the actor and, for
+a Gaussian actor, the temperature).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from .exploration import Exploration
 from .model_interface import ModelInterface
@@ -30,16 +31,18 @@ __all__ = ["OffPolicyTrainer", "offpolicy_interface"]
 
 def offpolicy_interface(model: ActorQ, mi: ModelInterface | None = None) -> ModelInterface:
     """``mi`` (its optimizer settings) holding ``model`` (the learner, saved in checkpoints),
-    its ``actor`` copy and ``target`` network, and the optimized parts ``critic``,
-    ``policy`` and (Gaussian actor) ``temperature``: each its own optimizer."""
+    its ``actor`` copy and ``target`` network, and the optimized parts ``critic`` and
+    ``policy``, each with its own optimizer. A Gaussian actor's temperature is
+    optimized with the actor: their losses share no parameter, so one Adam over
+    both, stepped on the sum of the two losses, is one backward pass where two
+    Adams would take two, with the same updates."""
     mi = mi or ModelInterface()
     mi.add_model("model", model)
     for name, copy in (("actor", model.clone()), ("target", model.clone())):
         mi.add_model(name, copy).requires_grad_(False)
     mi.add_model("critic", model.critics, optimize=True)
-    mi.add_model("policy", model.actor, optimize=True)
-    if model.temperature is not None:
-        mi.add_model("temperature", model.temperature, optimize=True)
+    policy = model.actor if model.temperature is None else nn.ModuleList([model.actor, model.temperature])
+    mi.add_model("policy", policy, optimize=True)
     return mi
 
 

@@ -34,12 +34,13 @@ class SAC(Configurable):
       reparameterised;
     - targets: ``theta' <- (1 - tau) theta' + tau theta`` (``TargetNetwork``, ``--polyak_tau``).
 
-    ``alpha`` is the temperature before this update's step. ``log pi`` is the
+    ``alpha`` is the temperature before this update's step; the temperature and
+    the actor take their step together (``offpolicy_interface``: the losses
+    share no parameter, one backward pass serves both). ``log pi`` is the
     density of the action scaled to ``[-1, 1]`` (``log pi(a) + sum_d log h_d``, ``h``
     the half-range), as in Haarnoja et al.'s and Stable-Baselines3's code, so that
     the target ``-dim(A)`` means the same whatever the bounds. ``mi`` and the
-    batch are DDPG's (``offpolicy_interface``, ``Replay.sample``) with the
-    optimized part ``temperature``.
+    batch are DDPG's (``offpolicy_interface``, ``Replay.sample``).
     """
 
     gamma: float = gamma_setting()
@@ -89,9 +90,6 @@ class SAC(Configurable):
         a_pi, log_prob = self.sample(model, x)
         alpha = model.temperature.alpha
         stats = {"alpha": alpha.item(), "entropy": -log_prob.detach().mean().item()}
-        if self.learn_temperature:
-            loss = temperature_loss(model.temperature.log_alpha, log_prob, self.entropy_target(model.action_dim))
-            mi.step("temperature", loss)
         with torch.no_grad():
             a_next, log_prob_next = self.sample(model, model.encode({k: batch["next_" + k] for k in model.obs_keys}))
             q_next = target.q_values(target.encode({k: batch["next_" + k] for k in model.obs_keys}), a_next)
@@ -103,7 +101,10 @@ class SAC(Configurable):
                      critic_grad_norm=mi.step("critic", critic_loss, self.grad_clip))
         with frozen(model.critics):
             actor_loss = (alpha * log_prob - model.q_values(x, a_pi).min(0).values).mean()
-        stats.update(actor_loss=actor_loss.item(), actor_grad_norm=mi.step("policy", actor_loss, self.grad_clip))
+        loss = actor_loss
+        if self.learn_temperature:
+            loss = loss + temperature_loss(model.temperature.log_alpha, log_prob, self.entropy_target(model.action_dim))
+        stats.update(actor_loss=actor_loss.item(), actor_grad_norm=mi.step("policy", loss, self.grad_clip))
         model.increment_step()
         self.target(mi, model.step)
         return stats, priorities
