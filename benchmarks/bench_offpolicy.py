@@ -3,7 +3,7 @@
 
 rlpytorch trains with ``examples/configs/pendulum_sac.yaml`` and
 ``pendulum_td3.yaml`` through ``rlpytorch.train`` (16 games, networks 64x64,
-replay ratio 0.25 updates per frame). Stable-Baselines3 2.x SAC runs its rl-zoo
+replay ratio 0.25 updates per frame for SAC, 0.5 for TD3). Stable-Baselines3 2.x SAC runs its rl-zoo
 Pendulum-v1 hyperparameters (lr 1e-3, else SAC's defaults: 256x256 networks,
 batch 256, one update per step, i.e. replay ratio 1) on one environment, and
 again at rlpytorch's replay ratio (``train_freq=4``: one update every 4 steps).
@@ -154,10 +154,10 @@ def main() -> None:
           f"shared, loaded machine (figures noisy); load average {os.getloadavg()[0]:.1f}", flush=True)
     results: list[Result] = []
     for seed in range(args.seed, args.seed + max(args.seeds, args.sb3_seeds)):
-        runs = [lambda m=m: run_ours(m, seed, args.frames, args.out) for m in args.methods] if seed < args.seed + \
-            args.seeds else []
+        runs = [lambda m=m, s=seed: run_ours(m, s, args.frames, args.out) for m in args.methods] if seed < \
+            args.seed + args.seeds else []
         if seed < args.seed + args.sb3_seeds:
-            runs += [lambda f=f: run_sb3(seed, args.sb3_steps, args.out, f) for f in args.sb3_train_freqs]
+            runs += [lambda f=f, s=seed: run_sb3(s, args.sb3_steps, args.out, f) for f in args.sb3_train_freqs]
         for run in runs:
             results.append(run())
             print(json.dumps(asdict(results[-1])), flush=True)
