@@ -105,11 +105,12 @@ class ModelInterface(Configurable):
         self[dst].step = self[src].step
 
     def state_dict(self) -> dict[str, Any]:
-        """Every model's weights and step, and every optimizer's state (on the CPU)."""
+        """Every model's weights and step (a part such as a critic, a plain module,
+        has no step), and every optimizer's state (on the CPU)."""
         models = {name: unwrap(model) for name, model in self.models.items()}
         return {
             "models": {name: {k: v.detach().cpu() for k, v in m.state_dict().items()} for name, m in models.items()},
-            "steps": {name: m.step for name, m in models.items()},
+            "steps": {name: m.step for name, m in models.items() if isinstance(m, Model)},
             "optimizers": {name: optimizer.state_dict() for name, optimizer in self.optimizers.items()},
         }
 
@@ -119,8 +120,12 @@ class ModelInterface(Configurable):
         if missing:
             raise ValueError(f"the saved state has no models {missing} (it holds {sorted(state['models'])})")
         for name, model in self.models.items():
-            unwrap(model).load_weights(state["models"][name], source=f"saved model {name!r}")
-            unwrap(model).step = int(state["steps"][name])
+            model = unwrap(model)
+            if isinstance(model, Model):
+                model.load_weights(state["models"][name], source=f"saved model {name!r}")
+                model.step = int(state["steps"][name])
+            else:
+                model.load_state_dict(state["models"][name])
         for name, optimizer in self.optimizers.items():
             optimizer.load_state_dict(state["optimizers"][name])
 

@@ -14,8 +14,11 @@ logs, evaluates and saves.
 
 The value-based methods (``--method dqn``, ``r2d2``, ``drqn``) learn from a
 ``Replay`` through the ``ValueTrainer`` (replay ratio, epsilon schedule) with
-a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` starts from their
-weights, with an empty replay.
+a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` starts from their weights,
+with an empty replay. The off-policy methods on Box actions (``--method ddpg``,
+``td3``, ``sac``) learn from a ``Replay`` through the ``OffPolicyTrainer`` (the
+same replay ratio and learning starts, ``Exploration`` for acting) with an
+``actor_q`` model.
 
 ``--resume FOLDER`` continues the run in FOLDER from its ``last.pt`` (or
 ``--resume FILE`` from that checkpoint): its configuration, with the command
@@ -39,12 +42,14 @@ import torch
 
 from . import distributed
 from .args_provider import ArgsProvider, Configurable, format_config, read_config_file, setting
+from .exploration import Exploration
 from .game_loader import GameLoader
-from .methods import METHODS, VALUE_METHODS
+from .methods import METHODS, OFFPOLICY_METHODS, VALUE_METHODS
 from .model_base import Model
 from .model_interface import ModelInterface
 from .model_loader import ModelLoader
 from .models.q_networks import QValueHead
+from .offpolicy_trainer import OffPolicyTrainer, offpolicy_interface
 from .replay import Replay
 from .resume import engine_seed, read_resume_checkpoint
 from .run_dir import check_run_dir, resolve_run_dir, save_dir_setting, write_run_files
@@ -57,6 +62,7 @@ from .value_trainer import ValueTrainer, value_interface
 __all__ = [
     "TrainScript",
     "build_method",
+    "build_offpolicy_trainer",
     "build_trainer",
     "chosen_method",
     "components",
@@ -85,8 +91,10 @@ class TrainScript(Configurable):
 
 def components(method: str) -> list[type[Configurable]]:
     """The components of a run with ``method`` (only its settings are offered)."""
-    if method in VALUE_METHODS:
-        learning: list[type[Configurable]] = [METHODS[method], Replay, Sampler, ValueTrainer]
+    if method in OFFPOLICY_METHODS:
+        learning: list[type[Configurable]] = [METHODS[method], Replay, Exploration, OffPolicyTrainer]
+    elif method in VALUE_METHODS:
+        learning = [METHODS[method], Replay, Sampler, ValueTrainer]
     else:
         learning = [METHODS[method], Sampler, Trainer]
     return [
@@ -122,7 +130,7 @@ def resume_argument(argv: Sequence[str]) -> str:
 
 def add_tags(method: str, loader: GameLoader, gc: Any, state_size: int) -> Any:
     """``gc`` with the ``actor`` and ``train`` tags of ``method``."""
-    if method in VALUE_METHODS:
+    if method in VALUE_METHODS or method in OFFPOLICY_METHODS:
         return loader.add_value_tags(gc, state_size)
     return loader.add_train_tags(gc, state_size)
 
@@ -142,8 +150,10 @@ def build_trainer(
     actor-critic ``Trainer``, or for value-based methods the ``ValueTrainer``
     over a fresh ``Replay`` (one lane per game and seat)."""
     mi = ModelInterface.from_config(config)
-    sampler = Sampler.from_config(config, seed=loader.seed)
     statistics = loader.statistic_keys(gc)
+    if method in OFFPOLICY_METHODS:
+        return build_offpolicy_trainer(method, config, loader, gc, model, mi)
+    sampler = Sampler.from_config(config, seed=loader.seed)
     if method not in VALUE_METHODS:
         add_tags(method, loader, gc, model.state_size)
         return Trainer.from_config(
@@ -172,6 +182,28 @@ def build_trainer(
 def acting_device(config: Mapping[str, Any]) -> str:
     """Where evaluation plays: the acting model's device (``--actor_device``, else ``--device``)."""
     return config.get("actor_device") or config["device"]
+
+
+def build_offpolicy_trainer(
+    method: str, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model, mi: ModelInterface
+) -> OffPolicyTrainer:
+    """The ``OffPolicyTrainer`` of ``method`` (DDPG, TD3, SAC) over an ``actor_q`` ``model``
+    and a fresh ``Replay`` (one lane per game and seat), with ``gc``'s tags added."""
+    learner = METHODS[method].from_config(config, seed=loader.seed)
+    learner.check_model(model)
+    if config["runner"] != "single" or distributed.is_distributed():
+        raise ValueError(f"--method {method} runs in one process: use --runner single, without torchrun")
+    add_tags(method, loader, gc, model.state_size)
+    seats = gc.num_seats
+    replay = Replay.from_config(config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys,
+                                gamma=learner.gamma, seed=loader.seed)
+    family = model.policy_family
+    exploration = Exploration.from_config(config, low=family.low, high=family.high,
+                                          random_frames=config["learning_starts"], seed=loader.seed)
+    return OffPolicyTrainer.from_config(
+        config, mi=offpolicy_interface(model, mi), method=learner, sampler=exploration, replay=replay,
+        seats_per_game=seats, statistics=loader.statistic_keys(gc),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

@@ -110,4 +110,8 @@ class ValueTrainer(ActingRecord, Configurable):
         self.updates += 1
         if self.updates % self.actor_sync_every == 0:
             self.mi.update_model("actor", "model")
-        self.update_stats.add({**stats, **self.replay.stats(), "epsilon": self.sampler.epsilon})
+        self.update_stats.add({**stats, **self.replay.stats(), **self.exploration_stats()})
+
+    def exploration_stats(self) -> dict[str, float]:
+        """What the stats line says of exploration: epsilon."""
+        return {"epsilon": self.sampler.epsilon}

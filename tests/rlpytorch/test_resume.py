@@ -17,6 +17,8 @@ from rlpytorch import train
 from rlpytorch.model_base import read_checkpoint
 from rlpytorch.resume import engine_seed, random_states, set_random_states
 
+CONFIGS = Path(__file__).parents[2] / "examples" / "configs"
+
 # 32 CartPole games, a checkpoint every 3000 frames after which the games start afresh.
 SMALL = ["--deterministic", "--num_games", "32", "--actor_batch", "16", "--train_batch", "16", "--log_every",
          "1000", "--save_every", "3000", "--restart_games_at_save", "--no-progress", "--no-eval_at_end",
@@ -124,3 +126,15 @@ def test_dqn_resumes_its_networks_counters_and_schedule_with_an_empty_replay(tmp
     assert checkpoint["frames"] == 504 and checkpoint["updates"] == pytest.approx(0.25 * (504 - 200), abs=window)
     assert summary.frames == 1000 and summary.updates == pytest.approx(0.25 * (1000 - 200), abs=window)
     assert read_checkpoint(tmp_path / "resumed" / "last.pt")["step"] == summary.updates  # the learner's own count
+
+
+def test_sac_resumes_its_parts_optimizers_and_exploration_with_an_empty_replay(tmp_path):
+    small = ["--config", str(CONFIGS / "pendulum_sac.yaml"), "--num_games", "4", "--actor_batch", "4",
+             "--train_batch", "4", "--net_arch", "16,16", "--replay_batch", "16", "--learning_starts", "100",
+             "--no-progress", "--no-eval_at_end", "--no-tensorboard", "--log_every", "10000", "--save_every", "200"]
+    train.main([*small, "--num_frames", "300", "--save_dir", str(tmp_path / "run")])
+    last = sorted((tmp_path / "run").glob("model_*.pt"))[-1]
+    state = read_checkpoint(last)["resume"]["trainer"]
+    assert {"critic", "policy"} <= set(state["mi"]["optimizers"]) and "generator" in state["sampler"]
+    out = train.main(["--resume", str(last), "--num_frames", "400", "--save_dir", str(tmp_path / "resumed")])
+    assert out["summary"].frames == 400 and out["summary"].updates > state["updates"]
