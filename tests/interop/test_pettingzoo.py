@@ -10,6 +10,7 @@ simple_adversary are compared row by row with the environment run directly.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 
 import gymnasium
@@ -166,7 +167,7 @@ def test_mpe_rows_match_the_environment_run_directly_seat_by_seat(name):
     gc.add_tag("actor", batch_size=3, inputs=[*keys, "r", "terminal"], replies=["a"])
     seen = defaultdict(list)
 
-    def action(game, row, seat):
+    def action(game, row, seat):  # seat's action on its row-th row
         return (game + row + 2 * seat) % 5
 
     with gc:
@@ -179,7 +180,7 @@ def test_mpe_rows_match_the_environment_run_directly_seat_by_seat(name):
                 replies.append(action(game, row, seat))
             batch.reply({"a": np.array(replies, np.int64)})
     for game in range(num_games):
-        trace = _run_directly(module, kwargs, game_seed(3, game), lambda row, seat: action(game, row, seat), steps)
+        trace = _run_directly(module, kwargs, game_seed(3, game), functools.partial(action, game), steps)
         for seat, agent in enumerate(agents):
             for row in range(steps + 1):
                 observations, rewards = trace[row]
@@ -250,3 +251,14 @@ def test_seat_windows_line_up_every_seat_of_a_game_at_the_same_steps():
                     if joint["s"][t, g, k].any():
                         assert joint["s"][t, g, k, 0] == k
         assert live.any()
+
+
+def test_a_terminal_row_of_length_zero_ends_no_episode_in_the_stats():
+    from rlpytorch.trainer import episodes_in
+
+    batch = {"terminal": np.array([1, 1, 0, 1]), "episode_return": np.array([-3.0, 0.0, 5.0, 7.5]),
+             "episode_length": np.array([4, 0, 2, 9])}
+    rows, returns, lengths, _ = episodes_in(batch)
+    np.testing.assert_array_equal(rows, [0, 3])  # row 1: a seat out of its game
+    np.testing.assert_array_equal(returns, [-3.0, 7.5])
+    np.testing.assert_array_equal(lengths, [4, 9])
