@@ -31,7 +31,8 @@ PettingZoo ParallelEnv removes an agent from `agents` while others play on),
 the seat's row of the step it left holds terminal_t = 1 (truncated_t as the
 agent's), its last reward, its episode's final return and length, and its last
 observation in `final_<key>`; its observation keys are zero. Until the game's
-episode ends, every row of that seat is empty: zero observation keys, r = 0,
+episode ends, every row of that seat is empty: zero observation keys (and
+`final_` keys), r = 0,
 terminal = 1, truncated = 0, episode_return = episode_length = 0 (a terminal
 row of length 0 ends no episode). Its replies are still checked, then ignored.
 The other seats' rows go on unchanged, and when the game's episode ends every

@@ -372,19 +372,22 @@ void Context::Observe(GameSlot& slot) {
     Channel& channel = channels_[ChannelId(slot, seat)];
     row.Point(channel.history.Record(slot.step));
     if (channel.out) {
-      ZeroObservation(slot, seat);
+      ZeroObservation(slot, seat, true);
     } else {
       slot.game->Observe(seat, row);
     }
   }
 }
 
-// The game keys a game writes in Observe (observations and statistics), zeroed.
-void Context::ZeroObservation(GameSlot& slot, int seat) {
+// The game keys a game writes in Observe (observations and statistics)
+// zeroed, and with `final` their final_ copies too.
+void Context::ZeroObservation(GameSlot& slot, int seat, bool final) {
   History& history = channels_[ChannelId(slot, seat)].history;
   for (int key = 0; key < plan_.num_game_keys(); ++key) {
     if (keys()[key].role == KeyRole::kAction) continue;
     std::memset(history.Key(slot.step, key), 0, keys()[key].Bytes());
+    const int copy = plan_.final_keys()[key];
+    if (final && plan_.keep_final() && copy >= 0) std::memset(history.Key(slot.step, copy), 0, keys()[key].Bytes());
   }
 }
 
@@ -399,7 +402,7 @@ void Context::SeatLeaves(GameSlot& slot, int seat) {
                   keys()[key].Bytes());
     }
   }
-  ZeroObservation(slot, seat);
+  ZeroObservation(slot, seat, false);
   channel.out = true;
 }
 

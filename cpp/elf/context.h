@@ -18,7 +18,7 @@
 // (and truncated as the seat's), its reward, its episode's final return and
 // length, and its last observation in the final_ keys; its observation keys
 // are zero. Until the game's episode ends the seat is out: each of its rows
-// has zero observation keys, r = 0, terminal = 1, truncated = 0 and
+// has zero observation keys (and final_ keys), r = 0, terminal = 1, truncated = 0 and
 // episode_return = episode_length = 0 (a terminal row of length 0 ends no
 // episode), and the game is not asked to observe it; replies for it are still
 // checked and handed to the game, which ignores them. When the game's
@@ -141,7 +141,7 @@ class Context {
   void FinishStep(GameSlot& slot, const Outcome& outcome);
   void KeepFinalObservation(GameSlot& slot);
   void SeatLeaves(GameSlot& slot, int seat);
-  void ZeroObservation(GameSlot& slot, int seat);
+  void ZeroObservation(GameSlot& slot, int seat, bool final);
   void ConsumeReplies(int tag, int64_t batch, int begin, int end);
   void ReleaseBuffer(Tag& tag, int64_t batch);
   Mailbox::Poll Poll(std::deque<BatchRef>& ready);
