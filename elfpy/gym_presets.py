@@ -141,12 +141,19 @@ PRESETS: dict[str, Preset] = {
 
 def resolve(game: Any, preset: str | None, env_kwargs: dict[str, Any]) -> tuple[str, Preset]:
     """A hosted game's name and set-up: its factory (taking no arguments)
-    and the preset's hooks. `game` is "gym:<id>" or a callable factory."""
+    and the preset's hooks. `game` is "gym:<id>", "pz:<module>" (a PettingZoo
+    ParallelEnv, `elfpy.pz_host`) or a callable factory."""
     if callable(game):
         if preset is not None:
             raise ValueError("a preset applies to 'gym:<id>' games, not to a factory")
         name = getattr(game, "__name__", type(game).__name__)
         return f"py:{name}", Preset(functools.partial(game, **env_kwargs))
+    if game.startswith("pz:"):
+        if preset is not None:
+            raise ValueError(f"a preset applies to 'gym:<id>' games, not to the PettingZoo game '{game}'")
+        from elfpy.pz_host import make_parallel_env
+
+        return game, Preset(functools.partial(make_parallel_env, game[len("pz:"):], **env_kwargs))
     if preset is not None and preset not in PRESETS:
         raise ValueError(f"unknown preset '{preset}'; valid presets: {sorted(PRESETS)}")
     spec = registered_spec(game[len("gym:"):])

@@ -52,7 +52,8 @@ class GameLoader(Configurable):
     """Which game, how many copies, on how many threads, and the tags' shapes."""
 
     game: str = setting(
-        "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' hosted in worker processes"
+        "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' or 'pz:<PettingZoo module>' (one seat "
+        "per agent) hosted in worker processes"
     )
     num_games: int = setting(64, "games run at once")
     num_threads: int = setting(0, "engine worker threads (0: one per core; gym games: one per worker process)")
@@ -74,7 +75,7 @@ class GameLoader(Configurable):
     context_factory: Callable[..., Any] = field(default=_elfpy_context, repr=False)
 
     def __post_init__(self) -> None:
-        self.hosted = self.game.startswith("gym:")
+        self.hosted = self.game.startswith(("gym:", "pz:"))
         self.options = parse_options(self.game_options, literal=self.hosted)
         if self.hosted:
             self.options.update(num_workers=self.num_workers or None, preset=self.preset or None)

@@ -150,6 +150,8 @@ def episodes_in(
         empty = np.zeros(0)
         return empty.astype(np.int64), empty, empty, {}
     rows = np.flatnonzero(np.asarray(batch["terminal"]))
+    if rows.size:  # a terminal row of length 0 ends no episode: a seat that left its game (elfpy.context)
+        rows = rows[np.asarray(batch["episode_length"])[rows] != 0]
     if rows.size == 0:  # most batches: no episode ended, and indexing costs more than the check
         return rows, np.zeros(0), np.zeros(0, np.int64), {name: np.zeros(0) for name in statistics}
     returns = np.asarray(batch["episode_return"])[rows].astype(np.float64)
