@@ -54,13 +54,16 @@ class GameLoader(Configurable):
     """Which game, how many copies, on how many threads, and the tags' shapes."""
 
     game: str = setting(
-        "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' hosted in worker processes"
+        "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' or 'pz:<PettingZoo module>' (one seat "
+        "per agent) hosted in worker processes"
     )
     num_games: int = setting(64, "games run at once")
     num_threads: int = setting(0, "engine worker threads (0: one per core; gym games: one per worker process)")
     seed: int = setting(0, "seed of the games, the sampler and the model initialization")
     deterministic: bool = setting(False, "same batches for the same seed, whatever the threads")
     actor_batch: int = setting(64, "rows per actor batch")
+    alternate: bool = setting(False, "alternating sampler: the actor's batches are the two halves of the games, "
+                                     "one half steps while the other's batch is on the device (--actor_batch unused)")
     train_batch: int = setting(64, "games per train window")
     T: int = setting(6, "rows per train window (consecutive windows share one row)")
     game_options: str = setting(
@@ -74,7 +77,7 @@ class GameLoader(Configurable):
     context_factory: Callable[..., Any] = field(default=_elfpy_context, repr=False)
 
     def __post_init__(self) -> None:
-        self.hosted = self.game.startswith("gym:")
+        self.hosted = self.game.startswith(("gym:", "pz:"))
         self.options = parse_options(self.game_options, literal=self.hosted)
         if self.hosted:
             self.options.update(num_workers=self.num_workers or None, preset=self.preset or None)
@@ -132,7 +135,7 @@ class GameLoader(Configurable):
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
         state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
         behaviour = _add_policy_keys(gc)
-        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), _with(behaviour, ACTOR_REPLIES) + state)
+        gc.add_tag("actor", self.acting_batch(gc), obs + _actor_inputs(gc), _with(behaviour, ACTOR_REPLIES) + state)
         gc.add_tag("train", self.train_batch, obs + finals + _with(behaviour, TRAIN_INPUTS) + state, T=self.T)
         return gc
 
@@ -148,9 +151,27 @@ class GameLoader(Configurable):
         spec = gc.spec()
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
         state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
-        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), ["a", *state])
+        gc.add_tag("actor", self.acting_batch(gc), obs + _actor_inputs(gc), ["a", *state])
         gc.add_tag("train", self.train_batch, obs + finals + VALUE_TRAIN_INPUTS + state, T=self.T)
         return gc
+
+    def acting_batch(self, gc: Any) -> int:
+        """Rows per batch of the training ``actor`` tag: ``--actor_batch``, or with
+        ``--alternate`` half of the game seats (rounded up).
+
+        Alternating: while the batch of one half is on the device (and Python
+        waits for it), the engine's workers step the other half, whose replies
+        went out just before. In deterministic mode the engine's fixed groups
+        make the halves the first and the second half of the games, served in
+        turn; otherwise a batch is the first half of the games to send, and the
+        halves stay apart as long as the device, not the games, is the slower.
+        """
+        if not self.alternate:
+            return self.actor_batch
+        seats = self.num_games * gc.num_seats
+        if seats < 2:
+            raise ValueError(f"--alternate needs at least 2 game seats to split in halves, got {seats}")
+        return (seats + 1) // 2
 
     def train_context(self, state_size: int = 0, prev: PrevShapes | None = None) -> Any:
         """A new context with the ``actor`` and ``train`` tags (see ``add_train_tags``)."""

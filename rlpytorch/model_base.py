@@ -80,8 +80,10 @@ class Model(nn.Module):
         """Count ``n`` more updates of this model."""
         self.step += n
 
-    def save(self, path: str | Path, args: Mapping[str, Any] | None = None) -> None:
-        """Write weights, step, name and ``args`` to ``path`` atomically."""
+    def save(self, path: str | Path, args: Mapping[str, Any] | None = None,
+             resume: Mapping[str, Any] | None = None) -> None:
+        """Write weights, step, name and ``args`` to ``path`` atomically, and
+        ``resume``, the training state of the run (``rlpytorch.resume``), if given."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         state = {
@@ -90,6 +92,8 @@ class Model(nn.Module):
             "step": self.step,
             "args": dict(args or {}),
         }
+        if resume is not None:
+            state["resume"] = dict(resume)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
@@ -126,7 +130,8 @@ class Model(nn.Module):
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The raw checkpoint dict: ``model``, ``state_dict``, ``step``, ``args``."""
+    """The raw checkpoint dict: ``model``, ``state_dict``, ``step``, ``args``
+    (and ``resume`` in a checkpoint written during training)."""
     return torch.load(path, map_location="cpu", weights_only=True)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from .args_provider import Arg, ArgsError, Configurable, setting
 from .model_base import Model, read_checkpoint
 from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
+from .models.actor_q import ActorQ
 from .models import obs_spec as normalized_spec
 from .models.q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
 from .normalization import add_normalizers
@@ -38,7 +39,8 @@ def register_model(cls: type[Model]) -> type[Model]:
     return cls
 
 
-for _cls in (MLPActorCritic, SharedActorCritic, LSTMActorCritic, GRUActorCritic, QNetwork, LSTMQNetwork, GRUQNetwork):
+for _cls in (MLPActorCritic, SharedActorCritic, LSTMActorCritic, GRUActorCritic, QNetwork, LSTMQNetwork, GRUQNetwork,
+             ActorQ):
     register_model(_cls)
 
 

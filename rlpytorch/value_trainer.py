@@ -71,7 +71,7 @@ class ValueTrainer(ActingRecord, Configurable):
         self.record_acting(batch)
         self.sampler.anneal(self.frames)
         model = self.mi["actor"]
-        obs, prev = observations(model, batch, self.device, self.previous)
+        obs, prev = observations(model, batch, self.device, self.previous, self.actor_staging)
         reply = {}
         with torch.inference_mode():
             if self.states is None:
@@ -85,7 +85,8 @@ class ValueTrainer(ActingRecord, Configurable):
                 reply[STATE_KEY] = h.cpu().numpy()
             a, _ = self.sampler(Q)
         reply["a"] = a.cpu().numpy()
-        return {**reply, **replied_inputs(batch, a, prev, self.previous)}
+        inputs = replied_inputs(batch, a, prev, self.previous)
+        return {**reply, **{key: value.cpu().numpy() for key, value in inputs.items()}}
 
     def train(self, batch: Mapping[str, Any]) -> None:
         """Store the window, then make the updates the replay ratio owes."""
@@ -104,10 +105,17 @@ class ValueTrainer(ActingRecord, Configurable):
             self.replay.anneal(self.frames / self.total_frames)
         sample = self.replay.sample(self.replay_batch)
         index = sample.pop("index")
-        sample = {k: v.to(self.device, non_blocking=True) for k, v in sample.items()}
+        if self.window_staging is not None:  # a GPU: through pinned buffers
+            sample = self.window_staging.to_device(sample)
+        else:
+            sample = {k: v.to(self.device, non_blocking=True) for k, v in sample.items()}
         stats, priorities = self.method.step(self.mi, sample)
         self.replay.update_priorities(index, priorities)
         self.updates += 1
         if self.updates % self.actor_sync_every == 0:
             self.mi.update_model("actor", "model")
-        self.update_stats.add({**stats, **self.replay.stats(), "epsilon": self.sampler.epsilon})
+        self.update_stats.add({**stats, **self.replay.stats(), **self.exploration_stats()})
+
+    def exploration_stats(self) -> dict[str, float]:
+        """What the stats line says of exploration: epsilon."""
+        return {"epsilon": self.sampler.epsilon}

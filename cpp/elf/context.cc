@@ -18,6 +18,7 @@ struct Context::Channel {
   History history;
   float episode_return = 0.0f;
   int32_t episode_length = 0;
+  bool out = false;  // the seat left the game's episode (see context.h)
 };
 
 struct Context::GameSlot {
@@ -351,7 +352,7 @@ bool Context::SendAll(int game, const std::vector<Send>& sends, bool hand_over) 
 void Context::WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome) {
   uint8_t* record = channel.history.Record(step);
   channel.episode_return += reward;
-  if (step > 0) ++channel.episode_length;
+  if (step > 0 && !channel.out) ++channel.episode_length;
   const bool over = outcome.Over();
   const bool truncated = over && !outcome.terminated;
   std::memcpy(record + plan_.header().reward, &reward, sizeof reward);
@@ -368,9 +369,41 @@ void Context::WriteStepHeader(Channel& channel, int64_t step, float reward, cons
 void Context::Observe(GameSlot& slot) {
   for (int seat = 0; seat < num_seats(); ++seat) {
     Row& row = slot.rows[seat];
-    row.Point(channels_[ChannelId(slot, seat)].history.Record(slot.step));
-    slot.game->Observe(seat, row);
+    Channel& channel = channels_[ChannelId(slot, seat)];
+    row.Point(channel.history.Record(slot.step));
+    if (channel.out) {
+      ZeroObservation(slot, seat, true);
+    } else {
+      slot.game->Observe(seat, row);
+    }
   }
+}
+
+// The game keys a game writes in Observe (observations and statistics)
+// zeroed, and with `final` their final_ copies too.
+void Context::ZeroObservation(GameSlot& slot, int seat, bool final) {
+  History& history = channels_[ChannelId(slot, seat)].history;
+  for (int key = 0; key < plan_.num_game_keys(); ++key) {
+    if (keys()[key].role == KeyRole::kAction) continue;
+    std::memset(history.Key(slot.step, key), 0, keys()[key].Bytes());
+    const int copy = plan_.final_keys()[key];
+    if (final && plan_.keep_final() && copy >= 0) std::memset(history.Key(slot.step, copy), 0, keys()[key].Bytes());
+  }
+}
+
+// A seat left while its game goes on: its last observation (just observed)
+// goes to the final_ keys, its observation keys are zeroed, and it is out.
+void Context::SeatLeaves(GameSlot& slot, int seat) {
+  Channel& channel = channels_[ChannelId(slot, seat)];
+  if (plan_.keep_final()) {
+    for (int key = 0; key < plan_.num_game_keys(); ++key) {
+      if (plan_.final_keys()[key] < 0) continue;
+      std::memcpy(channel.history.Key(slot.step, plan_.final_keys()[key]), channel.history.Key(slot.step, key),
+                  keys()[key].Bytes());
+    }
+  }
+  ZeroObservation(slot, seat, false);
+  channel.out = true;
 }
 
 Outcome Context::Step(GameSlot& slot) {
@@ -384,14 +417,24 @@ Outcome Context::Step(GameSlot& slot) {
 void Context::FinishStep(GameSlot& slot, const Outcome& outcome) {
   ++slot.step;
   Channel* channels = &channels_[ChannelId(slot, 0)];
+  std::vector<int> leaving;  // seats whose episode ended in this step while the game goes on (rare: no allocation)
   for (int seat = 0; seat < num_seats(); ++seat) {
-    WriteStepHeader(channels[seat], slot.step, slot.game->Reward(seat), outcome);
+    Channel& channel = channels[seat];
+    if (channel.out) {
+      WriteStepHeader(channel, slot.step, 0.0f, Outcome{true, false});
+      continue;
+    }
+    const Outcome own = slot.game->SeatOutcome(seat);
+    WriteStepHeader(channel, slot.step, slot.game->Reward(seat), own.Over() ? own : outcome);
+    if (own.Over() && !outcome.Over()) leaving.push_back(seat);
   }
   if (outcome.Over()) {
     if (plan_.keep_final()) KeepFinalObservation(slot);
+    for (int seat = 0; seat < num_seats(); ++seat) channels[seat].out = false;
     slot.game->Reset(slot.rng);
   }
   Observe(slot);
+  for (int seat : leaving) SeatLeaves(slot, seat);
   slot.stage = Stage::kSendObservation;
   ExpectReplies(slot);
 }
