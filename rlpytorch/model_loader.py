@@ -10,8 +10,8 @@ from typing import Any
 from .args_provider import Arg, ArgsError, Configurable, setting
 from .model_base import Model, read_checkpoint
 from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
-from .models.actor_q import ActorQ
 from .models import obs_spec as normalized_spec
+from .models.actor_q import ActorQ
 from .models.q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
 from .normalization import add_normalizers
 from .prev_inputs import PrevInputs

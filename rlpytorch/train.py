@@ -49,8 +49,8 @@ from .model_base import Model
 from .model_interface import ModelInterface
 from .model_loader import ModelLoader
 from .models.q_networks import QValueHead
-from .prev_inputs import prev_shapes
 from .offpolicy_trainer import OffPolicyTrainer, offpolicy_interface
+from .prev_inputs import prev_shapes
 from .replay import Replay
 from .resume import engine_seed, read_resume_checkpoint
 from .run_dir import check_run_dir, resolve_run_dir, save_dir_setting, write_run_files

@@ -186,6 +186,7 @@ class ActingRecord:
         self.update_stats = RunningMean()
         actor = self.mi["actor"]
         self.states = RecurrentStates(actor.state_size, self.actor_on) if actor.state_size else None
+        self.previous = previous_actions(actor, self.actor_on)
 
     def training_state(self) -> dict[str, Any]:
         """What continues the run exactly (``rlpytorch.resume``): the models and
@@ -217,8 +218,8 @@ class ActingRecord:
         """The games start new episodes (a fresh context): forget what belonged
         to the old ones, each game's recurrent state and running discounted return."""
         actor = self.mi["actor"]
-        self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
-        self.previous = previous_actions(actor, self.device)
+        self.states = RecurrentStates(actor.state_size, self.actor_on) if actor.state_size else None
+        self.previous = previous_actions(actor, self.actor_on)
         reward_norm = distributed.unwrap(self.mi["model"]).reward_norm
         if reward_norm is not None:
             reward_norm.returns.clear()

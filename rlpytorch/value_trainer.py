@@ -71,14 +71,14 @@ class ValueTrainer(ActingRecord, Configurable):
         self.record_acting(batch)
         self.sampler.anneal(self.frames)
         model = self.mi["actor"]
-        obs, prev = observations(model, batch, self.device, self.previous, self.actor_staging)
+        obs, prev = observations(model, batch, self.actor_on, self.previous, self.actor_staging)
         reply = {}
         with torch.inference_mode():
             if self.states is None:
                 Q = model(obs)["Q"]
             else:
                 h = self.states.get(batch)
-                reset = torch.as_tensor(np.asarray(batch["terminal"])).to(self.device).unsqueeze(0)
+                reset = torch.as_tensor(np.asarray(batch["terminal"])).to(self.actor_on).unsqueeze(0)
                 out = model({k: v.unsqueeze(0) for k, v in obs.items()}, h, reset)
                 self.states.set(batch, out["state"])
                 Q = out["Q"][0]
