@@ -320,6 +320,29 @@ def build_table(results: dict, sizes: list[int], libs: list[str]) -> tuple[list[
     return header, rows
 
 
+def cpu_table(results: dict, cpu_use: dict, sizes: list[int], libs: list[str]) -> tuple[list[str], list[list[str]]]:
+    """CPU per step beside the steps per second: median process CPU ns per step
+    (every thread of the process) and, in brackets, the median cores kept busy
+    (CPU seconds per wall second). AsyncVectorEnv's worker processes are not
+    counted, so its figures are only the parent's."""
+    header = ["envs", "mode", "batch", *(LIBRARIES[lib][0] for lib in libs)]
+    rows = []
+    for size in sizes:
+        for mode in ("sync", "async"):
+            if not any(mode in LIBRARIES[lib][1] for lib in libs):
+                continue
+            row = [str(size), mode, str(size if mode == "sync" else size // 2)]
+            for lib in libs:
+                rates, cores = results.get((lib, size, mode)), cpu_use.get((lib, size, mode))
+                if not rates:
+                    row.append("n/a")
+                    continue
+                per_step = statistics.median(c / r for c, r in zip(cores, rates, strict=True)) * 1e9
+                row.append(f"{per_step:.0f} ns ({statistics.median(cores):.2f})")
+            rows.append(row)
+    return header, rows
+
+
 def median(results: dict, lib: str, size: int, mode: str) -> float | None:
     rates = results.get((lib, size, mode))
     return statistics.median(rates) if rates else None
@@ -438,6 +461,9 @@ def main() -> None:
     print(f"command: {info['command']}")
     print()
     print_table(*build_table(results, args.sizes, libs), args.markdown)
+    print()
+    print("CPU ns per step, process CPU of every thread (median cores kept busy)")
+    print_table(*cpu_table(results, cpu_use, args.sizes, libs), args.markdown)
     print()
     if "gym_async" in libs and any(s > args.async_vector_max for s in args.sizes):
         print(f"gym AsyncVectorEnv (one process per env) is n/a above {args.async_vector_max} envs.")

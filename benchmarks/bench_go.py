@@ -61,14 +61,15 @@ def bench_rules(args) -> None:
     print(f"{time.perf_counter() - start:.1f} s wall, {time.process_time() - cpu:.1f} s CPU")
 
 
-def network_evaluator(net: PolicyValueNet):
-    """fn(s, legal) -> (policy, value) with the network, batched."""
-    net.eval()
+def network_evaluator(net: PolicyValueNet, device: str = "cpu"):
+    """fn(s, legal) -> (policy, value) with the network on ``device``, batched."""
+    net.eval().to(device)
 
     def evaluate(s: np.ndarray, legal: np.ndarray):
         with torch.inference_mode():
-            logits, value = net(torch.from_numpy(s))
-            return masked_policy(logits, torch.from_numpy(legal)).numpy(), value.numpy()
+            logits, value = net(torch.from_numpy(s).to(device))
+            policy = masked_policy(logits, torch.from_numpy(legal).to(device))
+            return policy.cpu().numpy(), value.cpu().numpy()
 
     return evaluate
 
@@ -144,8 +145,8 @@ def bench_sims(args) -> None:
     torch.set_num_threads(1)
     torch.manual_seed(0)
     net = PolicyValueNet(17, 9, 82, PolicyValueSettings(args.channels, args.blocks))
-    evaluator = network_evaluator(net)
-    print(f"network: {args.channels} channels, {args.blocks} blocks; torch threads 1")
+    evaluator = network_evaluator(net, args.device)
+    print(f"network: {args.channels} channels, {args.blocks} blocks on {args.device}; torch threads 1")
     print("engine (go_mcts, C++ search, one network call per batch of leaves):")
     for threads in args.threads:
         for games, leaves in args.shapes:
@@ -312,6 +313,7 @@ def main() -> None:
     p.add_argument("--channels", type=int, default=32)
     p.add_argument("--blocks", type=int, default=3)
     p.add_argument("--openspiel_sims", type=int, default=200)
+    p.add_argument("--device", default="cpu", help="where the network runs: cpu, cuda")
     p = sub.add_parser("selfplay")
     p.add_argument("--num_frames", type=int, default=200000)
     p.add_argument("--log_every", type=int, default=20)

@@ -1,77 +1,146 @@
-"""Training speed on CartPole: rlpytorch's ActorCritic and PPO vs Stable-Baselines3 A2C and PPO.
+"""Training speed on CartPole: rlpytorch beside Stable-Baselines3, each with its tuned and its default settings.
 
-One run trains each contender from scratch and reports, side by side:
-training frames per second (environment steps per wall-clock second,
-updates included), and the wall time and frames until the mean return of the
-last 100 training episodes first reaches the target (475). Stable-Baselines3
-runs with its default hyperparameters on 8 Gymnasium ``CartPole-v1``
-environments (``make_vec_env``); rlpytorch runs ``rlpytorch.train``'s
-defaults for each method on the engine's CartPole. Every contender uses the
-same number of torch threads. Each rlpytorch method is compared with its
-Stable-Baselines3 counterpart (ActorCritic with A2C, PPO with PPO). With
-``--repeats N`` every contender trains N times (seeds ``seed .. seed+N-1``),
-interleaved (all four contenders, then the next seed), and the tables show
-medians; the ratios are medians of the per-repeat ratios. The tables go to
-stdout and, with ``--out``, to a Markdown file.
+Every contender trains from scratch until the mean return of its last 100
+training episodes reaches 475 or its frame budget runs out:
 
-    python benchmarks/bench_train.py --repeats 3 --out results.md
+- rlpytorch: ``python -m rlpytorch.train``'s defaults for ActorCritic and for
+  PPO on the engine's CartPole, and the tuned CartPole configuration
+  ``examples/configs/cartpole_fast.yaml``;
+- Stable-Baselines3 A2C and PPO on Gymnasium's ``CartPole-v1``
+  (``make_vec_env``, 8 environments), each with the hyperparameters rl-zoo
+  tuned for CartPole-v1 (and rl-zoo's frame budget) and with the library's
+  defaults. rl-zoo's A2C settings for CartPole-v1 are A2C's defaults (8
+  environments, ``ent_coef`` 0, the default), so A2C runs once, as
+  ``sb3_a2c_zoo``; ``sb3_a2c`` (the same with ``--sb3_frames``) and DQN with
+  rl-zoo's settings or its defaults run on request (``--contenders``).
+
+Reported for every contender, medians over the seeds: time and frames to the
+target, counting every run (one that never reaches it counts at the wall time
+and frames of its whole budget; the table says how many reached it), frames
+per second, gradient steps (optimizer steps, counted by a hook on every torch
+optimizer) per second, frames per gradient step, and the wall and CPU seconds
+of the whole call (set-up included; CPU: ``time.process_time`` of this process,
+every thread, plus reaped children). Time to target is counted from the start
+of training (after set-up), alike for both libraries. Contenders run
+interleaved, seed by seed, in an order that rotates with the seed; every
+contender uses the same number of torch threads.
+
+    python benchmarks/bench_train.py --repeats 10 --out results.md
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import io
 import os
 import platform
+import subprocess
 import time
+from collections.abc import Callable
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 TARGET = 475.0
+ROOT = Path(__file__).resolve().parent.parent
+FAST_CONFIG = ROOT / "examples" / "configs" / "cartpole_fast.yaml"
+
+
+class StepCounter:
+    """Counts the optimizer steps of every torch optimizer in this process."""
+
+    steps = 0
+
+    @classmethod
+    def hook(cls, *_: object) -> None:
+        cls.steps += 1
+
+
+register_optimizer_step_post_hook(StepCounter.hook)
 
 
 @dataclass
 class Result:
+    """One training run. A run that missed the target counts its whole run
+    (``seconds``, ``frames``) as its time and frames to the target."""
+
     name: str
     frames: int
-    seconds: float
+    seconds: float  # training, from its start to its stop
+    grad_steps: int
+    wall: float  # the whole call, set-up included
+    cpu: float  # CPU seconds of the whole call: every thread of this process, plus reaped children
     solved_seconds: float | None
     solved_frames: int | None
 
     @property
-    def fps(self) -> float:
-        return self.frames / self.seconds
+    def reached(self) -> bool:
+        return self.solved_seconds is not None
+
+    @property
+    def time_to_target(self) -> float:
+        return self.solved_seconds if self.reached else self.seconds
+
+    @property
+    def frames_to_target(self) -> int:
+        return self.solved_frames if self.reached else self.frames
 
 
-METHOD_NAMES = {"actor_critic": "ActorCritic", "ppo": "PPO"}
+def cpu_seconds() -> float:
+    """CPU seconds of this process (all threads) and of its reaped children."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
-def run_rlpytorch(method: str, seed: int, max_frames: int) -> Result:
-    """``python -m rlpytorch.train`` with its defaults for ``method``, stopping at the target return."""
+def measured(run: Callable[[], tuple[str, int, float, float | None, int | None]]) -> Result:
+    """``run()`` with its wall time, CPU time and optimizer steps."""
+    steps, cpu, wall = StepCounter.steps, cpu_seconds(), time.perf_counter()
+    name, frames, seconds, solved_seconds, solved_frames = run()
+    wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+    return Result(name, frames, seconds, StepCounter.steps - steps, wall, cpu, solved_seconds, solved_frames)
+
+
+# --- contenders ---------------------------------------------------------------
+
+
+def rlpytorch_run(name: str, args: list[str], seed: int) -> tuple[str, int, float, float | None, int | None]:
+    """``python -m rlpytorch.train`` with ``args``, stopping at the target return."""
     from rlpytorch import train
 
-    argv = ["--game", "cartpole", "--method", method, "--seed", str(seed)]
-    argv += ["--num_frames", str(max_frames), "--stop_at_return", str(TARGET), "--save_dir", ""]
-    argv += ["--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
+    argv = ["--game", "cartpole", *args, "--seed", str(seed), "--stop_at_return", str(TARGET)]
+    argv += ["--save_dir", "", "--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
     with redirect_stdout(io.StringIO()):
-        summary = train.main(argv)["summary"]
-    return Result(
-        f"rlpytorch {METHOD_NAMES[method]}",
-        summary.frames,
-        summary.seconds,
-        summary.target_reached_at,
-        summary.target_reached_frames,
-    )
+        s = train.main(argv)["summary"]
+    return name, s.frames, s.seconds, s.target_reached_at, s.target_reached_frames
 
 
-def run_sb3(algo: str, seed: int, max_frames: int) -> Result:
-    """Stable-Baselines3 ``algo`` with default hyperparameters on 8 environments."""
-    from stable_baselines3 import A2C, PPO
+def linear(start: float) -> Callable[[float], float]:
+    """rl-zoo's ``lin_<start>``: ``start`` times the remaining progress (1 -> 0)."""
+    return lambda remaining: remaining * start
+
+
+# rl-zoo (hyperparams/*.yml, CartPole-v1): algorithm, budget, constructor arguments.
+SB3_ZOO = {
+    "a2c": (500_000, {"ent_coef": 0.0}),
+    "ppo": (100_000, {"n_steps": 32, "batch_size": 256, "gae_lambda": 0.8, "gamma": 0.98, "n_epochs": 20,
+                      "ent_coef": 0.0, "learning_rate": linear(1e-3), "clip_range": linear(0.2)}),
+    "dqn": (50_000, {"learning_rate": 2.3e-3, "batch_size": 64, "buffer_size": 100_000, "learning_starts": 1000,
+                     "gamma": 0.99, "target_update_interval": 10, "train_freq": 256, "gradient_steps": 128,
+                     "exploration_fraction": 0.16, "exploration_final_eps": 0.04,
+                     "policy_kwargs": {"net_arch": [256, 256]}}),
+}
+SB3_ENVS = {"a2c": 8, "ppo": 8, "dqn": 1}
+
+
+def sb3_run(algo: str, zoo: bool, budget: int, seed: int) -> tuple[str, int, float, float | None, int | None]:
+    """Stable-Baselines3 ``algo`` with rl-zoo's CartPole-v1 settings (``zoo``) or its defaults."""
+    from stable_baselines3 import A2C, DQN, PPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
 
@@ -88,62 +157,93 @@ def run_sb3(algo: str, seed: int, max_frames: int) -> Result:
                 return False
             return True
 
-    env = make_vec_env("CartPole-v1", n_envs=8, seed=seed)
-    model = {"a2c": A2C, "ppo": PPO}[algo]("MlpPolicy", env, seed=seed, device="cpu")
+    env = make_vec_env("CartPole-v1", n_envs=SB3_ENVS[algo], seed=seed)
+    kwargs = SB3_ZOO[algo][1] if zoo else {}
+    model = {"a2c": A2C, "ppo": PPO, "dqn": DQN}[algo]("MlpPolicy", env, seed=seed, device="cpu", **kwargs)
     callback = StopAtTarget()
-    model.learn(total_timesteps=max_frames, callback=callback)
+    model.learn(total_timesteps=budget, callback=callback)
     seconds = time.perf_counter() - callback.start
     solved = callback.solved
-    return Result(
-        f"Stable-Baselines3 {algo.upper()}",
-        model.num_timesteps,
-        seconds,
-        solved[0] if solved else None,
-        solved[1] if solved else None,
-    )
+    name = f"Stable-Baselines3 {algo.upper()} {'rl-zoo' if zoo else 'defaults'}"
+    return name, model.num_timesteps, seconds, solved[0] if solved else None, solved[1] if solved else None
 
 
-def _median(values: list[float]) -> float | None:
-    return float(np.median(values)) if values else None
+def contenders(args: argparse.Namespace) -> dict[str, Callable[[int], tuple]]:
+    """Every contender by key: a function of the seed returning ``rlpytorch_run``'s tuple."""
+    budget = ["--num_frames", str(args.frames)]
+    table: dict[str, Callable[[int], tuple]] = {
+        "fast": lambda s: rlpytorch_run("rlpytorch cartpole_fast.yaml", ["--config", str(FAST_CONFIG)], s),
+        "actor_critic": lambda s: rlpytorch_run("rlpytorch ActorCritic defaults", budget, s),
+        "ppo": lambda s: rlpytorch_run("rlpytorch PPO defaults", ["--method", "ppo", *budget], s),
+    }
+    for algo, (zoo_budget, _) in SB3_ZOO.items():
+        table[f"sb3_{algo}_zoo"] = lambda s, a=algo, b=zoo_budget: sb3_run(a, True, b, s)
+        table[f"sb3_{algo}"] = lambda s, a=algo: sb3_run(a, False, args.sb3_frames, s)
+    return table
+
+
+DEFAULT_CONTENDERS = ["fast", "actor_critic", "ppo", "sb3_a2c_zoo", "sb3_ppo_zoo", "sb3_ppo"]
+
+
+# --- reporting ----------------------------------------------------------------
+
+
+def _median(values: list[float]) -> float:
+    return float(np.median(values))
 
 
 def table(runs: list[list[Result]]) -> str:
-    """One row per contender (``runs[i]``: its repeats): frames/s, wall time and
-    frames to the target, medians over the repeats that reached it."""
+    """One row per contender (``runs[i]``: its repeats), medians over every repeat."""
     lines = [
-        "| trainer | frames/s | time to 475 | frames to 475 | reached 475 | frames/s of each repeat |",
-        "|---|---:|---:|---:|---:|---|",
+        "| trainer | time to 475 (s) | frames to 475 | reached | frames/s | grad steps/s | frames per grad step "
+        "| wall s | CPU s | CPU / wall |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for rs in runs:
-        solved = [r for r in rs if r.solved_seconds is not None]
-        seconds = _median([r.solved_seconds for r in solved])
-        frames = _median([r.solved_frames for r in solved])
-        each = ", ".join(f"{r.fps:,.0f}" for r in rs)
+        fps = _median([r.frames / r.seconds for r in rs])
+        steps_per_s = _median([r.grad_steps / r.seconds for r in rs])
+        frames_per_step = _median([r.frames / max(r.grad_steps, 1) for r in rs])
         lines.append(
-            f"| {rs[0].name} | {_median([r.fps for r in rs]):,.0f} | "
-            f"{f'{seconds:.1f} s' if seconds is not None else '-'} | "
-            f"{f'{frames:,.0f}' if frames is not None else '-'} | {len(solved)} of {len(rs)} | {each} |"
+            f"| {rs[0].name} | {_median([r.time_to_target for r in rs]):.2f} "
+            f"| {_median([r.frames_to_target for r in rs]):,.0f} | {sum(r.reached for r in rs)} of {len(rs)} "
+            f"| {fps:,.0f} | {steps_per_s:,.0f} | {frames_per_step:,.1f} | {_median([r.wall for r in rs]):.1f} "
+            f"| {_median([r.cpu for r in rs]):.1f} | {_median([r.cpu / r.wall for r in rs]):.2f} |"
         )
     return "\n".join(lines)
 
 
-def ratios(pairs: list[tuple[list[Result], list[Result]]]) -> str:
-    """rlpytorch over Stable-Baselines3, per pair: medians of the per-repeat
-    frames/s ratios and time-to-target ratios (repeats where both reached it)."""
+def each_repeat(runs: list[list[Result]]) -> str:
+    """Time to the target of every repeat (``*``: budget ran out first)."""
+    lines = ["| trainer | time to 475 of each seed (s; * = not reached, whole run) |", "|---|---|"]
+    for rs in runs:
+        each = ", ".join(f"{r.time_to_target:.1f}{'' if r.reached else '*'}" for r in rs)
+        lines.append(f"| {rs[0].name} | {each} |")
+    return "\n".join(lines)
+
+
+def ratios(results: dict[str, list[Result]]) -> str:
+    """Time to target of the best Stable-Baselines3 contender (lowest median)
+    over each rlpytorch contender's: ratio of the medians, and the median of
+    the per-seed ratios."""
+    sb3 = {k: v for k, v in results.items() if k.startswith("sb3_")}
+    if not sb3:
+        return ""
+    best = min(sb3.values(), key=lambda rs: _median([r.time_to_target for r in rs]))
+    best_median = _median([r.time_to_target for r in best])
     lines = [
-        "| rlpytorch vs Stable-Baselines3 | frames/s ratio | time-to-475 ratio | frames/s ratio of each repeat |",
-        "|---|---:|---:|---|",
+        f"| rlpytorch vs the best Stable-Baselines3 contender ({best[0].name}) | ratio of median times to 475 "
+        "| median of per-seed ratios | frames/s ratio |",
+        "|---|---:|---:|---:|",
     ]
-    for ours, theirs in pairs:
-        fps = [o.fps / t.fps for o, t in zip(ours, theirs, strict=True)]
-        times = [
-            t.solved_seconds / o.solved_seconds
-            for o, t in zip(ours, theirs, strict=True)
-            if o.solved_seconds and t.solved_seconds is not None
-        ]
-        time_ratio = f"{_median(times):.1f}x" if times else "-"
-        each = ", ".join(f"{x:.1f}x" for x in fps)
-        lines.append(f"| {ours[0].name} vs {theirs[0].name} | {_median(fps):.1f}x | {time_ratio} | {each} |")
+    for key, ours in results.items():
+        if key.startswith("sb3_"):
+            continue
+        per_seed = [t.time_to_target / o.time_to_target for o, t in zip(ours, best, strict=True)]
+        fps = _median([r.frames / r.seconds for r in ours]) / _median([r.frames / r.seconds for r in best])
+        lines.append(
+            f"| {ours[0].name} | {best_median / _median([r.time_to_target for r in ours]):.1f}x "
+            f"| {_median(per_seed):.1f}x | {fps:.1f}x |"
+        )
     return "\n".join(lines)
 
 
@@ -160,57 +260,66 @@ def machine() -> str:
     return (
         f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, torch {torch.__version__}, "
         f"numpy {np.__version__}, gymnasium {gymnasium.__version__}, "
-        f"stable-baselines3 {stable_baselines3.__version__}; torch threads {torch.get_num_threads()}; "
-        f"load average at the end {os.getloadavg()[0]:.1f}"
+        f"stable-baselines3 {stable_baselines3.__version__}; torch threads {torch.get_num_threads()}"
     )
 
 
 def commit() -> str:
-    """The checked-out commit (short hash, ``+`` when the tree has changes), or ``unknown``."""
-    import subprocess
-
-    root = Path(__file__).resolve().parent.parent
+    """The checked-out commit (short hash, ``+`` when the measured code has changes), or ``unknown``."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True)
-        paths = ["rlpytorch", "benchmarks/bench_train.py"]
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *paths], cwd=root)
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        paths = ["rlpytorch", "elfpy", "benchmarks/bench_train.py", str(FAST_CONFIG.relative_to(ROOT))]
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *paths], cwd=ROOT)
     except OSError:
         return "unknown"
     return head.stdout.strip() + ("+" if dirty.returncode else "") if head.returncode == 0 else "unknown"
 
 
+def warm_up() -> None:
+    """Import what the contenders import (torch's fused Adam pulls in torch._dynamo,
+    about 3 s), so the first contender does not pay for everyone."""
+    import stable_baselines3  # noqa: F401
+    import torch._dynamo  # noqa: F401
+
+    from rlpytorch import train  # noqa: F401
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--frames", type=int, default=1_000_000, help="rlpytorch frame budget")
-    parser.add_argument("--sb3_frames", type=int, default=300_000, help="Stable-Baselines3 frame budget")
     parser.add_argument("--repeats", type=int, default=1, help="trainings per contender (seeds seed, seed+1, ...)")
+    parser.add_argument("--frames", type=int, default=1_000_000, help="frame budget of rlpytorch's default runs")
+    parser.add_argument("--sb3_frames", type=int, default=300_000,
+                        help="frame budget of Stable-Baselines3's default runs (rl-zoo runs: rl-zoo's budget)")
+    parser.add_argument("--contenders", nargs="+", default=DEFAULT_CONTENDERS,
+                        choices=[*DEFAULT_CONTENDERS, "sb3_a2c", "sb3_dqn_zoo", "sb3_dqn"])
     parser.add_argument("--torch_threads", type=int, default=1)
-    parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    parser.add_argument("--out", type=Path, help="also write the tables to this Markdown file")
     args = parser.parse_args()
     torch.set_num_threads(args.torch_threads)
+    warm_up()
 
-    contenders = {
-        "actor_critic": lambda seed: run_rlpytorch("actor_critic", seed, args.frames),
-        "ppo": lambda seed: run_rlpytorch("ppo", seed, args.frames),
-        "sb3_a2c": lambda seed: run_sb3("a2c", seed, args.sb3_frames),
-        "sb3_ppo": lambda seed: run_sb3("ppo", seed, args.sb3_frames),
-    }
-    results: dict[str, list[Result]] = {key: [] for key in contenders}
-    loads = []
-    for seed in range(args.seed, args.seed + args.repeats):
-        for key, run in contenders.items():
-            results[key].append(run(seed))
-            print(f"seed {seed}: {results[key][-1].name}: {results[key][-1].fps:,.0f} FPS", flush=True)
+    runners = contenders(args)
+    keys = list(args.contenders)
+    results: dict[str, list[Result]] = {key: [] for key in keys}
+    loads = [os.getloadavg()[0]]
+    for i, seed in enumerate(range(args.seed, args.seed + args.repeats)):
+        for key in keys[i % len(keys):] + keys[: i % len(keys)]:
+            r = measured(functools.partial(runners[key], seed))
+            results[key].append(r)
+            print(f"seed {seed}: {r.name}: {r.time_to_target:.2f} s{'' if r.reached else ' (not reached)'}, "
+                  f"{r.frames_to_target:,} frames, {r.frames / r.seconds:,.0f} FPS, "
+                  f"CPU {r.cpu:.1f} s / wall {r.wall:.1f} s, load {os.getloadavg()[0]:.1f}", flush=True)
         loads.append(os.getloadavg()[0])
-    pairs = [(results["actor_critic"], results["sb3_a2c"]), (results["ppo"], results["sb3_ppo"])]
     seeds = f"seed {args.seed}" if args.repeats == 1 else f"seeds {args.seed}-{args.seed + args.repeats - 1}"
+    runs = list(results.values())
     text = (
-        f"CartPole training, {seeds}, target: mean return of the last 100 training "
-        f"episodes >= {TARGET:.0f}.\n\nMachine: {machine()}; load average after each repeat "
+        f"CartPole training, {seeds}, target: mean return of the last 100 training episodes >= {TARGET:.0f}; "
+        f"medians over every seed, a run that missed the target at its whole budget.\n\n"
+        f"Machine: {machine()}; load average (1 min) at the start and after each seed "
         f"{', '.join(f'{x:.1f}' for x in loads)}.\n"
-        f"Measured {datetime.date.today().isoformat()} at commit {commit()}.\n\n"
-        f"{table(list(results.values()))}\n\n{ratios(pairs)}\n"
+        f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at commit {commit()}.\n\n"
+        f"{table(runs)}\n\n{ratios(results)}\n\n{each_repeat(runs)}\n"
     )
     print(text)
     if args.out:

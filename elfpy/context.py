@@ -26,6 +26,18 @@ is R_t = r_{t+1} + gamma * (1 - terminal_{t+1}) * R_{t+1}. Consecutive windows
 of a game overlap by one step, so the last row of a window can be bootstrapped
 and reappears as the first row of the next.
 
+Seats that leave. In a game whose agents may leave an episode early (a
+PettingZoo ParallelEnv removes an agent from `agents` while others play on),
+the seat's row of the step it left holds terminal_t = 1 (truncated_t as the
+agent's), its last reward, its episode's final return and length, and its last
+observation in `final_<key>`; its observation keys are zero. Until the game's
+episode ends, every row of that seat is empty: zero observation keys (and
+`final_` keys), r = 0,
+terminal = 1, truncated = 0, episode_return = episode_length = 0 (a terminal
+row of length 0 ends no episode). Its replies are still checked, then ignored.
+The other seats' rows go on unchanged, and when the game's episode ends every
+seat starts the next one.
+
 Actions. `spec()[key].space` is the action key's `gymnasium.spaces` space:
 Discrete, MultiDiscrete or Box (float32). A reply outside an integer space,
 or a NaN or infinite Box value, raises ValueError naming the tag, key, row
@@ -47,6 +59,7 @@ when iterating, until the next batch): copy what you keep.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -71,7 +84,9 @@ class KeySpec(NamedTuple):
     terminal rows) are written by the game, "action" and "extra" replied by
     Python, "engine" written by the engine. `space` is an action key's
     `gymnasium.spaces` space (Discrete, MultiDiscrete or Box), None for every
-    other key; `bounds` the lowest and highest value of every element."""
+    other key; `bounds` the lowest and highest value of every element.
+    `seats`: the seats that write the key where only some do (a PettingZoo
+    game whose agents' observations differ), None where every seat does."""
 
     name: str
     dtype: np.dtype
@@ -80,6 +95,7 @@ class KeySpec(NamedTuple):
     role: str
     bounds: tuple[float, float] | None
     space: gym.Space | None = None
+    seats: tuple[int, ...] | None = None
 
 
 def _action_space(dtype: np.dtype, shape: tuple[int, ...], bounds: tuple[float, float] | None,
@@ -99,11 +115,11 @@ def _action_space(dtype: np.dtype, shape: tuple[int, ...], bounds: tuple[float, 
     return gym.spaces.Box(per_element(low), per_element(high), shape, dtype)
 
 
-def _key_spec(d: Mapping[str, Any]) -> KeySpec:
+def _key_spec(d: Mapping[str, Any], seats: tuple[int, ...] | None = None) -> KeySpec:
     """A KeySpec from the engine's description of a key."""
     dtype, shape = np.dtype(d["dtype"]), tuple(d["shape"])
     return KeySpec(d["name"], dtype, shape, d["meaning"], d["role"], d["bounds"],
-                   _action_space(dtype, shape, d["bounds"], d["space"]))
+                   _action_space(dtype, shape, d["bounds"], d["space"]), seats)
 
 
 class TagInfo(NamedTuple):
@@ -125,7 +141,10 @@ class Batch(Mapping):
         self.tag = tag
         self.game_ids = game_ids
         self.seats = seats
-        self._owner = owner
+        # A weak reference: the context keeps its last handed-out batch, and a
+        # cycle would leave a dropped context (and its threads and workers)
+        # alive until Python's cycle collector runs; this way `del` stops it.
+        self._owner = weakref.ref(owner)
         self._ref = ref
         self._arrays = arrays
         self._done = False
@@ -144,7 +163,10 @@ class Batch(Mapping):
 
     def reply(self, replies: Mapping[str, Any] | None) -> None:
         """Sends this batch's replies (iteration mode; callbacks return them instead)."""
-        self._owner._finish(self, replies)
+        owner = self._owner()
+        if owner is None:
+            raise RuntimeError(f"batch of tag '{self.tag}' outlived its GameContext, which was dropped and stopped")
+        owner._finish(self, replies)
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}: {tuple(v.shape)}" for k, v in self._arrays.items())
@@ -200,8 +222,9 @@ class GameContext:
     the seed (and the replies), not on thread timing; timeouts are then
     ignored. Extra keyword arguments are the game's options (`game_options`).
 
-    Python-hosted games: `game` is `"gym:<Gymnasium id>"` or a callable that
-    returns an environment; they run in `num_workers` processes (default: one
+    Python-hosted games: `game` is `"gym:<Gymnasium id>"`, `"pz:<module>"`
+    (a PettingZoo ParallelEnv from `<module>.parallel_env`, one seat per
+    agent: `elfpy.pz_host`) or a callable that returns an environment; they run in `num_workers` processes (default: one
     per CPU), the extra keyword arguments go to the environment, `preset`
     names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), the
     hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`),
@@ -223,7 +246,8 @@ class GameContext:
         self._source = open_source(game, num_games, num_threads, seed, deterministic, hosting, game_options)
         self._ctx = self._source.context
         self.game = self._source.name
-        self._keys = {k["name"]: _key_spec(k) for k in self._ctx.keys()}
+        seats = self._source.key_seats
+        self._keys = {k["name"]: _key_spec(k, seats.get(k["name"].removeprefix("final_"))) for k in self._ctx.keys()}
         self._tags: dict[str, int] = {}
         self._tag_states: list[_TagState] = []
         self._callbacks: dict[str, Callable[[Batch], Any]] = {}
@@ -250,6 +274,11 @@ class GameContext:
     @property
     def num_seats(self) -> int:
         return self._ctx.num_seats()
+
+    @property
+    def seat_names(self) -> tuple[str, ...]:
+        """The agent at each seat of a PettingZoo game (`possible_agents`), else ()."""
+        return self._source.seat_names
 
     def add_key(self, name: str, dtype: str, shape: Sequence[int] = (), meaning: str = "") -> None:
         """Declares an extra reply key that an actor replies and the history

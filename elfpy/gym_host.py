@@ -19,6 +19,9 @@ arrays) before it is stored, e.g. text into token ids;
 `reshape_reward(obs, action, reward, done)` returns the reward to store.
 The factory and hooks reach the workers through cloudpickle, so lambdas and
 functions of the user's script work too.
+
+A PettingZoo ParallelEnv (`"pz:<module>"` or a factory returning one) is
+hosted the same way with one seat per agent: see `elfpy.pz_host`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from gymnasium import spaces
 
 from elfpy import _elf
 from elfpy.gym_presets import resolve
+from elfpy.pz_host import ParallelServer, SeatLayout, is_parallel_env
 
 _ENGINE_DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool")
 _POLL_MS = 200  # how often an idle worker checks that its parent is alive
@@ -48,7 +52,7 @@ _EXIT_GRACE_S = 0.3  # how long close() lets the workers exit on their own befor
 
 def is_hosted(game: Any) -> bool:
     """Whether `game` names a Python-hosted game rather than a native one."""
-    return callable(game) or (isinstance(game, str) and game.startswith("gym:"))
+    return callable(game) or (isinstance(game, str) and game.startswith(("gym:", "pz:")))
 
 
 def observation_arrays(observation: Any) -> dict[str, np.ndarray]:
@@ -114,14 +118,14 @@ def game_seed(seed: int, game: int) -> int:
 
 
 def _views(board: Any, memory: mmap.mmap, keys: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-    """Numpy views of the per-game key slots of the shared block."""
+    """Numpy views of the per-channel (game * seats + seat) key slots of the shared block."""
     regions = board.regions()
     views = {}
     for key in keys:
         prefixes = ("action/",) if key["role"] == "action" else ("obs/", "final/")
         for prefix in prefixes:
             offset, _ = regions[prefix + key["name"]]
-            shape = (board.num_games, *key["shape"])
+            shape = (board.num_games * board.num_seats, *key["shape"])
             views[prefix + key["name"]] = np.ndarray(shape, np.dtype(key["dtype"]), buffer=memory, offset=offset)
     return views
 
@@ -130,7 +134,8 @@ class _Worker:
     """The loop of one worker process: serve the requests of its games."""
 
     def __init__(self, board: Any, views: dict[str, np.ndarray], make_env: Callable[[], Any],
-                 preprocess: Callable | None, reshape_reward: Callable | None, seed: int) -> None:
+                 preprocess: Callable | None, reshape_reward: Callable | None, seed: int,
+                 layout: SeatLayout | None) -> None:
         self.board = board
         self.views = views
         self.make_env = make_env
@@ -138,14 +143,21 @@ class _Worker:
         self.reshape_reward = reshape_reward
         self.seed = seed
         self.envs: dict[int, Any] = {}
+        self.seats = None if layout is None else ParallelServer(layout, board, views["action/a"], env_action,
+                                                                  self.store)
 
     def serve(self, game: int) -> None:
         try:
             if game not in self.envs:
                 self.envs[game] = self.make_env()
+                if self.seats is not None:
+                    self.seats.first(self.envs[game], game, game_seed(self.seed, game))
+                    return
                 observation, _ = self.envs[game].reset(seed=game_seed(self.seed, game))
                 self.store("obs/", game, observation)
                 self.board.finish(game, 0.0, False, False)
+            elif self.seats is not None:
+                self.seats.step(self.envs[game], game)
             else:
                 self.step(game)
         except Exception as error:  # reaches the user through the engine, with the game named
@@ -166,15 +178,16 @@ class _Worker:
         self.store("obs/", game, observation)
         self.board.finish(game, float(reward), bool(terminated), bool(truncated))
 
-    def store(self, prefix: str, game: int, observation: Any) -> None:
+    def store(self, prefix: str, channel: int, observation: Any, suffix: str = "") -> None:
+        """Writes one seat's observation (key names + `suffix`) into its slots."""
         if self.preprocess is not None:
             observation = self.preprocess(observation)
         for name, array in observation_arrays(observation).items():
-            view = self.views.get(prefix + name)
+            view = self.views.get(prefix + name + suffix)
             if view is None or view.shape[1:] != array.shape:
-                raise ValueError(f"observation '{name}' has shape {array.shape}, but the game's spec says "
+                raise ValueError(f"observation '{name + suffix}' has shape {array.shape}, but the game's spec says "
                                  f"{None if view is None else view.shape[1:]} (from its first observation)")
-            view[game] = array
+            view[channel] = array
 
     def close(self) -> None:
         for env in self.envs.values():
@@ -184,12 +197,12 @@ class _Worker:
 def worker_main() -> None:
     """A worker process's entry point; its arguments come pickled on stdin."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
-    parent_pid, fd, keys, num_games, num_workers, worker, payload, seed = pickle.load(sys.stdin.buffer)
+    parent_pid, fd, keys, num_games, num_workers, worker, payload, seed, layout = pickle.load(sys.stdin.buffer)
     make_env, preprocess, reshape_reward = pickle.loads(payload)
     memory = mmap.mmap(fd, 0)
-    board = _elf.RemoteBoard(keys, num_games, num_workers)
+    board = _elf.RemoteBoard(keys, num_games, num_workers, num_seats=1 if layout is None else layout.num_seats)
     board.attach(memory)
-    server = _Worker(board, _views(board, memory, keys), make_env, preprocess, reshape_reward, seed)
+    server = _Worker(board, _views(board, memory, keys), make_env, preprocess, reshape_reward, seed, layout)
     try:
         while not board.closing():
             games = board.await_work(worker, _POLL_MS)
@@ -229,11 +242,26 @@ class GymHost:
         probe = make_env()
         try:
             observation, _ = probe.reset(seed=game_seed(seed, 0))
-            self.keys = [*observation_keys(preprocess(observation) if preprocess else observation, chosen.bounds),
-                         action_key(probe.action_space)]
+            if is_parallel_env(probe):
+                if reshape_reward is not None:
+                    raise ValueError(f"game '{self.name}': reshape_reward is for single-agent games; a "
+                                     "ParallelEnv's rewards reach each seat as they are")
+                def prepared(sample: Any) -> Any:
+                    return preprocess(sample) if preprocess else sample
+
+                self.layout: SeatLayout | None = SeatLayout.of(
+                    self.name, probe, observation, lambda sample: observation_arrays(prepared(sample)))
+                self.keys = [*self.layout.observation_keys(
+                    observation, lambda sample: observation_keys(prepared(sample), chosen.bounds)),
+                    action_key(probe.action_space(self.layout.agents[0]))]
+            else:
+                self.layout = None
+                self.keys = [*observation_keys(preprocess(observation) if preprocess else observation,
+                                               chosen.bounds), action_key(probe.action_space)]
         finally:
             probe.close()
-        self.board = _elf.RemoteBoard(self.keys, num_games, workers, step_timeout_s or 0.0)
+        seats = 1 if self.layout is None else self.layout.num_seats
+        self.board = _elf.RemoteBoard(self.keys, num_games, workers, step_timeout_s or 0.0, seats)
         self._fd = os.memfd_create("elf-gym-board")
         self._processes: list[subprocess.Popen] = []
         self._closed = False
@@ -243,7 +271,7 @@ class GymHost:
             self.board.attach(self._memory)
             for worker in range(workers):
                 self._processes.append(self._launch((os.getpid(), self._fd, self.keys, num_games, workers, worker,
-                                                     payload, seed)))
+                                                     payload, seed, self.layout)))
         except BaseException:
             self.close()
             raise

@@ -21,8 +21,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 # Gymnasium ids whose environments live in a plugin package that must be
-# imported first (gymnasium registers them on import).
-_PLUGINS = {"ALE/": "ale_py", "MiniGrid-": "minigrid", "BabyAI-": "minigrid"}
+# imported first: most register on import; "module:function" names the
+# registering function of one that only declares a gymnasium.envs entry point
+# (which gymnasium 1.x no longer loads by itself).
+_PLUGINS = {"ALE/": "ale_py", "MiniGrid-": "minigrid", "BabyAI-": "minigrid", "MinAtar/": "minatar.gym:register_envs"}
 
 
 def registered_spec(env_id: str) -> Any:
@@ -33,9 +35,12 @@ def registered_spec(env_id: str) -> Any:
     spec rather than from the id."""
     import gymnasium
 
-    for prefix, module in _PLUGINS.items():
+    for prefix, plugin in _PLUGINS.items():
+        module, _, register = plugin.partition(":")
         if env_id.startswith(prefix):
-            importlib.import_module(module)
+            imported = importlib.import_module(module)
+            if register and env_id not in gymnasium.registry:
+                getattr(imported, register)()
     return gymnasium.spec(env_id)
 
 
@@ -136,12 +141,19 @@ PRESETS: dict[str, Preset] = {
 
 def resolve(game: Any, preset: str | None, env_kwargs: dict[str, Any]) -> tuple[str, Preset]:
     """A hosted game's name and set-up: its factory (taking no arguments)
-    and the preset's hooks. `game` is "gym:<id>" or a callable factory."""
+    and the preset's hooks. `game` is "gym:<id>", "pz:<module>" (a PettingZoo
+    ParallelEnv, `elfpy.pz_host`) or a callable factory."""
     if callable(game):
         if preset is not None:
             raise ValueError("a preset applies to 'gym:<id>' games, not to a factory")
         name = getattr(game, "__name__", type(game).__name__)
         return f"py:{name}", Preset(functools.partial(game, **env_kwargs))
+    if game.startswith("pz:"):
+        if preset is not None:
+            raise ValueError(f"a preset applies to 'gym:<id>' games, not to the PettingZoo game '{game}'")
+        from elfpy.pz_host import make_parallel_env
+
+        return game, Preset(functools.partial(make_parallel_env, game[len("pz:"):], **env_kwargs))
     if preset is not None and preset not in PRESETS:
         raise ValueError(f"unknown preset '{preset}'; valid presets: {sorted(PRESETS)}")
     spec = registered_spec(game[len("gym:"):])

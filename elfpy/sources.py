@@ -7,6 +7,8 @@ so it has no native/hosted branches:
   name         the game's name as errors print it
   context      the `_elf.Context` to add tags to, start, wait on
   worker_pids  process ids of the processes hosting the games (none if native)
+  seat_names   the agent of each seat (a PettingZoo game's), else empty
+  key_seats    key -> the seats that write it, for keys only some seats write
   failure()    a message if something outside the engine broke (a worker
                process died), else None; cheap enough to call per batch
   close()      stops everything: afterwards no engine thread, no worker process
@@ -41,6 +43,8 @@ class NativeSource:
     """A game of the C++ registry; its options are the game's options."""
 
     worker_pids: list[int] = []
+    seat_names: tuple[str, ...] = ()
+    key_seats: dict[str, tuple[int, ...]] = {}
 
     def __init__(self, game: str, num_games: int, num_threads: int, seed: int, deterministic: bool,
                  game_options: dict[str, Any]) -> None:
@@ -66,6 +70,10 @@ class HostedSource:
     def __init__(self, host: GymHost, num_threads: int | None, seed: int, deterministic: bool) -> None:
         self._host = host
         self.name = host.name
+        layout = host.layout
+        self.seat_names = () if layout is None else layout.agents
+        self.key_seats = {key["name"]: tuple(key["seats"]) for key in host.keys
+                          if "seats" in key and len(key["seats"]) < len(self.seat_names)}
         # An engine thread waits while a worker steps: one per worker keeps all busy.
         threads = num_threads if num_threads is not None else host.board.num_workers
         self._next_check = 0.0
@@ -96,7 +104,7 @@ GameSource = NativeSource | HostedSource
 
 def open_source(game: str | Callable[..., Any], num_games: int, num_threads: int | None, seed: int,
                 deterministic: bool, hosting: dict[str, Any], game_options: dict[str, Any]) -> GameSource:
-    """The source for `game`: hosted for "gym:<id>" or a factory, native
+    """The source for `game`: hosted for "gym:<id>", "pz:<module>" or a factory, native
     otherwise. `hosting` holds the hosted-only settings (num_workers, preset,
     preprocess, reshape_reward, step_timeout_s); a native game takes none."""
     if is_hosted(game):

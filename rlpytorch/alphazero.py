@@ -19,6 +19,12 @@ fraction of played-out games in which the would-be resigner won is reported
 as ``false_resign``, the check that the threshold is safe (AlphaGo Zero kept
 it under 5%).
 
+``--device cuda`` keeps the network on a GPU: each batch of leaves is copied
+there for the call and the replies back, and the SGD steps run there too.
+The stats lines report ``sims_per_s`` (leaf evaluations per wall second) and
+``batch_fill`` (leaves per network call over ``--actor_batch``), the two
+figures that say whether the searches keep the network busy.
+
 The library names no game key: every key comes from the arguments (the
 config file sets them for Go).
 
@@ -50,6 +56,7 @@ from .position_replay import PositionReplay, RecordKeys, SelfPlayRecords
 from .run_dir import LAST_CHECKPOINT, resolve_run_dir, save_dir_setting, write_run_files
 from .stats import StatsLogger
 from .train import torch_threads_setting
+from .trainer import device_setting
 
 __all__ = ["AlphaZero", "AlphaZeroScript", "SelfPlayKeys", "arguments", "format_selfplay", "main"]
 
@@ -111,6 +118,7 @@ class AlphaZero(Configurable):
     export: bool = setting(True, f"also save the network with torch.export ({EXPORTED}, for GTP; takes ~10 s)")
     game_writer: str = setting("", "module:Class called with each finished game, e.g. elfpy.go.sgf:SgfWriter")
     games_dir: str = setting("", "folder for the game writer (empty: games/ in the run's folder)")
+    device: str = device_setting()
     keys: SelfPlayKeys = part(SelfPlayKeys)
     loss: PolicyValueLoss = part(PolicyValueLoss)
     net_settings: PolicyValueSettings = part(PolicyValueSettings)
@@ -133,6 +141,7 @@ class AlphaZero(Configurable):
         planes_shape = tuple(spec[self.keys.record_state_key].shape)
         self.num_actions = int(spec[self.keys.policy_reply].shape[0])
         self.net = PolicyValueNet(planes_shape[0], planes_shape[-1], self.num_actions, self.net_settings)
+        self.net.to(self.device)
         self.optimizer = torch.optim.SGD(self.net.parameters(), lr=self.lr, momentum=0.9,
                                          weight_decay=self.weight_decay)
         self.replay = PositionReplay(self.replay_size, planes_shape, self.num_actions)
@@ -141,6 +150,7 @@ class AlphaZero(Configurable):
                    [self.keys.policy_reply, self.keys.value_reply])
         gc.reg_callback("eval", self.evaluate)
         self.frames = 0
+        self.calls = 0
         return gc
 
     def _game_writer(self) -> Any:
@@ -158,14 +168,18 @@ class AlphaZero(Configurable):
         self.records.add_batch(batch, batch.game_ids)
         self.net.eval()
         with torch.inference_mode():
-            logits, value = self.net(torch.from_numpy(batch[self.keys.state_key]))
-            policy = masked_policy(logits, torch.from_numpy(batch[self.keys.legal_key]))
+            logits, value = self.net(self._on_device(batch[self.keys.state_key]))
+            policy = masked_policy(logits, self._on_device(batch[self.keys.legal_key]))
         self.frames += len(batch)
-        return {self.keys.policy_reply: policy, self.keys.value_reply: value}
+        self.calls += 1
+        return {self.keys.policy_reply: policy.cpu(), self.keys.value_reply: value.cpu()}
+
+    def _on_device(self, array: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(array).to(self.device, non_blocking=True)
 
     def update(self) -> dict[str, float]:
         """One SGD step on a minibatch from the window."""
-        planes, pi, z = self.replay.sample(self.sgd_batch, self.rng, self.symmetries)
+        planes, pi, z = (t.to(self.device) for t in self.replay.sample(self.sgd_batch, self.rng, self.symmetries))
         self.net.train()
         logits, value = self.net(planes)
         loss, stats = self.loss(logits, value, torch.ones_like(pi), pi, z)
@@ -203,7 +217,11 @@ class AlphaZero(Configurable):
     def _log(self, window: list[dict[str, float]], start: float) -> dict[str, float]:
         s = self.records.stats
         entry = {k: float(np.mean([w[k] for w in window])) for k in window[0]}
-        entry.update(step=self.net.step, frames=self.frames, time=time.perf_counter() - start, games=s.games,
+        elapsed = time.perf_counter() - start
+        # batch_fill: leaves per network call over the tag's batch size, the
+        # measure of how well the searches keep the network busy
+        entry.update(step=self.net.step, frames=self.frames, time=elapsed, sims_per_s=self.frames / elapsed,
+                     batch_fill=self.frames / max(1, self.calls) / self.loader.actor_batch, games=s.games,
                      moves_per_game=s.moves / max(1, s.games), first_player_win=s.first_player_wins / max(1, s.games),
                      resigned=s.resigned, false_resign=s.false_resign_rate, replay=self.replay.size)
         self.logger.log(entry)

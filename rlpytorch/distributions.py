@@ -12,6 +12,7 @@ nothing else: the importance weight and PPO's ratio are
 | MultiDiscrete(nvec) | ``MultiCategorical``: independent categoricals | ``pi`` ``[..., sum(nvec)]`` |
 | Box | ``DiagGaussian`` (actions unbounded: the game clips them) | ``mean``, ``std`` ``[..., D]`` |
 | Box | ``TanhGaussian``: ``a = c + h tanh(u)``, ``u ~ N(mean, std)`` inside the bounds | ``mean``, ``std`` |
+| Box | ``Deterministic``: the action itself, a point mass (DDPG, TD3) | ``action`` ``[..., D]`` |
 | Dict | ``DictDistribution`` of the above, one per action key | each one's parameters, prefixed ``key.`` |
 
 A *family* (``CategoricalFamily``, ``GaussianFamily``, ...) is the picklable,
@@ -37,6 +38,8 @@ __all__ = [
     "DictDistribution",
     "DictFamily",
     "DiagGaussian",
+    "Deterministic",
+    "DeterministicFamily",
     "Distribution",
     "GaussianFamily",
     "MultiCategorical",
@@ -196,6 +199,13 @@ class TanhGaussian(Distribution):
     def sample(self, generator: torch.Generator | None = None) -> Tensor:
         return self._squash(self.base.sample(generator))
 
+    def sample_with_log_prob(self, generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+        """A reparameterised sample ``a`` (differentiable through ``mean`` and ``std``) and
+        ``log p(a)`` computed from its ``u`` directly: exact even where ``a`` rounds onto
+        a bound, where ``log_prob(a)`` would have to clamp."""
+        u = self.base.sample(generator)
+        return self._squash(u), self.base.log_prob(u) - self._log_det(u)
+
     def mode(self) -> Tensor:
         return self._squash(self.base.mean)
 
@@ -207,6 +217,30 @@ class TanhGaussian(Distribution):
     def entropy(self) -> Tensor:
         u = self.base.mean + self.base.std * torch.randn_like(self.base.mean)
         return self.base.entropy() + self._log_det(u)
+
+
+class Deterministic(Distribution):
+    """A deterministic policy's action ``[..., D]`` as a point mass: ``sample`` and
+    ``mode`` are the action, ``log_prob(a)`` is 0 (probability 1) where ``a`` is it
+    and ``-inf`` elsewhere, the entropy 0. Exploration noise is the sampler's
+    (``rlpytorch.exploration``), not the policy's."""
+
+    def __init__(self, action: Tensor) -> None:
+        self.action = action
+        self.device = action.device
+
+    def sample(self, generator: torch.Generator | None = None) -> Tensor:
+        return self.action
+
+    def mode(self) -> Tensor:
+        return self.action
+
+    def log_prob(self, a: Tensor) -> Tensor:
+        same = (a == self.action).all(-1)
+        return torch.where(same, 0.0, -math.inf).to(self.action.dtype)
+
+    def entropy(self) -> Tensor:
+        return self.action.new_zeros(self.action.shape[:-1])
 
 
 class DictDistribution(Distribution):
@@ -273,6 +307,20 @@ class GaussianFamily:
         if self.low is None:
             return DiagGaussian(out["mean"], out["std"])
         return TanhGaussian(out["mean"], out["std"], self.low, self.high)
+
+
+class DeterministicFamily:
+    """Box, deterministic actor (DDPG, TD3): ``Deterministic(out["action"])``; ``low`` and
+    ``high`` are the bounds its actions lie in (exploration noise is clipped to them)."""
+
+    outputs = ("action",)
+
+    def __init__(self, low: Sequence[float], high: Sequence[float]) -> None:
+        self.low = [float(x) for x in low]
+        self.high = [float(x) for x in high]
+
+    def __call__(self, out: Mapping[str, Tensor], min_prob: float = 1e-6) -> Deterministic:
+        return Deterministic(out["action"])
 
 
 class DictFamily:

@@ -21,6 +21,7 @@ from .args_provider import ArgsProvider, Configurable, format_config, setting
 from .game_loader import GameLoader, parse_options
 from .model_base import Model, read_checkpoint
 from .model_loader import load_model
+from .prev_inputs import prev_shapes
 from .run_dir import checkpoint_path
 from .runner import evaluate, progress_setting
 from .train import torch_threads_setting
@@ -81,6 +82,10 @@ def save_videos(model: Model, loader: GameLoader, folder: str, episodes: int, fm
     """``episodes`` episodes of the loader's game played by ``model`` (through
     ``predict``), saved as videos in ``folder`` by ``elfpy.video``."""
     import elfpy.video
+
+    if prev_shapes(model):  # the recording loop hands the policy observations only, not the rewards
+        raise ValueError("--video cannot feed a model its previous action and reward yet (--prev_action, "
+                         "--prev_reward); evaluate it without --video")
 
     def make_policy() -> elfpy.video.Policy:
         state = None

@@ -11,7 +11,7 @@ double).
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,8 @@ ACTOR_REPLIES = ["a", "pi", "V"]  # pi (logp for other than one Discrete action)
 TRAIN_INPUTS = ["a", "pi", "V", "r", "terminal", "truncated"]
 VALUE_TRAIN_INPUTS = ["a", "r", "terminal", "truncated"]  # what replay stores (value-based methods)
 STATE_KEY = "h"  # a recurrent model's per-game state, replied by the actor and kept in the history
+# A model's previous action / reward inputs (rlpytorch.prev_inputs): key -> shape, replied like ``h``.
+PrevShapes = Mapping[str, Sequence[int]]
 
 
 def _elfpy_context(game: str, **kwargs: Any) -> Any:
@@ -52,13 +54,16 @@ class GameLoader(Configurable):
     """Which game, how many copies, on how many threads, and the tags' shapes."""
 
     game: str = setting(
-        "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' hosted in worker processes"
+        "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' or 'pz:<PettingZoo module>' (one seat "
+        "per agent) hosted in worker processes"
     )
     num_games: int = setting(64, "games run at once")
     num_threads: int = setting(0, "engine worker threads (0: one per core; gym games: one per worker process)")
     seed: int = setting(0, "seed of the games, the sampler and the model initialization")
     deterministic: bool = setting(False, "same batches for the same seed, whatever the threads")
     actor_batch: int = setting(64, "rows per actor batch")
+    alternate: bool = setting(False, "alternating sampler: the actor's batches are the two halves of the games, "
+                                     "one half steps while the other's batch is on the device (--actor_batch unused)")
     train_batch: int = setting(64, "games per train window")
     T: int = setting(6, "rows per train window (consecutive windows share one row)")
     game_options: str = setting(
@@ -72,7 +77,7 @@ class GameLoader(Configurable):
     context_factory: Callable[..., Any] = field(default=_elfpy_context, repr=False)
 
     def __post_init__(self) -> None:
-        self.hosted = self.game.startswith("gym:")
+        self.hosted = self.game.startswith(("gym:", "pz:"))
         self.options = parse_options(self.game_options, literal=self.hosted)
         if self.hosted:
             self.options.update(num_workers=self.num_workers or None, preset=self.preset or None)
@@ -118,45 +123,66 @@ class GameLoader(Configurable):
         """The game's episode statistics (role "statistic", e.g. MiniRTS's ``won``)."""
         return [k for k, v in gc.spec().items() if v.role == "statistic"]
 
-    def add_train_tags(self, gc: Any, state_size: int = 0) -> Any:
+    def add_train_tags(self, gc: Any, state_size: int = 0, prev: PrevShapes | None = None) -> Any:
         """Add the ``actor`` and ``train`` tags of actor-critic training to ``gc``.
 
         ``state_size > 0`` (a recurrent model) declares the reply key ``h``
-        ``[state_size]`` that the actor replies and the windows carry.
+        ``[state_size]`` that the actor replies and the windows carry; ``prev``
+        (``prev_inputs.prev_shapes(model)``) the previous-input keys, likewise.
         """
         obs = list(self.observation_spec(gc))
         spec = gc.spec()
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
-        state = self._add_state_key(gc, state_size)
+        state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
         behaviour = _add_policy_keys(gc)
-        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), _with(behaviour, ACTOR_REPLIES) + state)
+        gc.add_tag("actor", self.acting_batch(gc), obs + _actor_inputs(gc), _with(behaviour, ACTOR_REPLIES) + state)
         gc.add_tag("train", self.train_batch, obs + finals + _with(behaviour, TRAIN_INPUTS) + state, T=self.T)
         return gc
 
-    def add_value_tags(self, gc: Any, state_size: int = 0) -> Any:
+    def add_value_tags(self, gc: Any, state_size: int = 0, prev: PrevShapes | None = None) -> Any:
         """Add the ``actor`` and ``train`` tags of value-based training (DQN, R2D2) to ``gc``.
 
-        The actor replies only ``a`` (and ``h`` for a recurrent model); the
-        windows carry what replay stores: observations (and their ``final_``
-        copies), ``a``, ``r``, ``terminal``, ``truncated`` (and ``h``).
+        The actor replies only ``a`` (and ``h`` for a recurrent model, the
+        ``prev`` keys for a model reading them); the windows carry what replay
+        stores: observations (and their ``final_`` copies), ``a``, ``r``,
+        ``terminal``, ``truncated`` (and ``h``, the ``prev`` keys).
         """
         obs = list(self.observation_spec(gc))
         spec = gc.spec()
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
-        state = self._add_state_key(gc, state_size)
-        gc.add_tag("actor", self.actor_batch, obs + _actor_inputs(gc), ["a", *state])
+        state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
+        gc.add_tag("actor", self.acting_batch(gc), obs + _actor_inputs(gc), ["a", *state])
         gc.add_tag("train", self.train_batch, obs + finals + VALUE_TRAIN_INPUTS + state, T=self.T)
         return gc
 
-    def train_context(self, state_size: int = 0) -> Any:
-        """A new context with the ``actor`` and ``train`` tags (see ``add_train_tags``)."""
-        return self.add_train_tags(self.context(), state_size)
+    def acting_batch(self, gc: Any) -> int:
+        """Rows per batch of the training ``actor`` tag: ``--actor_batch``, or with
+        ``--alternate`` half of the game seats (rounded up).
 
-    def eval_context(self, num_games: int, seed: int | None = None, state_size: int = 0) -> Any:
+        Alternating: while the batch of one half is on the device (and Python
+        waits for it), the engine's workers step the other half, whose replies
+        went out just before. In deterministic mode the engine's fixed groups
+        make the halves the first and the second half of the games, served in
+        turn; otherwise a batch is the first half of the games to send, and the
+        halves stay apart as long as the device, not the games, is the slower.
+        """
+        if not self.alternate:
+            return self.actor_batch
+        seats = self.num_games * gc.num_seats
+        if seats < 2:
+            raise ValueError(f"--alternate needs at least 2 game seats to split in halves, got {seats}")
+        return (seats + 1) // 2
+
+    def train_context(self, state_size: int = 0, prev: PrevShapes | None = None) -> Any:
+        """A new context with the ``actor`` and ``train`` tags (see ``add_train_tags``)."""
+        return self.add_train_tags(self.context(), state_size, prev)
+
+    def eval_context(self, num_games: int, seed: int | None = None, state_size: int = 0,
+                     prev: PrevShapes | None = None) -> Any:
         """A context with only an ``actor`` tag, for evaluation."""
         gc = self.context(num_games=num_games, seed=seed)
         obs = list(self.observation_spec(gc))
-        state = self._add_state_key(gc, state_size)
+        state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
         replies = _with(_add_policy_keys(gc), ACTOR_REPLIES) + state
         gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), replies)
         return gc
@@ -167,6 +193,13 @@ class GameLoader(Configurable):
             return []
         gc.add_key(STATE_KEY, "float32", [state_size], "recurrent state the actor started this step from")
         return [STATE_KEY]
+
+
+def _add_prev_keys(gc: Any, prev: PrevShapes | None) -> list[str]:
+    """Declare the previous-input keys a model reads (replied by its actor, kept in the history)."""
+    for key, shape in (prev or {}).items():
+        gc.add_key(key, "float32", list(shape), "the model's previous-step input, as the actor fed it")
+    return list(prev or {})
 
 
 def _add_policy_keys(gc: Any) -> str:

@@ -8,7 +8,9 @@ output in ``console.txt``. Runs are queued on a standard process pool
 each slot owns one device, so runs share GPUs round-robin. A run that
 finished leaves ``done`` in its folder and is skipped when the same launch is
 started again, so an interrupted sweep resumes where it stopped; a failed run
-is tried again. Arguments after ``--`` go to every run unchanged.
+is tried again: from its last checkpoint (``--resume``) when it wrote one, else
+afresh, its earlier files moved into ``attempt<N>/`` (a run never overwrites
+another's files). Arguments after ``--`` go to every run unchanged.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
 
 __all__ = ["Run", "main", "parse_seeds", "parse_sets", "plan_runs"]
 
@@ -93,7 +97,7 @@ def execute(run: Run, base_cmd: Sequence[str], devices: queue.Queue) -> int:
     device = devices.get()
     try:
         run.folder.mkdir(parents=True, exist_ok=True)
-        cmd = [*base_cmd, *run.train_args()]
+        cmd = [*base_cmd, *run.train_args(), *retry_args(run.folder)]
         env = dict(os.environ)
         if device.startswith("cuda"):
             index = device.partition(":")[2] or "0"
@@ -107,6 +111,20 @@ def execute(run: Run, base_cmd: Sequence[str], devices: queue.Queue) -> int:
         return code
     finally:
         devices.put(device)
+
+
+def retry_args(folder: Path) -> list[str]:
+    """What a run tried again adds: ``--resume`` from its checkpoint; without one,
+    nothing, once the files of the earlier attempt are moved into ``attempt<N>/``."""
+    if (folder / LAST_CHECKPOINT).exists():
+        return ["--resume", str(folder)]
+    if holds_run(folder):
+        attempt = next(folder / f"attempt{n}" for n in itertools.count(1) if not (folder / f"attempt{n}").exists())
+        attempt.mkdir()
+        for name in RUN_FILES:
+            if (folder / name).exists():
+                (folder / name).rename(attempt / name)
+    return []
 
 
 def main(argv: Sequence[str] | None = None) -> int:

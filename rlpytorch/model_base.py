@@ -58,14 +58,17 @@ class Model(nn.Module):
         # observations are normalized on the way in; rewards are scaled by the learner before an update.
         self.obs_norm: nn.Module | None = None
         self.reward_norm: nn.Module | None = None
+        # The previous action and reward as inputs (rlpytorch.prev_inputs.PrevInputs), when the model reads them.
+        self.prev_inputs: nn.Module | None = None
 
     def predict(
-        self, obs: Mapping[str, Any] | Any, state: Any | None = None, deterministic: bool = True
+        self, obs: Mapping[str, Any] | Any, state: Any | None = None, deterministic: bool = True,
+        prev_action: Any | None = None, prev_reward: Any | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Act on one observation or a small batch outside the engine; see ``rlpytorch.predict``."""
         from .predict import predict  # predict runs the trainer's actor code, which imports this module
 
-        return predict(self, obs, state, deterministic)
+        return predict(self, obs, state, deterministic, prev_action, prev_reward)
 
     def as_obs(self, obs: Mapping[str, torch.Tensor] | torch.Tensor) -> Mapping[str, torch.Tensor]:
         """The observation dict: ``obs`` itself, or ``{obs_keys[0]: obs}`` for one tensor,
@@ -77,8 +80,10 @@ class Model(nn.Module):
         """Count ``n`` more updates of this model."""
         self.step += n
 
-    def save(self, path: str | Path, args: Mapping[str, Any] | None = None) -> None:
-        """Write weights, step, name and ``args`` to ``path`` atomically."""
+    def save(self, path: str | Path, args: Mapping[str, Any] | None = None,
+             resume: Mapping[str, Any] | None = None) -> None:
+        """Write weights, step, name and ``args`` to ``path`` atomically, and
+        ``resume``, the training state of the run (``rlpytorch.resume``), if given."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         state = {
@@ -87,6 +92,8 @@ class Model(nn.Module):
             "step": self.step,
             "args": dict(args or {}),
         }
+        if resume is not None:
+            state["resume"] = dict(resume)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
@@ -123,7 +130,8 @@ class Model(nn.Module):
 
 
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
-    """The raw checkpoint dict: ``model``, ``state_dict``, ``step``, ``args``."""
+    """The raw checkpoint dict: ``model``, ``state_dict``, ``step``, ``args``
+    (and ``resume`` in a checkpoint written during training)."""
     return torch.load(path, map_location="cpu", weights_only=True)
 
 

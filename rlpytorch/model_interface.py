@@ -10,13 +10,15 @@ importance-sampling correction in ``PolicyGradient`` accounts for the lag.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from typing_extensions import Self
 
 from .args_provider import Configurable, setting
+from .distributed import unwrap
 from .model_base import Model
 
 __all__ = ["ModelInterface", "clip_grad_norm"]
@@ -101,6 +103,31 @@ class ModelInterface(Configurable):
         with torch.no_grad():
             torch._foreach_copy_(pairs[0], pairs[1])
         self[dst].step = self[src].step
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every model's weights and step (a part such as a critic, a plain module,
+        has no step), and every optimizer's state (on the CPU)."""
+        models = {name: unwrap(model) for name, model in self.models.items()}
+        return {
+            "models": {name: {k: v.detach().cpu() for k, v in m.state_dict().items()} for name, m in models.items()},
+            "steps": {name: m.step for name, m in models.items() if isinstance(m, Model)},
+            "optimizers": {name: optimizer.state_dict() for name, optimizer in self.optimizers.items()},
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` returned, into models of the same names and architectures."""
+        missing = sorted(set(self.models) - set(state["models"]))
+        if missing:
+            raise ValueError(f"the saved state has no models {missing} (it holds {sorted(state['models'])})")
+        for name, model in self.models.items():
+            model = unwrap(model)
+            if isinstance(model, Model):
+                model.load_weights(state["models"][name], source=f"saved model {name!r}")
+                model.step = int(state["steps"][name])
+            else:
+                model.load_state_dict(state["models"][name])
+        for name, optimizer in self.optimizers.items():
+            optimizer.load_state_dict(state["optimizers"][name])
 
     def distribute(self) -> ModelInterface:
         """Wrap every optimized model for data-parallel training (``torch.distributed``

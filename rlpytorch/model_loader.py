@@ -10,8 +10,11 @@ from typing import Any
 from .args_provider import Arg, ArgsError, Configurable, setting
 from .model_base import Model, read_checkpoint
 from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
+from .models import obs_spec as normalized_spec
+from .models.actor_q import ActorQ
 from .models.q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
 from .normalization import add_normalizers
+from .prev_inputs import PrevInputs
 
 __all__ = ["MODELS", "ModelLoader", "load_model", "register_model"]
 
@@ -36,7 +39,8 @@ def register_model(cls: type[Model]) -> type[Model]:
     return cls
 
 
-for _cls in (MLPActorCritic, SharedActorCritic, LSTMActorCritic, GRUActorCritic, QNetwork, LSTMQNetwork, GRUQNetwork):
+for _cls in (MLPActorCritic, SharedActorCritic, LSTMActorCritic, GRUActorCritic, QNetwork, LSTMQNetwork, GRUQNetwork,
+             ActorQ):
     register_model(_cls)
 
 
@@ -66,6 +70,9 @@ class ModelLoader(Configurable):
                                     "ranks; saved in checkpoints; evaluation uses them as saved)")
     norm_reward: bool = setting(False, "scale rewards by the running std of the discounted return (VecNormalize)")
     norm_gamma: float = setting(0.99, "discount of the returns whose std scales rewards with --norm_reward")
+    prev_action: bool = setting(False, "the model also reads the previous action (one-hot for discrete actions; "
+                                       "zero at episode starts)")
+    prev_reward: bool = setting(False, "the model also reads the previous reward (zero at episode starts)")
     values: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -88,15 +95,28 @@ class ModelLoader(Configurable):
 
     def build(self, obs_spec: Mapping[str, Any], num_actions: int) -> Model:
         """A model of the chosen class with the given settings, loaded if asked."""
-        model = _construct(self.model_class(obs_spec), obs_spec, num_actions, self.values)
+        model = _construct(self.model_class(obs_spec), obs_spec, num_actions, self.values,
+                           self.prev_action, self.prev_reward)
         add_normalizers(model, self.norm_obs, self.norm_reward, self.norm_gamma)
         if self.load:
             model.load(self.load)
         return model
 
 
-def _construct(cls: type[Model], obs_spec: Mapping[str, Any], num_actions: int, values: Mapping[str, Any]) -> Model:
-    return cls(obs_spec, num_actions, cls.Settings.from_config(values))
+def _construct(cls: type[Model], obs_spec: Mapping[str, Any], num_actions: int, values: Mapping[str, Any],
+               prev_action: bool = False, prev_reward: bool = False) -> Model:
+    """``cls`` built on ``obs_spec`` and, when asked, the previous action and reward
+    (two more float observation keys, see ``rlpytorch.prev_inputs``)."""
+    prev = PrevInputs(num_actions, prev_action, prev_reward) if prev_action or prev_reward else None
+    if prev is not None:
+        obs_spec = normalized_spec(obs_spec)
+        clash = sorted(set(prev.keys) & set(obs_spec))
+        if clash:
+            raise ValueError(f"the game already has observation keys {clash}; --prev_action/--prev_reward add them")
+        obs_spec = {**obs_spec, **prev.shapes()}
+    model = cls(obs_spec, num_actions, cls.Settings.from_config(values))
+    model.prev_inputs = prev
+    return model
 
 
 def load_model(path: str | Path, obs_spec: Mapping[str, Any], num_actions: int) -> Model:
@@ -104,7 +124,7 @@ def load_model(path: str | Path, obs_spec: Mapping[str, Any], num_actions: int) 
     checkpoint = read_checkpoint(path)
     cls = MODELS[checkpoint["model"]]
     args = checkpoint["args"]
-    model = _construct(cls, obs_spec, num_actions, args)
+    model = _construct(cls, obs_spec, num_actions, args, args.get("prev_action", False), args.get("prev_reward", False))
     add_normalizers(model, args.get("norm_obs", False), args.get("norm_reward", False), args.get("norm_gamma", 0.99))
     model.load_weights(checkpoint["state_dict"], source=str(path))
     model.step = int(checkpoint["step"])

@@ -26,6 +26,8 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
+from .prev_inputs import prev_shapes
+
 __all__ = ["ObservationNormalizer", "RewardNormalizer", "RunningMeanStd", "add_normalizers", "normalize_window"]
 
 EPS = 1e-8
@@ -134,9 +136,10 @@ class RewardNormalizer(nn.Module):
 
 
 def add_normalizers(model: nn.Module, norm_obs: bool, norm_reward: bool, gamma: float) -> nn.Module:
-    """Give ``model`` the normalizers asked for (over its observation keys)."""
-    if norm_obs:
-        model.obs_norm = ObservationNormalizer({key: model.obs_shapes.get(key, ()) for key in model.obs_keys})
+    """Give ``model`` the normalizers asked for (over the game's observation keys)."""
+    if norm_obs:  # the game's keys: previous actions and rewards stay as the actor recorded them
+        keys = [key for key in model.obs_keys if key not in prev_shapes(model)]
+        model.obs_norm = ObservationNormalizer({key: model.obs_shapes.get(key, ()) for key in keys})
     if norm_reward:
         model.reward_norm = RewardNormalizer(gamma)
     return model

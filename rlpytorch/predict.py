@@ -2,6 +2,7 @@
 
     action, state = model.predict(obs)                    # one observation, greedy
     actions, state = model.predict(obs_batch, state)      # a batch, recurrent state in and out
+    action, state = model.predict(obs, state, prev_action=action, prev_reward=reward)  # --prev_action/_reward
 
 It runs the very code the engine-driven actor runs (``trainer.act``) on a
 batch made of the given observations, so a checkpoint acts in someone else's
@@ -17,6 +18,7 @@ import numpy as np
 import torch
 
 from .model_base import Model
+from .prev_inputs import PREV_ACTION, PREV_REWARD, prev_shapes
 from .sampler import Sampler
 from .trainer import RecurrentStates, act
 
@@ -40,6 +42,8 @@ def predict(
     obs: Mapping[str, Any] | Any,
     state: Any | None = None,
     deterministic: bool = True,
+    prev_action: Any | None = None,
+    prev_reward: Any | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """The actions of ``model`` for ``obs`` and, for a recurrent model, its state after them.
 
@@ -51,15 +55,25 @@ def predict(
     ``torch.manual_seed`` makes it repeatable). Returns ``(action, state)``,
     without the batch dimension for a single observation; ``state`` is None
     for a feed-forward model.
+
+    A model reading its previous action and reward (``--prev_action``,
+    ``--prev_reward``) takes them here as the environment gave them: the action
+    taken last (as the previous call returned it) and the reward it earned;
+    None (at an episode's first step) feeds zeros, as in training. Rows that
+    need different treatment can pass the model's inputs themselves as keys
+    ``prev_action`` (encoded: one-hot, ``PrevInputs.encode``) and ``prev_reward``
+    of ``obs``.
     """
     obs = {model.obs_keys[0]: obs} if not isinstance(obs, Mapping) else obs
-    arrays = {key: np.asarray(obs[key]) for key in model.obs_keys}
     first = model.obs_keys[0]
+    made = prev_shapes(model)  # made below from prev_action / prev_reward unless given
+    arrays = {key: np.asarray(obs[key]) for key in model.obs_keys if key in obs or key not in made}
     shape = model.obs_shapes.get(first)
     single = shape is not None and arrays[first].ndim == len(shape)
     if single:
         arrays = {key: value[None] for key, value in arrays.items()}
     rows = len(arrays[first])
+    arrays.update(_prev_inputs(model, arrays, rows, prev_action, prev_reward))
     states = None
     if model.state_size:
         states = RecurrentStates(model.state_size)
@@ -76,3 +90,23 @@ def predict(
         return actions, None
     after = states.states[:, 0].cpu().numpy()
     return actions, after[0] if single else after
+
+
+def _prev_inputs(
+    model: Model, given: Mapping[str, np.ndarray], rows: int, prev_action: Any | None, prev_reward: Any | None
+) -> dict[str, np.ndarray]:
+    """The previous-input keys the model reads and ``given`` lacks, from the raw
+    ``prev_action`` / ``prev_reward`` (zeros when None)."""
+    part = model.prev_inputs
+    if part is None:
+        return {}
+    made = {}
+    if PREV_ACTION in part.keys and PREV_ACTION not in given:
+        zeros = np.zeros((rows, part.width), np.float32)
+        if prev_action is not None:
+            a = torch.as_tensor(np.asarray(prev_action)).reshape(rows, *part.action_shape)
+        made[PREV_ACTION] = zeros if prev_action is None else part.encode(a).numpy()
+    if PREV_REWARD in part.keys and PREV_REWARD not in given:
+        reward = 0.0 if prev_reward is None else prev_reward
+        made[PREV_REWARD] = np.broadcast_to(np.asarray(reward, np.float32), (rows,)).copy()
+    return made

@@ -9,9 +9,13 @@ Every training run writes into one folder (``--save_dir``, by default
     log.txt              the stats lines printed on stdout, and the final results
     progress.csv         one row per stats line
     events.out.tfevents.*  the same as TensorBoard scalars
-    last.pt, model_<frames>.pt  checkpoints (weights, step and the configuration)
+    last.pt, model_<frames>.pt  checkpoints (weights, step, the configuration and
+                         the training state: ``rlpytorch.resume``)
 
-``python -m rlpytorch.evaluate --load <folder>`` evaluates its ``last.pt``.
+``python -m rlpytorch.evaluate --load <folder>`` evaluates its ``last.pt``;
+``python -m rlpytorch.train --resume <folder>`` continues the run in it. A new
+run refuses a folder that already holds a run (``check_run_dir``): nothing is
+overwritten.
 """
 
 from __future__ import annotations
@@ -31,7 +35,18 @@ import yaml
 
 from .args_provider import setting
 
-__all__ = ["LAST_CHECKPOINT", "checkpoint_path", "resolve_run_dir", "save_dir_setting", "versions", "write_run_files"]
+__all__ = [
+    "LAST_CHECKPOINT",
+    "check_run_dir",
+    "checkpoint_path",
+    "holds_run",
+    "resolve_run_dir",
+    "save_dir_setting",
+    "versions",
+    "write_run_files",
+]
+
+RUN_FILES = ("config.yaml", "run.yaml", "log.txt", "progress.csv", "last.pt")  # any of them: a run was here
 
 LAST_CHECKPOINT = "last.pt"
 
@@ -54,8 +69,30 @@ def resolve_run_dir(template: str, now: datetime.datetime | None = None) -> Path
     return Path(template.format(time=now.strftime("%Y%m%d-%H%M%S")))
 
 
-def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[str]) -> None:
-    """Create ``run_dir`` and write ``config.yaml`` and ``run.yaml`` into it."""
+def holds_run(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run's files (configuration, logs or a checkpoint)."""
+    return any((run_dir / name).exists() for name in RUN_FILES)
+
+
+def check_run_dir(run_dir: Path, resumed_from: Path | None = None) -> None:
+    """Refuse to write a run into a folder that holds another run: a new run
+    (``resumed_from`` None) needs a folder without one, and a resumed run its
+    checkpoint's own folder (it continues there) or one without a run."""
+    if not holds_run(run_dir):
+        return
+    if resumed_from is None:
+        raise ValueError(f"--save_dir {run_dir} already holds a run: --resume {run_dir} continues it, "
+                         "or choose another --save_dir")
+    if run_dir.resolve() != resumed_from.parent.resolve():
+        raise ValueError(f"--save_dir {run_dir} already holds a run; a run resumed from {resumed_from} "
+                         f"continues in {resumed_from.parent} or in a folder without a run")
+
+
+def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[str],
+                    resumed_from: Path | None = None) -> None:
+    """Create ``run_dir`` and write ``config.yaml`` and ``run.yaml`` into it. A
+    resumed run (``resumed_from``, its checkpoint) rewrites ``config.yaml`` with
+    its own effective configuration and appends itself to ``run.yaml``'s ``resumed``."""
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=True))
     about = {
@@ -64,7 +101,11 @@ def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[
         "started": datetime.datetime.now().isoformat(timespec="seconds"),
         "versions": versions(),
     }
-    (run_dir / "run.yaml").write_text(yaml.safe_dump(about, sort_keys=False))
+    run_file = run_dir / "run.yaml"
+    if resumed_from is not None:
+        first = yaml.safe_load(run_file.read_text()) if run_file.exists() else {}
+        about = {**first, "resumed": [*first.get("resumed", []), {**about, "from": str(resumed_from)}]}
+    run_file.write_text(yaml.safe_dump(about, sort_keys=False))
 
 
 def versions() -> dict[str, Any]:

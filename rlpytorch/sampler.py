@@ -10,7 +10,9 @@ then returns the actions and their log-probability ``logp`` under it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -66,9 +68,27 @@ class Sampler(Configurable):
         if self.sampler not in SAMPLERS:
             raise ValueError(f"unknown sampler {self.sampler!r}; choose from {SAMPLERS}")
         self.epsilon_start = self.epsilon
-        self.generator = torch.Generator()
-        if self.seed is not None:
-            self.generator.manual_seed(self.seed)
+        self._generators: dict[torch.device, torch.Generator] = {}
+        self.generator = self.generator_for(torch.device("cpu"))
+
+    def generator_for(self, device: torch.device) -> torch.Generator:
+        """The generator that draws on ``device``, one per device, each seeded
+        with ``seed``: a policy on a GPU is sampled there, without a round trip
+        through the host (its draws differ from the CPU's, as its arithmetic does)."""
+        generator = self._generators.get(device)
+        if generator is None:
+            generator = self._generators[device] = torch.Generator(device)
+            if self.seed is not None:
+                generator.manual_seed(self.seed)
+        return generator
+
+    def state_dict(self) -> dict[str, Any]:
+        """The generator's state and the current epsilon (to resume a run)."""
+        return {"generator": self.generator.get_state(), "epsilon": self.epsilon}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.generator.set_state(state["generator"])
+        self.epsilon = float(state["epsilon"])
 
     def anneal(self, frames: int) -> None:
         """``epsilon = start + (final - start) min(1, frames / epsilon_frames)`` (no-op without a schedule)."""
@@ -81,14 +101,11 @@ class Sampler(Configurable):
         ``Distribution``, actions and their log-probability ``[B]``."""
         if isinstance(pi, Distribution):
             return self._sample_distribution(pi)
-        if pi.device.type != "cpu":  # the seeded generator lives on the CPU
-            a, mu = self(pi.cpu())
-            return a.to(pi.device), mu.to(pi.device)
         if self.sampler == "greedy":
             return greedy(pi)
         if self.sampler == "epsilon_greedy":
-            return epsilon_greedy(pi, self.epsilon, self.generator)
-        return sample_multinomial(pi, self.generator)
+            return epsilon_greedy(pi, self.epsilon, self.generator_for(pi.device))
+        return sample_multinomial(pi, self.generator_for(pi.device))
 
     def _sample_distribution(self, pi: Distribution) -> tuple[Tensor, Tensor]:
         """``multinomial`` samples, ``greedy`` takes the mode (its ``logp`` is still
@@ -98,5 +115,5 @@ class Sampler(Configurable):
         if self.sampler == "greedy":
             a = pi.mode()
         else:
-            a = pi.sample(self.generator if pi.device.type == "cpu" else None)  # the seeded generator is a CPU one
+            a = pi.sample(self.generator_for(pi.device))
         return a, pi.log_prob(a)

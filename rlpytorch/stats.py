@@ -13,6 +13,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +47,19 @@ class EpisodeStats:
         for name, values in (statistics or {}).items():
             self.statistics.setdefault(name, deque(maxlen=self.window)).extend(values)
         self.total += len(returns)
+        self._mean_return = None
+
+    def state_dict(self) -> dict[str, Any]:
+        """The window's episodes and the total count (to resume a run)."""
+        floats = lambda values: [float(v) for v in values]  # noqa: E731 (numpy scalars are not weights-only safe)
+        return {"returns": floats(self.returns), "lengths": [int(n) for n in self.lengths], "total": self.total,
+                "statistics": {name: floats(values) for name, values in self.statistics.items()}}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.returns = deque(state["returns"], maxlen=self.window)
+        self.lengths = deque(state["lengths"], maxlen=self.window)
+        self.statistics = {name: deque(values, maxlen=self.window) for name, values in state["statistics"].items()}
+        self.total = int(state["total"])
         self._mean_return = None
 
     @property
@@ -83,6 +97,14 @@ class RunningMean:
         for key, value in values.items():
             self.sums[key] += value
         self.count += 1
+
+    def state_dict(self) -> dict[str, Any]:
+        """The sums and count since the last ``pop`` (to resume a run)."""
+        return {"sums": {key: float(value) for key, value in self.sums.items()}, "count": self.count}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.sums = defaultdict(float, state["sums"])
+        self.count = int(state["count"])
 
     def pop(self) -> dict[str, float]:
         """The means since the last ``pop``, then reset."""
@@ -152,6 +174,7 @@ class StatsLogger(Configurable):
         self._tb = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
+            self._read_csv()  # a resumed run's rows: kept when a new column makes the file be rewritten
             if self.tensorboard:
                 from torch.utils.tensorboard import SummaryWriter
 
@@ -175,6 +198,14 @@ class StatsLogger(Configurable):
         if self.log_dir is not None:
             with open(self.log_dir / "log.txt", "a") as f:
                 f.write(line + "\n")
+
+    def _read_csv(self) -> None:
+        path = self.log_dir / "progress.csv"
+        if path.exists():
+            with open(path, newline="") as f:
+                reader = csv.DictReader(f)
+                self._rows = list(reader)
+                self.columns = list(reader.fieldnames or [])
 
     def _write_csv(self, record: Mapping[str, float]) -> None:
         self._rows.append(dict(record))

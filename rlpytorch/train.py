@@ -14,8 +14,17 @@ logs, evaluates and saves.
 
 The value-based methods (``--method dqn``, ``r2d2``, ``drqn``) learn from a
 ``Replay`` through the ``ValueTrainer`` (replay ratio, epsilon schedule) with
-a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` resumes their weights,
-with an empty replay.
+a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` starts from their weights,
+with an empty replay. The off-policy methods on Box actions (``--method ddpg``,
+``td3``, ``sac``) learn from a ``Replay`` through the ``OffPolicyTrainer`` (the
+same replay ratio and learning starts, ``Exploration`` for acting) with an
+``actor_q`` model.
+
+``--resume FOLDER`` continues the run in FOLDER from its ``last.pt`` (or
+``--resume FILE`` from that checkpoint): its configuration, with the command
+line's settings over it (e.g. a larger ``--num_frames``), and its training
+state (``rlpytorch.resume`` says what that holds and when it is exact). A new
+run refuses a ``--save_dir`` that already holds a run.
 """
 
 from __future__ import annotations
@@ -33,14 +42,18 @@ import torch
 
 from . import distributed
 from .args_provider import ArgsProvider, Configurable, format_config, read_config_file, setting
+from .exploration import Exploration
 from .game_loader import GameLoader
-from .methods import METHODS, VALUE_METHODS
+from .methods import METHODS, OFFPOLICY_METHODS, VALUE_METHODS
 from .model_base import Model
 from .model_interface import ModelInterface
 from .model_loader import ModelLoader
 from .models.q_networks import QValueHead
+from .offpolicy_trainer import OffPolicyTrainer, offpolicy_interface
+from .prev_inputs import prev_shapes
 from .replay import Replay
-from .run_dir import resolve_run_dir, save_dir_setting, write_run_files
+from .resume import engine_seed, read_resume_checkpoint
+from .run_dir import check_run_dir, resolve_run_dir, save_dir_setting, write_run_files
 from .runner import MultiProcessRun, SingleProcessRun, evaluate
 from .sampler import Sampler
 from .stats import StatsLogger
@@ -50,6 +63,7 @@ from .value_trainer import ValueTrainer, value_interface
 __all__ = [
     "TrainScript",
     "build_method",
+    "build_offpolicy_trainer",
     "build_trainer",
     "chosen_method",
     "components",
@@ -78,8 +92,10 @@ class TrainScript(Configurable):
 
 def components(method: str) -> list[type[Configurable]]:
     """The components of a run with ``method`` (only its settings are offered)."""
-    if method in VALUE_METHODS:
-        learning: list[type[Configurable]] = [METHODS[method], Replay, Sampler, ValueTrainer]
+    if method in OFFPOLICY_METHODS:
+        learning: list[type[Configurable]] = [METHODS[method], Replay, Exploration, OffPolicyTrainer]
+    elif method in VALUE_METHODS:
+        learning = [METHODS[method], Replay, Sampler, ValueTrainer]
     else:
         learning = [METHODS[method], Sampler, Trainer]
     return [
@@ -94,15 +110,31 @@ def components(method: str) -> list[type[Configurable]]:
     ]
 
 
-def chosen_method(argv: Sequence[str] | None) -> str:
-    """``--method`` from the command line, else from ``--config``, else the default."""
+def chosen_method(argv: Sequence[str] | None, resumed: Mapping[str, Any] | None = None) -> str:
+    """``--method`` from the command line, else from ``--config``, else that of
+    the ``resumed`` run's configuration, else the default."""
     pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     pre.add_argument("--method", choices=tuple(METHODS))
     pre.add_argument("--config", type=Path)
     known, _ = pre.parse_known_args(argv)
     if known.method is None and known.config is not None:
         known.method = read_config_file(known.config).get("method")
-    return known.method or TrainScript.defaults()["method"]
+    return known.method or (resumed or {}).get("method") or TrainScript.defaults()["method"]
+
+
+def resume_argument(argv: Sequence[str]) -> str:
+    """``--resume``'s value in ``argv`` (empty without it)."""
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--resume", default="")
+    return pre.parse_known_args(argv)[0].resume
+
+
+def add_tags(method: str, loader: GameLoader, gc: Any, model: Model) -> Any:
+    """``gc`` with the ``actor`` and ``train`` tags of ``method`` for ``model``
+    (its recurrent state and previous-action/reward inputs)."""
+    if method in VALUE_METHODS or method in OFFPOLICY_METHODS:
+        return loader.add_value_tags(gc, model.state_size, prev_shapes(model))
+    return loader.add_train_tags(gc, model.state_size, prev_shapes(model))
 
 
 def build_method(name: str, config: Mapping[str, Any], seed: int) -> Method:
@@ -120,10 +152,12 @@ def build_trainer(
     actor-critic ``Trainer``, or for value-based methods the ``ValueTrainer``
     over a fresh ``Replay`` (one lane per game and seat)."""
     mi = ModelInterface.from_config(config)
-    sampler = Sampler.from_config(config, seed=loader.seed)
     statistics = loader.statistic_keys(gc)
+    if method in OFFPOLICY_METHODS:
+        return build_offpolicy_trainer(method, config, loader, gc, model, mi)
+    sampler = Sampler.from_config(config, seed=loader.seed)
     if method not in VALUE_METHODS:
-        loader.add_train_tags(gc, model.state_size)
+        add_tags(method, loader, gc, model)
         return Trainer.from_config(
             config, mi=mi.add_actor_critic(model), method=build_method(method, config, loader.seed),
             sampler=sampler, seats_per_game=gc.num_seats, statistics=statistics,
@@ -135,7 +169,7 @@ def build_trainer(
     cls = METHODS[method]
     in_sequences = any(f.name == "n_step" for f in dataclasses.fields(cls))  # R2D2: n-step inside the sequence
     learner = cls.from_config(config, **({"n_step": config["n_step"]} if in_sequences else {}))
-    loader.add_value_tags(gc, model.state_size)
+    add_tags(method, loader, gc, model)
     seats = gc.num_seats
     replay = Replay.from_config(
         config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys, gamma=learner.gamma,
@@ -147,6 +181,33 @@ def build_trainer(
     )
 
 
+def acting_device(config: Mapping[str, Any]) -> str:
+    """Where evaluation plays: the acting model's device (``--actor_device``, else ``--device``)."""
+    return config.get("actor_device") or config["device"]
+
+
+def build_offpolicy_trainer(
+    method: str, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model, mi: ModelInterface
+) -> OffPolicyTrainer:
+    """The ``OffPolicyTrainer`` of ``method`` (DDPG, TD3, SAC) over an ``actor_q`` ``model``
+    and a fresh ``Replay`` (one lane per game and seat), with ``gc``'s tags added."""
+    learner = METHODS[method].from_config(config, seed=loader.seed)
+    learner.check_model(model)
+    if config["runner"] != "single" or distributed.is_distributed():
+        raise ValueError(f"--method {method} runs in one process: use --runner single, without torchrun")
+    add_tags(method, loader, gc, model)
+    seats = gc.num_seats
+    replay = Replay.from_config(config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys,
+                                gamma=learner.gamma, seed=loader.seed)
+    family = model.policy_family
+    exploration = Exploration.from_config(config, low=family.low, high=family.high,
+                                          random_frames=config["learning_starts"], seed=loader.seed)
+    return OffPolicyTrainer.from_config(
+        config, mi=offpolicy_interface(model, mi), method=learner, sampler=exploration, replay=replay,
+        seats_per_game=seats, statistics=loader.statistic_keys(gc),
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Train as ``argv`` says; returns the run summary, evaluation result and configuration.
 
@@ -154,26 +215,41 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     e.g. a longer window ``T``); a config file and the command line override them.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    method = chosen_method(argv)
+    resume_file, checkpoint = None, None
+    if resume_argument(argv):
+        resume_file, checkpoint = read_resume_checkpoint(resume_argument(argv))
+    resumed = _resumed_config(resume_file, checkpoint)
+    method = chosen_method(argv, resumed)
     provider = ArgsProvider(components(method), description=__doc__, prog="python -m rlpytorch.train")
-    config = provider.parse(argv, defaults=METHODS[method].run_defaults)
-    if distributed.init_from_env(config["device"]) and config["runner"] != "single":
+    provider.parser.add_argument("--resume", default="", metavar="FOLDER_OR_FILE",
+                                 help="continue the run in this folder (its last.pt), or from this checkpoint")
+    config = provider.parse(argv, defaults={**METHODS[method].run_defaults, **resumed})
+    config.pop("resume")
+    if distributed.init_from_env(config.get("learner_device") or config["device"]) and config["runner"] != "single":
         raise ValueError("under torchrun each rank is one process: use --runner single")
+    if checkpoint is not None and (config["runner"] != "single" or distributed.is_distributed()):
+        raise ValueError("--resume runs with --runner single, without torchrun (only those checkpoints "
+                         "hold the whole training state)")
     main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
     run_dir = resolve_run_dir(config["save_dir"]) if main_rank else None
+    if run_dir is not None:
+        check_run_dir(run_dir, resume_file)
     config["save_dir"] = str(run_dir or "")
     if not main_rank:
         config["progress"] = False
     if main_rank:
         print("effective configuration:\n" + format_config(config), flush=True)
     if run_dir is not None:
-        write_run_files(run_dir, config, ["python", "-m", "rlpytorch.train", *argv])
+        write_run_files(run_dir, config, ["python", "-m", "rlpytorch.train", *argv], resume_file)
         print(f"run folder: {run_dir}", flush=True)
     torch.manual_seed(config["seed"])
     torch.set_num_threads(config["torch_threads"])
 
     loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
-    gc = loader.context()
+    # The games' k-th start in the run is seeded from the run's seed stream; a
+    # resumed run starts them once more (rlpytorch.resume).
+    start = 0 if checkpoint is None else checkpoint["resume"]["runner"]["engine_starts"] + 1
+    gc = loader.context(seed=engine_seed(loader.seed, start))
     obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
     try:
         model = ModelLoader.from_config(config).build(obs_spec, num_actions)
@@ -186,12 +262,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
     periodic_eval = functools.partial(
         evaluate, loader=loader, eval_episodes=config["eval_episodes"], eval_sampler="greedy",
-        device=config["device"], progress=False,
+        device=acting_device(config), progress=False,
     )
+    def fresh_context(k: int) -> Any:
+        return add_tags(method, loader, loader.context(seed=engine_seed(loader.seed, k)), model)
+
     runner = RUNNERS[config["runner"]].from_config(
         config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir,
-        periodic_eval=periodic_eval if main_rank else None,
+        periodic_eval=periodic_eval if main_rank else None, fresh_context=fresh_context, engine_starts=start,
     )
+    if checkpoint is not None:
+        runner.load_training_state(checkpoint["resume"])  # last before the run: it sets the random states
+        logger.note(f"resumed from {resume_file} at {trainer.frames:,} frames, {trainer.updates:,} updates")
     summary = runner.run(gc)
     logger.note(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s ({summary.fps:,.0f} FPS)")
     result = None
@@ -201,12 +283,21 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             loader,
             config["eval_episodes"],
             config["eval_sampler"],
-            device=config["device"],
+            device=acting_device(config),
             progress=config["progress"],
         )
         logger.note(f"{config['eval_sampler']} evaluation: {result}")
     logger.close()
     return {"summary": summary, "eval": result, "config": config}
+
+
+def _resumed_config(file: Path | None, checkpoint: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The configuration a resumed run starts from: the checkpoint's, writing
+    into the checkpoint's folder, its weights coming from the training state
+    (not from the ``--load`` it may have started from)."""
+    if checkpoint is None:
+        return {}
+    return {**checkpoint["args"], "save_dir": str(file.parent), "load": ""}
 
 
 if __name__ == "__main__":

@@ -4,14 +4,22 @@
 lagging actor model under ``torch.inference_mode``, replying ``a``, ``pi`` (the
 behaviour distribution; ``logp``, the action's log-probability, for actions
 other than one discrete one) and ``V``; for a recurrent model also ``h``, the state
-it started the step from (``RecurrentStates`` keeps one per game and seat). ``Trainer.train`` answers the ``train``
-tag: one ``[T, B]`` window, one optimizer step, and the actor copy refreshed
+it started the step from (``RecurrentStates`` keeps one per game and seat), and for a model
+reading its previous action and reward the ``prev_`` inputs it was fed (``prev_inputs``).
+``Trainer.train`` answers the ``train`` tag: one ``[T, B]`` window, one optimizer step, and the actor copy refreshed
 every ``actor_sync_every`` updates. ``Evaluator.actor`` plays without learning
 and collects finished episodes.
 
 A batch is any mapping of key to array (numpy views from the engine are valid
 only during the callback): ``to_tensors`` moves it to the device with one copy
 (none on CPU), and nothing here keeps a reference after returning.
+
+The acting model and the learner may live on different devices
+(``--actor_device``, ``--learner_device``, each defaulting to ``--device``): the
+learner's weights are copied into the actor every ``actor_sync_every``
+updates, across devices if need be. Batches for a CUDA device go through
+pinned host buffers with non-blocking copies, and replies come back the same
+way (``rlpytorch.transfer``).
 """
 
 from __future__ import annotations
@@ -31,8 +39,10 @@ from .distributions import behaviour_key, policy_family, policy_of
 from .model_base import Model
 from .model_interface import ModelInterface
 from .normalization import normalize_window
+from .prev_inputs import PreviousActions, add_final_inputs
 from .sampler import Sampler
 from .stats import EpisodeStats, RunningMean
+from .transfer import HostStaging, staging_for
 
 __all__ = [
     "EvalResult",
@@ -40,8 +50,12 @@ __all__ = [
     "RecurrentStates",
     "Trainer",
     "act",
+    "actor_device_setting",
     "device_setting",
     "episodes_in",
+    "learner_device_setting",
+    "observations",
+    "replied_inputs",
     "to_tensors",
 ]
 
@@ -49,6 +63,16 @@ __all__ = [
 def device_setting() -> Any:
     """The torch device, a setting of training and of evaluation."""
     return setting("cpu", "torch device of models and batches: cpu, cuda, cuda:1, ...")
+
+
+def actor_device_setting() -> Any:
+    """Where the acting model runs, a setting of every trainer."""
+    return setting("", "torch device of the acting model (empty: --device)")
+
+
+def learner_device_setting() -> Any:
+    """Where the learner runs, a setting of every trainer."""
+    return setting("", "torch device of the learner and its train windows (empty: --device)")
 
 
 def actor_sync_setting() -> Any:
@@ -63,16 +87,21 @@ class Method(Protocol):
 
 
 def to_tensors(
-    batch: Mapping[str, Any], keys: Iterable[str] | None, device: torch.device | str
+    batch: Mapping[str, Any],
+    keys: Iterable[str] | None,
+    device: torch.device | str,
+    staging: HostStaging | None = None,
 ) -> dict[str, Tensor]:
     """The ``keys`` present in ``batch`` (all with None) as tensors on ``device``
-    (zero-copy on CPU)."""
+    (zero-copy on CPU; through ``staging``'s pinned buffers when given)."""
     present = list(batch.keys())
     if keys is None:
         keys = present
     else:
         present_set = set(present)
         keys = [k for k in keys if k in present_set]
+    if staging is not None:
+        return staging.to_device(batch, keys)
     return {key: torch.as_tensor(np.asarray(batch[key])).to(device, non_blocking=True) for key in keys}
 
 
@@ -125,6 +154,8 @@ def episodes_in(
         empty = np.zeros(0)
         return empty.astype(np.int64), empty, empty, {}
     rows = np.flatnonzero(np.asarray(batch["terminal"]))
+    if rows.size:  # a terminal row of length 0 ends no episode: a seat that left its game (elfpy.context)
+        rows = rows[np.asarray(batch["episode_length"])[rows] != 0]
     if rows.size == 0:  # most batches: no episode ended, and indexing costs more than the check
         return rows, np.zeros(0), np.zeros(0, np.int64), {name: np.zeros(0) for name in statistics}
     returns = np.asarray(batch["episode_return"])[rows].astype(np.float64)
@@ -136,18 +167,62 @@ def episodes_in(
 class ActingRecord:
     """What a trainer keeps while its games play: frames and updates counted,
     finished episodes, update stats, and each game's recurrent state. Needs
-    ``mi`` (with its ``actor``), ``device`` and ``statistics``."""
+    ``mi`` (with its ``actor``), ``device`` and ``statistics``; the learner and
+    the actor are placed on ``learner_device`` and ``actor_device`` (default:
+    ``device``), each with a pinned staging if it is a CUDA device."""
 
-    def start_record(self) -> None:
+    def start_record(self, learner_device: str = "", actor_device: str = "") -> None:
         self.statistics = tuple(self.statistics)
-        self.mi.to(self.device)
+        self.learner_on = torch.device(learner_device or self.device)
+        self.actor_on = torch.device(actor_device or self.device)
+        self.mi.to(self.learner_on)
+        self.mi["actor"].to(self.actor_on)
+        self.window_staging = staging_for(self.learner_on)
+        self.actor_staging = staging_for(self.actor_on)
         self.total_frames = 0  # the run's frame budget, set by the runner
         self.frames = 0
         self.updates = 0
         self.episodes = EpisodeStats()
         self.update_stats = RunningMean()
         actor = self.mi["actor"]
-        self.states = RecurrentStates(actor.state_size, self.device) if actor.state_size else None
+        self.states = RecurrentStates(actor.state_size, self.actor_on) if actor.state_size else None
+        self.previous = previous_actions(actor, self.actor_on)
+
+    def training_state(self) -> dict[str, Any]:
+        """What continues the run exactly (``rlpytorch.resume``): the models and
+        optimizers, the counters, the finished episodes, the update stats since
+        the last stats line, and the sampler's and the method's random generators."""
+        method = self.method
+        return {
+            "mi": self.mi.state_dict(),
+            "frames": self.frames,
+            "updates": self.updates,
+            "episodes": self.episodes.state_dict(),
+            "update_stats": self.update_stats.state_dict(),
+            "sampler": self.sampler.state_dict(),
+            "method": method.state_dict() if hasattr(method, "state_dict") else {},
+        }
+
+    def load_training_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``training_state`` returned; then ``games_restarted``."""
+        self.mi.load_state_dict(state["mi"])
+        self.frames, self.updates = int(state["frames"]), int(state["updates"])
+        self.episodes.load_state_dict(state["episodes"])
+        self.update_stats.load_state_dict(state["update_stats"])
+        self.sampler.load_state_dict(state["sampler"])
+        if hasattr(self.method, "load_state_dict"):
+            self.method.load_state_dict(state["method"])
+        self.games_restarted()
+
+    def games_restarted(self) -> None:
+        """The games start new episodes (a fresh context): forget what belonged
+        to the old ones, each game's recurrent state and running discounted return."""
+        actor = self.mi["actor"]
+        self.states = RecurrentStates(actor.state_size, self.actor_on) if actor.state_size else None
+        self.previous = previous_actions(actor, self.actor_on)
+        reward_norm = distributed.unwrap(self.mi["model"]).reward_norm
+        if reward_norm is not None:
+            reward_norm.returns.clear()
 
     def record_acting(self, batch: Mapping[str, Any]) -> None:
         """Count an actor batch's frames and record the episodes it ends."""
@@ -172,6 +247,8 @@ class Trainer(ActingRecord, Configurable):
     method: Method
     sampler: Sampler
     device: str = device_setting()
+    actor_device: str = actor_device_setting()
+    learner_device: str = learner_device_setting()
     actor_sync_every: int = actor_sync_setting()
     lr_schedule: str = setting(
         "linear",
@@ -183,16 +260,17 @@ class Trainer(ActingRecord, Configurable):
     statistics: tuple[str, ...] = ()  # the game's episode statistics keys (GameLoader.statistic_keys)
 
     def __post_init__(self) -> None:
-        self.start_record()
+        self.start_record(self.learner_device, self.actor_device)
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply ``a``, ``pi`` and ``V`` for every row; record finished episodes."""
         self.record_acting(batch)
-        return act(self.mi["actor"], self.sampler, batch, self.device, self.states)
+        return act(self.mi["actor"], self.sampler, batch, self.actor_on, self.states, self.actor_staging, self.previous)
 
     def train(self, batch: Mapping[str, Any]) -> None:
         """One update on a time-major ``[T, B]`` window."""
-        tensors = to_tensors(batch, None, self.device)
+        tensors = to_tensors(batch, None, self.learner_on, self.window_staging)
+        add_final_inputs(distributed.unwrap(self.mi["model"]), tensors)  # raw rewards: before normalize_window
         normalize_window(distributed.unwrap(self.mi["model"]), tensors, lanes_of(batch, self.seats_per_game))
         if self.lr_schedule == "linear" and self.total_frames:
             self.mi.scale_lr(max(0.0, 1.0 - self.frames / self.total_frames))
@@ -202,36 +280,80 @@ class Trainer(ActingRecord, Configurable):
             self.mi.update_model("actor", "model")
 
 
+def previous_actions(model: Model, device: torch.device | str) -> PreviousActions | None:
+    """The per-game record of last actions a model reading its previous inputs needs."""
+    part = getattr(model, "prev_inputs", None)
+    return PreviousActions(part, device) if part is not None else None
+
+
 def act(
     model: Model,
     sampler: Sampler,
     batch: Mapping[str, Any],
     device: torch.device | str,
     states: RecurrentStates | None = None,
+    staging: HostStaging | None = None,
+    previous: PreviousActions | None = None,
 ) -> dict[str, np.ndarray]:
     """Batched inference on the model's observation keys: actions, behaviour
     policy and value; for a recurrent model (``states`` given) also ``h``, the
-    state each row started from, and the games' states move one step on.
+    state each row started from, and the games' states move one step on; with
+    ``previous`` (a model reading its previous action and reward) also the
+    ``prev_`` inputs fed to the model, and the games' last actions move on.
+    With a ``staging`` (a CUDA device) the batch goes in and the replies come
+    out through its pinned buffers; the replies are then valid until the next
+    call, long enough for the engine, which copies them at once.
 
     The behaviour policy is replied as ``pi`` (the distribution) for one
     discrete action and as ``logp`` (the log-probability of the replied action)
     for every other space (``distributions.behaviour_key``)."""
-    obs = to_tensors(batch, model.obs_keys, device)
+    obs, prev = observations(model, batch, device, previous, staging)
     family = policy_family(model)
     with torch.inference_mode():
         if states is None:
             out = model(obs)
         else:  # one step of [T = 1, B] from each game's state
             h = states.get(batch).to(device)
-            reset = torch.as_tensor(np.asarray(batch["terminal"])).to(device).unsqueeze(0)
+            reset = to_tensors(batch, ["terminal"], device, staging)["terminal"].unsqueeze(0)
             out = model({k: v.unsqueeze(0) for k, v in obs.items()}, h, reset)
             states.set(batch, out["state"])
             out = {k: v[0] for k, v in out.items() if k != "state"}
         a, mu = sampler(policy_of(family, out))
-    reply = {"a": a.cpu().numpy(), behaviour_key(family): mu.cpu().numpy(), "V": out["V"].cpu().numpy()}
+    reply = {"a": a, behaviour_key(family): mu, "V": out["V"]}
     if states is not None:
-        reply["h"] = h.cpu().numpy()
-    return reply
+        reply["h"] = h
+    reply.update(replied_inputs(batch, a, prev, previous))
+    if staging is not None:
+        return staging.to_host(reply)
+    return {key: value.cpu().numpy() for key, value in reply.items()}
+
+
+def observations(
+    model: Model,
+    batch: Mapping[str, Any],
+    device: torch.device | str,
+    previous: PreviousActions | None,
+    staging: HostStaging | None = None,
+) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The model's inputs for an actor batch, and among them the previous inputs
+    ``previous`` made (none without it: then they must be keys of ``batch``, as in ``predict``)."""
+    obs = to_tensors(batch, model.obs_keys, device, staging)
+    prev = previous.inputs(batch, device) if previous is not None else {}
+    missing = [k for k in model.obs_keys if k not in obs and k not in prev]
+    if missing:
+        raise ValueError(f"the model reads keys {missing} that the batch lacks; it has {sorted(batch.keys())}")
+    return {**obs, **prev}, prev
+
+
+def replied_inputs(
+    batch: Mapping[str, Any], a: Tensor, prev: Mapping[str, Tensor], previous: PreviousActions | None
+) -> dict[str, Tensor]:
+    """After acting: record the actions ``a`` as the games' last, and return the
+    previous inputs the model was fed, to reply (the history keeps them for training)."""
+    if previous is None:
+        return {}
+    previous.record(batch, a)
+    return dict(prev)
 
 
 @dataclass(frozen=True)
@@ -291,6 +413,7 @@ class Evaluator(Configurable):
         self.finished: dict[int, list[tuple[float, int, tuple[float, ...]]]] = {g: [] for g in range(self.games)}
         self.frames = 0
         self.states = RecurrentStates(self.model.state_size, self.device) if self.model.state_size else None
+        self.previous = previous_actions(self.model, self.device)
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply like ``Trainer.actor`` and record the counted episodes."""
@@ -301,7 +424,7 @@ class Evaluator(Configurable):
             episodes = self.finished.get(game)
             if episodes is not None and len(episodes) < self.per_game:
                 episodes.append((returns[i], lengths[i], tuple(stats[name][i] for name in self.statistics)))
-        return act(self.model, self.sampler, batch, self.device, self.states)
+        return act(self.model, self.sampler, batch, self.device, self.states, previous=self.previous)
 
     @property
     def episodes_done(self) -> int:

@@ -28,9 +28,10 @@ from .args_provider import Configurable, setting
 from .game_loader import STATE_KEY
 from .model_base import Model
 from .model_interface import ModelInterface
+from .prev_inputs import add_final_inputs
 from .replay import Replay
 from .sampler import Sampler
-from .trainer import ActingRecord, actor_sync_setting, device_setting, lanes_of, to_tensors
+from .trainer import ActingRecord, actor_sync_setting, device_setting, lanes_of, observations, replied_inputs
 
 __all__ = ["ValueTrainer", "value_interface"]
 
@@ -66,29 +67,32 @@ class ValueTrainer(ActingRecord, Configurable):
         self.start_record()
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        """Reply epsilon-greedy ``a`` (and ``h``) for every row; record finished episodes."""
+        """Reply epsilon-greedy ``a`` (and ``h``, the previous inputs) for every row; record finished episodes."""
         self.record_acting(batch)
         self.sampler.anneal(self.frames)
         model = self.mi["actor"]
-        obs = to_tensors(batch, model.obs_keys, self.device)
+        obs, prev = observations(model, batch, self.actor_on, self.previous, self.actor_staging)
         reply = {}
         with torch.inference_mode():
             if self.states is None:
                 Q = model(obs)["Q"]
             else:
                 h = self.states.get(batch)
-                reset = torch.as_tensor(np.asarray(batch["terminal"])).to(self.device).unsqueeze(0)
+                reset = torch.as_tensor(np.asarray(batch["terminal"])).to(self.actor_on).unsqueeze(0)
                 out = model({k: v.unsqueeze(0) for k, v in obs.items()}, h, reset)
                 self.states.set(batch, out["state"])
                 Q = out["Q"][0]
                 reply[STATE_KEY] = h.cpu().numpy()
             a, _ = self.sampler(Q)
         reply["a"] = a.cpu().numpy()
-        return reply
+        inputs = replied_inputs(batch, a, prev, self.previous)
+        return {**reply, **{key: value.cpu().numpy() for key, value in inputs.items()}}
 
     def train(self, batch: Mapping[str, Any]) -> None:
         """Store the window, then make the updates the replay ratio owes."""
-        self.replay.add(batch, lanes_of(batch, self.seats_per_game))
+        window = {key: torch.as_tensor(np.asarray(batch[key])) for key in batch.keys()}  # views: no copy
+        add_final_inputs(self.mi["model"], window)
+        self.replay.add(window, lanes_of(batch, self.seats_per_game))
         owed = int(self.replay_ratio * (self.frames - self.learning_starts)) - self.updates
         if owed > 0 and len(self.replay) == 0:  # every lane still shorter than the n-step horizon
             return
@@ -101,10 +105,17 @@ class ValueTrainer(ActingRecord, Configurable):
             self.replay.anneal(self.frames / self.total_frames)
         sample = self.replay.sample(self.replay_batch)
         index = sample.pop("index")
-        sample = {k: v.to(self.device, non_blocking=True) for k, v in sample.items()}
+        if self.window_staging is not None:  # a GPU: through pinned buffers
+            sample = self.window_staging.to_device(sample)
+        else:
+            sample = {k: v.to(self.device, non_blocking=True) for k, v in sample.items()}
         stats, priorities = self.method.step(self.mi, sample)
         self.replay.update_priorities(index, priorities)
         self.updates += 1
         if self.updates % self.actor_sync_every == 0:
             self.mi.update_model("actor", "model")
-        self.update_stats.add({**stats, **self.replay.stats(), "epsilon": self.sampler.epsilon})
+        self.update_stats.add({**stats, **self.replay.stats(), **self.exploration_stats()})
+
+    def exploration_stats(self) -> dict[str, float]:
+        """What the stats line says of exploration: epsilon."""
+        return {"epsilon": self.sampler.epsilon}

@@ -110,13 +110,17 @@ PYBIND11_MODULE(_elf, m) {
 
   py::class_<elf::RemoteBoard, std::shared_ptr<elf::RemoteBoard>>(
       m, "RemoteBoard", "The shared-memory block through which worker processes host games.")
-      .def(py::init([](const std::vector<py::dict>& keys, int num_games, int num_workers, double step_timeout_s) {
+      .def(py::init([](const std::vector<py::dict>& keys, int num_games, int num_workers, double step_timeout_s,
+                       int num_seats) {
              std::vector<elf::KeySpec> specs;
              for (const auto& key : keys) specs.push_back(ParseKey(key));
-             return std::make_shared<elf::RemoteBoard>(std::move(specs), num_games, num_workers, step_timeout_s);
+             return std::make_shared<elf::RemoteBoard>(std::move(specs), num_games, num_workers, step_timeout_s,
+                                                       num_seats);
            }),
            py::arg("keys"), py::arg("num_games"), py::arg("num_workers"), py::arg("step_timeout_s") = 0.0,
-           "step_timeout_s > 0: a step whose result is that late fails the engine (0: no limit).")
+           py::arg("num_seats") = 1,
+           "step_timeout_s > 0: a step whose result is that late fails the engine (0: no limit). num_seats: "
+           "agents per game (each seat's keys, reward and outcome have their own slots).")
       .def("bytes", &elf::RemoteBoard::bytes)
       .def("regions",
            [](const elf::RemoteBoard& board) {
@@ -127,6 +131,7 @@ PYBIND11_MODULE(_elf, m) {
            "name -> (byte offset, stride) of every region.")
       .def_property_readonly("num_games", &elf::RemoteBoard::num_games)
       .def_property_readonly("num_workers", &elf::RemoteBoard::num_workers)
+      .def_property_readonly("num_seats", &elf::RemoteBoard::num_seats)
       .def("first_game", &elf::RemoteBoard::FirstGame)
       .def(
           "attach",
@@ -142,6 +147,10 @@ PYBIND11_MODULE(_elf, m) {
            py::arg("worker"), py::arg("timeout_ms"))
       .def("finish", &elf::RemoteBoard::Finish, py::arg("game"), py::arg("reward"), py::arg("terminated"),
            py::arg("truncated"))
+      .def("finish_seats", &elf::RemoteBoard::FinishSeats, py::arg("game"), py::arg("rewards"),
+           py::arg("seat_status"), py::arg("terminated"), py::arg("truncated"),
+           "Finishes a step of a game with several seats: each seat's reward and status (a seat that left "
+           "while the game goes on: 1 terminated, 2 truncated), and the game's own outcome.")
       .def("fail", &elf::RemoteBoard::Fail, py::arg("game"), py::arg("message"))
       .def("pending", &elf::RemoteBoard::Pending, py::arg("game"),
            "Whether the game's last request is not finished yet.")
@@ -161,6 +170,7 @@ PYBIND11_MODULE(_elf, m) {
              elf::GameSpec spec;
              spec.keys = board->keys();
              spec.steps_elsewhere = true;
+             spec.num_seats = board->num_seats();
              auto make = [board](int index) { return std::make_unique<elf::RemoteGame>(board, index); };
              return std::make_unique<elf::Context>(name, std::move(spec), make, board->num_games(), num_threads,
                                                    seed, deterministic);

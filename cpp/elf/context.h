@@ -14,6 +14,17 @@
 //   4. Step the game with the replies; reset it if the episode ended.
 // A game that finds a tag's buffer busy parks and is resumed on its release.
 //
+// Seats that leave. When a game's SeatOutcome(seat) says a seat's episode
+// ended while the game goes on, that seat's row of the step holds terminal
+// (and truncated as the seat's), its reward, its episode's final return and
+// length, and its last observation in the final_ keys; its observation keys
+// are zero. Until the game's episode ends the seat is out: each of its rows
+// has zero observation keys (and final_ keys), r = 0, terminal = 1, truncated = 0 and
+// episode_return = episode_length = 0 (a terminal row of length 0 ends no
+// episode), and the game is not asked to observe it; replies for it are still
+// checked and handed to the game, which ignores them. When the game's
+// episode ends the seat is back, from the next episode's first row.
+//
 // Order. Each tag delivers its batches in the order of their numbers, in
 // first-come mode too, so the rows one game sends to a tag reach the caller
 // in the order it sent them: its T > 1 windows in step order, whatever the

@@ -7,6 +7,9 @@
 //                              replies are in, Step comes soon
 //   Step(replies, rng)         apply replies[seat] (the action keys), advance
 //   Reward(seat)               the seat's reward for that Step
+//   SeatOutcome(seat)          only for games whose seats may leave an episode
+//                              early: whether the seat's episode ended in that
+//                              Step while the game goes on (see context.h)
 // Episodes reset automatically when Step reports them over. An exception
 // thrown by any of these stops the context and reaches Python with the game id.
 #pragma once
@@ -91,6 +94,10 @@ class Game {
   virtual void BeginStep(const std::vector<Row>& /*replies*/) {}
   virtual Outcome Step(const std::vector<Row>& replies, Rng& rng) = 0;
   virtual float Reward(int seat) const = 0;
+  // A seat whose agent left in the last Step while the game goes on (a
+  // PettingZoo agent removed from `agents`): its own outcome. The default, a
+  // seat never leaves, suits every game whose seats play to the end.
+  virtual Outcome SeatOutcome(int /*seat*/) const { return {}; }
 };
 
 }  // namespace elf

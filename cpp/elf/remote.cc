@@ -33,9 +33,12 @@ void FutexWakeAll(std::atomic<uint32_t>* word) {
 
 }  // namespace
 
-RemoteBoard::RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers, double step_timeout_s)
-    : keys_(std::move(keys)), num_games_(num_games), num_workers_(num_workers), step_timeout_(step_timeout_s) {
+RemoteBoard::RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers, double step_timeout_s,
+                         int num_seats)
+    : keys_(std::move(keys)), num_games_(num_games), num_workers_(num_workers), num_seats_(num_seats),
+      step_timeout_(step_timeout_s) {
   if (num_games < 1) throw std::invalid_argument("num_games must be >= 1");
+  if (num_seats < 1) throw std::invalid_argument("num_seats must be >= 1, got " + std::to_string(num_seats));
   if (num_workers < 1 || num_workers > num_games) {
     throw std::invalid_argument("num_workers must be in [1, num_games], got " + std::to_string(num_workers));
   }
@@ -49,13 +52,15 @@ RemoteBoard::RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_worke
   Add("command", sizeof(uint32_t), num_games);
   Add("done", sizeof(uint32_t), num_games);
   Add("status", sizeof(uint8_t), num_games);
-  Add("reward", sizeof(float), num_games);
   Add("error", kErrorBytes, num_games);
+  const int channels = num_games * num_seats;
+  Add("reward", sizeof(float), channels);
+  Add("seat_status", sizeof(uint8_t), channels);
   for (const auto& key : keys_) {
-    if (key.role == KeyRole::kAction) Add("action/" + key.name, key.Bytes(), num_games);
+    if (key.role == KeyRole::kAction) Add("action/" + key.name, key.Bytes(), channels);
     if (key.role == KeyRole::kObservation) {
-      Add("obs/" + key.name, key.Bytes(), num_games);
-      Add("final/" + key.name, key.Bytes(), num_games);
+      Add("obs/" + key.name, key.Bytes(), channels);
+      Add("final/" + key.name, key.Bytes(), channels);
     }
   }
 }
@@ -131,13 +136,15 @@ bool RemoteBoard::Pending(int game) const {
   return Word("command", game)->load(std::memory_order_acquire) != Word("done", game)->load(std::memory_order_relaxed);
 }
 
-float RemoteBoard::reward(int game) const {
+float RemoteBoard::reward(int game, int seat) const {
   float value;
-  std::memcpy(&value, Slot("reward", game), sizeof(float));
+  std::memcpy(&value, Slot("reward", game * num_seats_ + seat), sizeof(float));
   return value;
 }
 
 uint8_t RemoteBoard::status(int game) const { return *Slot("status", game); }
+
+uint8_t RemoteBoard::seat_status(int game, int seat) const { return *Slot("seat_status", game * num_seats_ + seat); }
 
 std::vector<int> RemoteBoard::AwaitWork(int worker, int timeout_ms) const {
   std::atomic<uint32_t>* doorbell = Word("doorbell", worker);
@@ -153,7 +160,19 @@ std::vector<int> RemoteBoard::AwaitWork(int worker, int timeout_ms) const {
 }
 
 void RemoteBoard::Finish(int game, float reward, bool terminated, bool truncated) {
-  std::memcpy(Slot("reward", game), &reward, sizeof(float));
+  FinishSeats(game, std::vector<float>(num_seats_, reward), std::vector<uint8_t>(num_seats_, 0), terminated,
+              truncated);
+}
+
+void RemoteBoard::FinishSeats(int game, const std::vector<float>& rewards, const std::vector<uint8_t>& seat_status,
+                              bool terminated, bool truncated) {
+  if (static_cast<int>(rewards.size()) != num_seats_ || static_cast<int>(seat_status.size()) != num_seats_) {
+    throw std::invalid_argument("finish: " + std::to_string(num_seats_) + " seats, got " +
+                                std::to_string(rewards.size()) + " rewards and " +
+                                std::to_string(seat_status.size()) + " seat statuses");
+  }
+  std::memcpy(Slot("reward", game * num_seats_), rewards.data(), sizeof(float) * num_seats_);
+  std::memcpy(Slot("seat_status", game * num_seats_), seat_status.data(), num_seats_);
   *Slot("status", game) = (terminated ? kTerminated : 0) | (truncated ? kTruncated : 0);
   std::atomic<uint32_t>* done = Word("done", game);
   done->store(Word("command", game)->load(std::memory_order_acquire), std::memory_order_release);
@@ -183,13 +202,14 @@ void RemoteBoard::Close() {
 bool RemoteBoard::closing() const { return Word("closing", 0)->load(std::memory_order_acquire) != 0; }
 
 RemoteGame::RemoteGame(std::shared_ptr<RemoteBoard> board, int index) : board_(std::move(board)), index_(index) {
+  const int first_channel = index_ * board_->num_seats();
   for (const auto& key : board_->keys()) {
     if (key.role == KeyRole::kObservation) {
-      observations_.push_back({key.name, key.Bytes(), board_->Slot("obs/" + key.name, index_),
-                               board_->Slot("final/" + key.name, index_)});
+      observations_.push_back({key.name, key.Bytes(), board_->Slot("obs/" + key.name, first_channel),
+                               board_->Slot("final/" + key.name, first_channel)});
     }
     if (key.role == KeyRole::kAction) {
-      actions_.push_back({key.name, key.Bytes(), board_->Slot("action/" + key.name, index_), nullptr});
+      actions_.push_back({key.name, key.Bytes(), board_->Slot("action/" + key.name, first_channel), nullptr});
     }
   }
   board_->Request(index_);  // the first reset: every game's runs while the engine wires the others
@@ -203,21 +223,29 @@ void RemoteGame::Reset(Rng&) {
   showing_final_ = false;  // the worker already reset an ended game
 }
 
-void RemoteGame::Observe(int, const Row& row) {
+void RemoteGame::Observe(int seat, const Row& row) {
   for (const auto& key : observations_) {
-    std::memcpy(row.Bytes(key.name), showing_final_ ? key.ended : key.now, key.bytes);
+    std::memcpy(row.Bytes(key.name), (showing_final_ ? key.ended : key.now) + seat * key.bytes, key.bytes);
   }
 }
 
 void RemoteGame::BeginStep(const std::vector<Row>& replies) {
-  for (const auto& key : actions_) std::memcpy(key.now, replies[0].Bytes(key.name), key.bytes);
+  for (const auto& key : actions_) {
+    for (std::size_t seat = 0; seat < replies.size(); ++seat) {
+      std::memcpy(key.now + seat * key.bytes, replies[seat].Bytes(key.name), key.bytes);
+    }
+  }
   board_->Request(index_);
+}
+
+Outcome RemoteGame::SeatOutcome(int seat) const {
+  const uint8_t status = board_->seat_status(index_, seat);
+  return {(status & RemoteBoard::kTerminated) != 0, (status & RemoteBoard::kTruncated) != 0};
 }
 
 Outcome RemoteGame::Step(const std::vector<Row>&, Rng&) {
   board_->AwaitDone(index_);
   const uint8_t status = board_->status(index_);
-  reward_ = board_->reward(index_);
   Outcome outcome{(status & RemoteBoard::kTerminated) != 0, (status & RemoteBoard::kTruncated) != 0};
   showing_final_ = outcome.Over();
   return outcome;

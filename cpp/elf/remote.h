@@ -1,13 +1,16 @@
 // Games hosted outside the engine's threads, in worker processes (Python
 // Gymnasium environments), reached through one block of shared memory.
 //
-// For game g of N, served by worker w of W (worker w serves a contiguous run
-// of games), the block holds:
+// For game g of N with S seats (channel c = g * S + seat), served by worker
+// w of W (worker w serves a contiguous run of games), the block holds:
 //   command[g], done[g]   requests sent and finished (uint32 counters)
-//   status[g], reward[g]  the finished request's outcome; error[g] its message
-//   action/<key>[g]       each action key, written by the engine before a request
-//   obs/<key>[g]          each observation key: the state now
-//   final/<key>[g]        the state an episode ended in (a worker resets an
+//   status[g]             the finished request's outcome; error[g] its message
+//   reward[c]             each seat's reward for the step
+//   seat_status[c]        a seat that left while the game goes on (its own
+//                         terminated / truncated bits; see Game::SeatOutcome)
+//   action/<key>[c]       each action key, written by the engine before a request
+//   obs/<key>[c]          each observation key: the state now
+//   final/<key>[c]        the state an episode ended in (a worker resets an
 //                         ended game within the same request)
 //   doorbell[w]           bumped with every request to worker w, so an idle
 //                         worker sleeps on it
@@ -46,7 +49,8 @@ class RemoteBoard {
   // With step_timeout_s > 0, AwaitDone throws once a step's result is that
   // late, counted from its Request (a game's first request, which creates
   // and resets its environment, is not timed).
-  RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers, double step_timeout_s = 0.0);
+  RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers, double step_timeout_s = 0.0,
+              int num_seats = 1);
 
   std::size_t bytes() const { return bytes_; }
   // Where each region's array ([N, ...] or [W]) lies: its byte offset, and
@@ -59,6 +63,7 @@ class RemoteBoard {
   const std::vector<KeySpec>& keys() const { return keys_; }
   int num_games() const { return num_games_; }
   int num_workers() const { return num_workers_; }
+  int num_seats() const { return num_seats_; }
   int FirstGame(int worker) const { return static_cast<int>(int64_t{worker} * num_games_ / num_workers_); }
   int WorkerOf(int game) const;
   double step_timeout_s() const { return step_timeout_.count(); }
@@ -76,13 +81,17 @@ class RemoteBoard {
   void AwaitDone(int game) const;
   // Whether the game's last request is not finished yet (either side).
   bool Pending(int game) const;
-  float reward(int game) const;
+  float reward(int game, int seat = 0) const;
   uint8_t status(int game) const;
+  uint8_t seat_status(int game, int seat) const;
 
   // Worker side. AwaitWork returns the games of `worker` with a pending
   // request, waiting up to timeout_ms for one (empty on timeout or closing).
   std::vector<int> AwaitWork(int worker, int timeout_ms) const;
+  // `rewards` and `seat_status` hold one entry per seat (Finish: one seat).
   void Finish(int game, float reward, bool terminated, bool truncated);
+  void FinishSeats(int game, const std::vector<float>& rewards, const std::vector<uint8_t>& seat_status,
+                   bool terminated, bool truncated);
   void Fail(int game, const std::string& message);
 
   // Either side: shut down, waking every waiter.
@@ -98,6 +107,7 @@ class RemoteBoard {
   std::vector<KeySpec> keys_;
   int num_games_;
   int num_workers_;
+  int num_seats_;
   std::map<std::string, Region> regions_;
   std::size_t bytes_ = 0;
   uint8_t* base_ = nullptr;
@@ -117,14 +127,15 @@ class RemoteGame : public Game {
   void Observe(int seat, const Row& row) override;
   void BeginStep(const std::vector<Row>& replies) override;
   Outcome Step(const std::vector<Row>& replies, Rng& rng) override;
-  float Reward(int /*seat*/) const override { return reward_; }
+  float Reward(int seat) const override { return board_->reward(index_, seat); }
+  Outcome SeatOutcome(int seat) const override;
 
  private:
   // This game's slots in the shared block, found once (not per step).
   struct KeySlot {
     std::string name;
     std::size_t bytes;
-    uint8_t* now;    // obs/<key> or action/<key>
+    uint8_t* now;    // obs/<key> or action/<key> of seat 0; seat s's is s * bytes further
     uint8_t* ended;  // final/<key> (observations only)
   };
 
@@ -134,7 +145,6 @@ class RemoteGame : public Game {
   std::vector<KeySlot> actions_;
   bool started_ = false;
   bool showing_final_ = false;  // between an episode's end and the engine's Reset
-  float reward_ = 0.0f;
 };
 
 }  // namespace elf

@@ -16,6 +16,7 @@ struct Stepper::Channel {
   History history;
   float episode_return = 0.0f;
   int32_t episode_length = 0;
+  bool out = false;  // the seat left the game's episode (see context.h)
 };
 
 struct Stepper::GameSlot {
@@ -275,7 +276,7 @@ bool Stepper::SendAll(int game, const std::vector<Send>& sends, bool hand_over) 
 void Stepper::WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome) {
   uint8_t* record = channel.history.Record(step);
   channel.episode_return += reward;
-  if (step > 0) ++channel.episode_length;
+  if (step > 0 && !channel.out) ++channel.episode_length;
   const bool over = outcome.Over();
   const bool truncated = over && !outcome.terminated;
   // The offsets in registers: a store into the record could alias a member.
@@ -295,9 +296,44 @@ void Stepper::Observe(int game) {
   GameSlot& slot = games_[game];
   for (int seat = 0; seat < num_seats_; ++seat) {
     Row& row = slot.rows[seat];
-    row.Point(channels_[ChannelId(game, seat)].history.Record(slot.step));
-    slot.game->Observe(seat, row);
+    Channel& channel = channels_[ChannelId(game, seat)];
+    row.Point(channel.history.Record(slot.step));
+    if (channel.out) {
+      ZeroObservation(game, seat, true);
+    } else {
+      slot.game->Observe(seat, row);
+    }
   }
+}
+
+// The game keys a game writes in Observe (observations and statistics)
+// zeroed, and with `final` their final_ copies too.
+void Stepper::ZeroObservation(int game, int seat, bool final) {
+  const int64_t step = games_[game].step;
+  History& history = channels_[ChannelId(game, seat)].history;
+  for (int key = 0; key < plan_.num_game_keys(); ++key) {
+    const KeySpec& spec = plan_.keys()[key];
+    if (spec.role == KeyRole::kAction) continue;
+    std::memset(history.Key(step, key), 0, spec.Bytes());
+    const int copy = plan_.final_keys()[key];
+    if (final && plan_.keep_final() && copy >= 0) std::memset(history.Key(step, copy), 0, spec.Bytes());
+  }
+}
+
+// A seat left while its game goes on: its last observation (just observed)
+// goes to the final_ keys, its observation keys are zeroed, and it is out.
+void Stepper::SeatLeaves(int game, int seat) {
+  const int64_t step = games_[game].step;
+  Channel& channel = channels_[ChannelId(game, seat)];
+  if (plan_.keep_final()) {
+    for (int key = 0; key < plan_.num_game_keys(); ++key) {
+      if (plan_.final_keys()[key] < 0) continue;
+      std::memcpy(channel.history.Key(step, plan_.final_keys()[key]), channel.history.Key(step, key),
+                  plan_.keys()[key].Bytes());
+    }
+  }
+  ZeroObservation(game, seat, false);
+  channel.out = true;
 }
 
 Outcome Stepper::Step(GameSlot& slot) {
@@ -312,14 +348,24 @@ void Stepper::FinishStep(int game, const Outcome& outcome) {
   GameSlot& slot = games_[game];
   ++slot.step;
   Channel* channels = &channels_[ChannelId(game, 0)];
+  std::vector<int> leaving;  // seats whose episode ended in this step while the game goes on (rare: no allocation)
   for (int seat = 0; seat < num_seats_; ++seat) {
-    WriteStepHeader(channels[seat], slot.step, slot.game->Reward(seat), outcome);
+    Channel& channel = channels[seat];
+    if (channel.out) {
+      WriteStepHeader(channel, slot.step, 0.0f, Outcome{true, false});
+      continue;
+    }
+    const Outcome own = slot.game->SeatOutcome(seat);
+    WriteStepHeader(channel, slot.step, slot.game->Reward(seat), own.Over() ? own : outcome);
+    if (own.Over() && !outcome.Over()) leaving.push_back(seat);
   }
   if (outcome.Over()) {
     if (plan_.keep_final()) KeepFinalObservation(game);
+    for (int seat = 0; seat < num_seats_; ++seat) channels[seat].out = false;
     slot.game->Reset(slot.rng);
   }
   Observe(game);
+  for (int seat : leaving) SeatLeaves(game, seat);
   slot.stage = Stage::kSendObservation;
   ExpectReplies(slot);
 }

@@ -93,6 +93,8 @@ class Stepper {
   Outcome Step(GameSlot& slot);
   void FinishStep(int game, const Outcome& outcome);
   void KeepFinalObservation(int game);
+  void SeatLeaves(int game, int seat);
+  void ZeroObservation(int game, int seat, bool final);
 
   Plan& plan_;
   Router& router_;

@@ -861,3 +861,72 @@ TEST(deterministic_runs_give_the_same_batches_whatever_the_thread_count) {
 }
 
 int main(int argc, char** argv) { return elf::testing::RunAll(argc, argv); }
+
+namespace {
+
+// Two seats; seat 1 leaves (terminated) after 2 steps, the game ends after 4.
+// Seat s observes (s + 1) * 10 + step; its reward is step + s.
+class Leaving : public elf::Game {
+ public:
+  static elf::GameSpec Spec() {
+    elf::SpecBuilder builder{Options()};
+    builder.Observation<float>("s", {1}, "seat and step");
+    builder.DiscreteAction("a", 2, "ignored");
+    builder.Seats(2);
+    return builder.Finish();
+  }
+  void Reset(elf::Rng&) override { step_ = 0; }
+  void Observe(int seat, const elf::Row& row) override {
+    CHECK(!(seat == 1 && step_ > 2 && step_ < 4));  // the engine does not ask a seat that left
+    *row.Get<float>("s") = static_cast<float>((seat + 1) * 10 + step_);
+  }
+  elf::Outcome Step(const std::vector<elf::Row>&, elf::Rng&) override {
+    ++step_;
+    return {step_ == 4, false};
+  }
+  float Reward(int seat) const override { return static_cast<float>(step_ + seat); }
+  elf::Outcome SeatOutcome(int seat) const override { return {seat == 1 && step_ == 2, false}; }
+
+ private:
+  int step_ = 0;
+};
+
+}  // namespace
+
+TEST(a_seat_that_leaves_gets_a_terminal_row_then_empty_terminal_rows_until_the_game_ends) {
+  Context ctx("leaving", Leaving::Spec(), [](int) { return std::make_unique<Leaving>(); }, 1, 1, 0, true);
+  ctx.AddTag(MakeTag("actor", 2, {"s", "final_s", "r", "terminal", "episode_return", "episode_length"}, {"a"}));
+  ctx.Start();
+  // Rows of seat 1 by step: s, final_s (terminal rows), r, terminal, episode_return, episode_length.
+  struct Want { float s, final_s, r; bool terminal; float ret; int32_t length; };
+  const Want seat1[] = {{20, -1, 0, false, 0, 0}, {21, -1, 2, false, 2, 1}, {0, 22, 3, true, 5, 2},
+                        {0, 0, 0, true, 0, 0}, {20, 0, 0, true, 0, 0}, {21, -1, 2, false, 2, 1}};
+  for (int step = 0; step < 6; ++step) {
+    const BatchRef ref = NextBatch(ctx);
+    REQUIRE(ref.size == 2);
+    for (int row = 0; row < 2; ++row) {
+      const int seat = Seats(ctx, ref)[row];
+      const float s = Input<float>(ctx, ref, "s")[row];
+      const float r = Input<float>(ctx, ref, "r")[row];
+      const bool terminal = Input<bool>(ctx, ref, "terminal")[row];
+      const int32_t length = Input<int32_t>(ctx, ref, "episode_length")[row];
+      if (seat == 0) {  // plays on: step 4 ends its episode
+        const int t = step % 4 + (step == 4 ? 4 : 0);
+        CHECK_EQ(s, static_cast<float>(10 + step % 4));
+        CHECK_EQ(terminal, step == 4);
+        CHECK_EQ(length, step == 4 ? 4 : step % 4);
+        CHECK_EQ(r, step == 0 ? 0.0f : static_cast<float>(t));
+        continue;
+      }
+      const Want& want = seat1[step];
+      CHECK_EQ(s, want.s);
+      CHECK_EQ(r, want.r);
+      CHECK_EQ(terminal, want.terminal);
+      CHECK_EQ(Input<float>(ctx, ref, "episode_return")[row], want.ret);
+      CHECK_EQ(length, want.length);
+      if (want.final_s >= 0) CHECK_EQ(Input<float>(ctx, ref, "final_s")[row], want.final_s);
+    }
+    Finish(ctx, ref);
+  }
+  ctx.Stop();
+}

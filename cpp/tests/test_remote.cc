@@ -84,6 +84,27 @@ TEST(a_request_comes_back_with_the_workers_result) {
   worker.join();
 }
 
+TEST(each_seat_has_its_own_slots_reward_and_status) {
+  const int seats = 3;
+  auto board = std::make_shared<RemoteBoard>(Keys(), 2, 1, 0.0, seats);
+  std::vector<uint64_t> memory(board->bytes() / sizeof(uint64_t) + 1, 0);
+  board->Attach(reinterpret_cast<uint8_t*>(memory.data()));
+  CHECK_EQ(board->num_seats(), seats);
+  // Game 1's seat s lies at channel 1 * 3 + s of every per-seat region.
+  CHECK(board->Slot("obs/s", 4) == board->Slot("obs/s", 3) + 2 * sizeof(float));
+  board->Request(1);
+  board->FinishSeats(1, {-1.0f, 2.0f, 0.5f}, {0, RemoteBoard::kTerminated, RemoteBoard::kTruncated}, false, false);
+  board->AwaitDone(1);
+  CHECK_EQ(board->reward(1, 0), -1.0f);
+  CHECK_EQ(board->reward(1, 1), 2.0f);
+  CHECK_EQ(board->reward(1, 2), 0.5f);
+  CHECK_EQ(board->seat_status(1, 1), uint8_t{RemoteBoard::kTerminated});
+  CHECK_EQ(board->seat_status(1, 2), uint8_t{RemoteBoard::kTruncated});
+  CHECK_EQ(board->status(1), uint8_t{0});  // the game goes on
+  CHECK_EQ(board->reward(0, 0), 0.0f);     // game 0's slots untouched
+  CHECK_THROWS(board->FinishSeats(0, {1.0f}, {0}, false, false), std::invalid_argument, "3 seats");
+}
+
 TEST(games_are_split_into_contiguous_runs_per_worker) {
   Block block(7, 3);
   std::set<int> workers;

@@ -3,11 +3,14 @@
 ``ActorCritic = PolicyGradient + (DiscountedReward | GAE | LambdaReturn |
 FinalReward) + ValueMatcher``; ``PPO = ClippedPolicyGradient + (GAE | ...) +
 ValueMatcher`` over several minibatch passes per window. All inputs are
-time-major ``[T, B, ...]``.
+time-major ``[T, B, ...]``. The methods on replay (``VALUE_METHODS``: the DQN
+family; ``OFFPOLICY_METHODS``: DDPG, TD3, SAC on Box actions) learn from
+replayed transitions ``[B, ...]``.
 """
 
 from .actor_critic import RETURNS, ActorCritic
 from .clipped_policy_gradient import ClippedPolicyGradient
+from .ddpg import DDPG
 from .discounted_reward import DiscountedReward
 from .dqn import DQN
 from .final_reward import FinalReward
@@ -16,21 +19,28 @@ from .lambda_return import LambdaReturn
 from .policy_gradient import PolicyGradient
 from .ppo import PPO
 from .r2d2 import DRQN, R2D2
+from .sac import SAC
 from .target_network import TargetNetwork
+from .td3 import TD3
 from .value_matcher import ValueMatcher
 from .window import final_values, forward_window, masked_mean, normalized, returns_of, window_cuts
 
 VALUE_METHODS = {"dqn": DQN, "r2d2": R2D2, "drqn": DRQN}  # learn from replay (rlpytorch.value_trainer)
-METHODS = {"actor_critic": ActorCritic, "ppo": PPO, **VALUE_METHODS}
+OFFPOLICY_METHODS = {"ddpg": DDPG, "td3": TD3, "sac": SAC}  # Box actions, from replay (rlpytorch.offpolicy_trainer)
+METHODS = {"actor_critic": ActorCritic, "ppo": PPO, **VALUE_METHODS, **OFFPOLICY_METHODS}
 
 __all__ = [
+    "DDPG",
     "DQN",
     "DRQN",
     "GAE",
     "METHODS",
+    "OFFPOLICY_METHODS",
     "PPO",
     "R2D2",
     "RETURNS",
+    "SAC",
+    "TD3",
     "VALUE_METHODS",
     "ActorCritic",
     "ClippedPolicyGradient",

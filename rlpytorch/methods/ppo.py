@@ -114,6 +114,13 @@ class PPO(Configurable):
         # the copy reseeds its own.
         return {**self.__dict__, "_generator": None}
 
+    def state_dict(self) -> dict[str, Any]:
+        """The minibatch order's generator state (to resume a run)."""
+        return {"generator": self._shuffle_generator().get_state()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self._shuffle_generator().set_state(state["generator"])
+
     def _shuffle_generator(self) -> torch.Generator:
         if self._generator is None:
             self._generator = torch.Generator()

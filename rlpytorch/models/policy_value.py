@@ -97,7 +97,7 @@ def export_evaluator(net: PolicyValueNet, planes: Tensor, legal: Tensor, path: s
     player can load it without this library (``torch.export.load(path).module()``)."""
     import copy
 
-    module = ExportedEvaluator(copy.deepcopy(net).eval())
+    module = ExportedEvaluator(copy.deepcopy(net).cpu().eval())  # a player loads it on any machine
     batch = torch.export.Dim("batch", min=1, max=65536)
     program = torch.export.export(module, (planes, legal), dynamic_shapes=({0: batch}, {0: batch}))
     torch.export.save(program, path)

@@ -8,6 +8,7 @@ from tqdm import tqdm
 
 from ..game_loader import GameLoader
 from ..model_base import Model
+from ..prev_inputs import prev_shapes
 from ..trainer import EvalResult, Evaluator
 
 __all__ = ["EvalIters", "evaluate"]
@@ -55,7 +56,7 @@ def evaluate(
     """
     num_games = min(eval_episodes, 256)
     seed = loader.seed + 1_000_003
-    gc = loader.eval_context(num_games, seed=seed, state_size=model.state_size)
+    gc = loader.eval_context(num_games, seed=seed, state_size=model.state_size, prev=prev_shapes(model))
     evaluator = Evaluator(model, num_games, eval_episodes, eval_sampler, device=device, seed=seed,
                           statistics=loader.statistic_keys(gc))
     return EvalIters(evaluator, progress).run(gc)

@@ -9,7 +9,9 @@ games wait for the learner, and every frame is learned from). Each stats
 record gives ``frames`` (stepped) beside ``frames_learned`` (in windows the
 learner trained on). Every ``actor_sync_every`` updates the learner copies its weights
 into a shared-memory model under a lock and bumps a version number; the actor
-callback reloads its copy when the version changed.
+callback reloads its copy when the version changed. The learner runs on the
+trainer's ``learner_device`` (windows to a GPU through pinned buffers), the
+actor here on its ``actor_device``.
 
 Shutdown is the same whatever ends the run (budget, target, Ctrl-C, an
 exception here, an exception or death of the learner): the engine stops, the
@@ -37,7 +39,9 @@ from ..args_provider import setting
 from ..model_base import Model
 from ..model_interface import ModelInterface
 from ..normalization import normalize_window
+from ..prev_inputs import add_final_inputs
 from ..trainer import Method, lanes_of
+from ..transfer import staging_for
 from .single_process import RunSummary, SingleProcessRun, window_frames
 
 __all__ = ["LearnerError", "MultiProcessRun"]
@@ -59,6 +63,8 @@ class MultiProcessRun(SingleProcessRun):
 
     def run(self, gc: Any) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
+        if self.restart_games_at_save:
+            raise ValueError("--restart_games_at_save (exact resume) runs with --runner single")
         trainer = self.trainer
         context = mp.get_context("spawn")
         self._shared = trainer.mi["model"].clone().cpu().share_memory()
@@ -107,7 +113,7 @@ class MultiProcessRun(SingleProcessRun):
             "model": trainer.mi["model"].clone().cpu(),
             "method": trainer.method,
             "mi_settings": trainer.mi.setting_values(),
-            "device": str(trainer.device),
+            "device": str(trainer.learner_on),
             "actor_sync_every": trainer.actor_sync_every,
             "lr_schedule": trainer.lr_schedule,
             "total_frames": self.num_frames,
@@ -182,6 +188,11 @@ class MultiProcessRun(SingleProcessRun):
         """The actor: the learner's newest weights published to this process."""
         return self.trainer.mi["actor"]
 
+    def training_state(self) -> None:
+        """None: the optimizer lives in the learner process, so these
+        checkpoints hold weights only and ``--resume`` refuses them."""
+        return None
+
     def _extra_stats(self) -> dict[str, float]:
         return {**super()._extra_stats(), "dropped": float(self.dropped)}
 
@@ -241,6 +252,7 @@ def _learn(setup: dict[str, Any], shared: Model, version: Any, lock: Any, stop: 
     mi = ModelInterface(**setup["mi_settings"])
     mi.add_model("model", setup["model"].to(device), optimize=True)
     method: Method = setup["method"]
+    staging = staging_for(device)  # pinned buffers on the way to a GPU
     queues["news"].put(("ready", None))
     slots = _wait(queues["slots"], stop, setup["parent"])
     updates = 0
@@ -251,7 +263,9 @@ def _learn(setup: dict[str, Any], shared: Model, version: Any, lock: Any, stop: 
         if item is None:
             break
         index, size, frames, new_frames, ids = item
-        window = {k: v[index, :, :size].to(device) for k, v in slots.items()}
+        window = {k: v[index, :, :size] for k, v in slots.items()}
+        window = staging.to_device(window) if staging else {k: v.to(device) for k, v in window.items()}
+        add_final_inputs(mi["model"], window)  # from the raw rewards, before normalize_window scales them
         normalize_window(mi["model"], window, ids)
         if setup["lr_schedule"] == "linear" and setup["total_frames"]:
             mi.scale_lr(max(0.0, 1.0 - frames / setup["total_frames"]))

@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from .. import distributed
 from ..args_provider import Configurable, setting
+from ..resume import random_states, set_random_states
 from ..stats import StatsLogger
 from ..trainer import Trainer
 
@@ -54,11 +55,15 @@ class SingleProcessRun(Configurable):
     """Drives ``gc.run()`` until the frame budget (or target return) is reached.
 
     Shows frames, FPS and mean return on a tqdm bar, logs one stats line every
-    ``log_every`` frames, and saves checkpoints into ``save_dir`` (weights, step
-    and ``run_config``, the effective configuration) every ``save_every``
-    frames and at the end. Ctrl-C stops the engine, saves, and returns a
-    summary marked ``interrupted``; any other exception stops the engine and
-    propagates.
+    ``log_every`` frames, and saves checkpoints into ``save_dir`` (weights, step,
+    ``run_config``, the effective configuration, and the training state that
+    ``--resume`` continues from: ``rlpytorch.resume``) every ``save_every``
+    frames and at the end. With ``restart_games_at_save`` the games start
+    afresh after each periodic checkpoint, from ``fresh_context(k)`` (the
+    context of the run's k-th start of the games, its tags added), as a run
+    resumed from that checkpoint does. Ctrl-C stops the engine, saves, and
+    returns a summary marked ``interrupted``; any other exception stops the
+    engine and propagates.
     """
 
     trainer: Trainer
@@ -73,6 +78,12 @@ class SingleProcessRun(Configurable):
     eval_every: int = setting(0, "frames between two evaluations during training, on games of their own "
                                  "(0: none; see --eval_episodes); the best model is kept as best.pt")
     periodic_eval: Callable[[Any], Any] | None = None  # plays evaluation episodes with a model: an EvalResult
+    restart_games_at_save: bool = setting(
+        False, "start the games afresh (new episodes, the next seed of the run's stream) after every periodic "
+               "checkpoint, as --resume from it does: with --deterministic a run resumed from any checkpoint "
+               "then prints exactly the stats lines of the unbroken run")
+    fresh_context: Callable[[int], Any] | None = None  # k -> the context of the games' k-th start, with its tags
+    engine_starts: int = 0  # which start of the games the context given to run() is (0: the run's first)
 
     def __post_init__(self) -> None:
         self.logger = self.logger or StatsLogger(echo=False)
@@ -81,12 +92,28 @@ class SingleProcessRun(Configurable):
         self.frames_learned = 0  # frames of the windows the learner trained on
         self._agreed_at = 0  # the update after which the ranks last agreed whether to stop
         self._frames_all_ranks = 0
+        self._resumed: dict[str, Any] | None = None  # the runner's part of a loaded training state
+        if self.restart_games_at_save and self.fresh_context is None:
+            raise ValueError("restart_games_at_save needs fresh_context, which makes the games' next context")
 
     def run(self, gc: Any) -> RunSummary:
         """Register the trainer's callbacks on ``gc``, start it, train, stop it."""
+        self._gc = gc
+        self._register(gc)
+        return self.loop(lambda: self._gc.start(), lambda: self._gc.run(), lambda: self._gc.stop())
+
+    def _register(self, gc: Any) -> None:
         gc.reg_callback("actor", self.trainer.actor)
         gc.reg_callback("train", self._train)
-        return self.loop(gc.start, gc.run, gc.stop)
+
+    def _restart_games(self) -> None:
+        """Stop the games and start the next context of the run's seed stream."""
+        self._gc.stop()
+        self.engine_starts += 1
+        self._gc = self.fresh_context(self.engine_starts)
+        self._register(self._gc)
+        self.trainer.games_restarted()
+        self._gc.start()
 
     def _train(self, window: Any) -> None:
         """The trainer's train callback; every window is learned from here."""
@@ -97,11 +124,14 @@ class SingleProcessRun(Configurable):
         """The loop itself, over ``start()``, ``step()`` (one batch) and ``stop()``."""
         trainer = self.trainer
         trainer.total_frames = self.num_frames
-        self._start_time = time.perf_counter()
-        self._marks = {"log": 0, "save": 0, "eval": 0, "bar": self._start_time, "fps": (0, self._start_time)}
-        self._best_eval = -math.inf
+        resumed = self._resumed or {"marks": {"log": 0, "save": 0, "eval": 0}, "best_eval": -math.inf, "elapsed": 0.0}
+        self._start_time = time.perf_counter() - resumed["elapsed"]
+        now = time.perf_counter()
+        self._marks = {**resumed["marks"], "bar": now, "fps": (trainer.frames, now)}
+        self._best_eval = resumed["best_eval"]
         summary = RunSummary(0, 0, 0.0, math.nan)
-        bar = tqdm(total=self.num_frames, unit="frame", unit_scale=True, disable=not self.progress)
+        bar = tqdm(total=self.num_frames, initial=trainer.frames, unit="frame", unit_scale=True,
+                   disable=not self.progress)
         start()
         try:
             while not self._finished(summary):
@@ -113,9 +143,11 @@ class SingleProcessRun(Configurable):
         finally:
             stop()
             bar.close()
+        if self._marks["save"] != trainer.frames or trainer.frames == 0:
+            self._save()  # (a checkpoint at this frame was written already, with the state to resume from)
         if trainer.frames != self._marks["log"]:
+            self._marks["log"] = trainer.frames
             self._log()
-        self._save()
         summary.frames, summary.updates = trainer.frames, trainer.updates
         summary.seconds = time.perf_counter() - self._start_time
         summary.mean_return = trainer.episodes.mean_return
@@ -130,7 +162,7 @@ class SingleProcessRun(Configurable):
         if self.trainer.updates == self._agreed_at:  # no update since the last agreement
             return False
         self._agreed_at = self.trainer.updates
-        done, self._frames_all_ranks = distributed.agree_to_stop(done, self.trainer.frames, self.trainer.device)
+        done, self._frames_all_ranks = distributed.agree_to_stop(done, self.trainer.frames, self.trainer.learner_on)
         return done
 
     def _after_step(self, bar: tqdm, summary: RunSummary) -> None:
@@ -154,6 +186,8 @@ class SingleProcessRun(Configurable):
         if self.save_every and frames - self._marks["save"] >= self.save_every:
             self._marks["save"] = frames
             self._save(f"model_{frames}.pt")
+            if self.restart_games_at_save:
+                self._restart_games()
 
     def _log(self) -> None:
         trainer, now = self.trainer, time.perf_counter()
@@ -200,10 +234,33 @@ class SingleProcessRun(Configurable):
             extra["frames_all_ranks"] = float(self._frames_all_ranks)
         return extra
 
+    def training_state(self) -> dict[str, Any] | None:
+        """What ``--resume`` continues from (``rlpytorch.resume``): the trainer's
+        state, this loop's marks and the random states of Python, numpy and
+        torch. None with several ranks: each holds its own (not resumable)."""
+        if distributed.is_distributed():
+            return None
+        marks = {key: self._marks[key] for key in ("log", "save", "eval")}
+        runner = {"marks": marks, "best_eval": float(self._best_eval), "frames_learned": self.frames_learned,
+                  "elapsed": time.perf_counter() - self._start_time, "engine_starts": self.engine_starts}
+        return {"trainer": self.trainer.training_state(), "runner": runner, "random": random_states()}
+
+    def load_training_state(self, state: Mapping[str, Any]) -> None:
+        """Continue from ``state`` (what ``training_state`` returned), with the
+        games freshly started: call it last before ``run``, since it restores
+        the global random states too. ``engine_starts`` is the caller's (the
+        context it gives ``run`` is already the next start's)."""
+        self.trainer.load_training_state(state["trainer"])
+        runner = state["runner"]
+        self._resumed = {"marks": dict(runner["marks"]), "best_eval": runner["best_eval"],
+                         "elapsed": runner["elapsed"]}
+        self.frames_learned = runner["frames_learned"]
+        set_random_states(state["random"])
+
     def _save(self, name: str | None = None) -> None:
         if self.save_dir is None:
             return
         model = self.trainer.mi["model"]
-        if name is not None:
-            model.save(self.save_dir / name, args=self.run_config)
-        model.save(self.save_dir / "last.pt", args=self.run_config)
+        state = self.training_state()
+        for file in ([name] if name is not None else []) + ["last.pt"]:
+            model.save(self.save_dir / file, args=self.run_config, resume=state)

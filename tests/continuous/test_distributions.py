@@ -183,6 +183,8 @@ def test_models_take_a_space_and_name_their_behaviour_key():
     model = MLPActorCritic((3,), box, ModelSettings(hidden=8))
     out = model(torch.zeros(5, 3))
     assert set(out) == {"mean", "std", "V"} and out["mean"].shape == (5, 1)
+    torch.testing.assert_close(out["std"], torch.ones(5, 1))  # exp(log_std), log_std starting at log(init_std = 1)
+    torch.testing.assert_close(out["mean"], out["mean"][:1].expand(5, 1))  # the same observation, the same mean
     assert isinstance(policy_family(model), GaussianFamily) and behaviour_key(policy_family(model)) == "logp"
     discrete = MLPActorCritic((4,), 2, ModelSettings(hidden=8))
     assert isinstance(policy_family(discrete), CategoricalFamily) and behaviour_key(policy_family(discrete)) == "pi"

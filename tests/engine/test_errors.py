@@ -390,6 +390,34 @@ def test_dropping_a_started_context_joins_its_workers():
     assert os_threads() == before
 
 
+def threads_now() -> int:
+    """OS threads of this process, counted without running the cycle collector."""
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("replied", [False, True], ids=["batch_held", "batch_replied"])
+def test_dropping_a_context_in_iteration_mode_stops_it_without_the_cycle_collector(replied):
+    """`del` alone stops it (its batch does not keep it alive through a cycle),
+    whether the batch handed out last was replied or is still held."""
+    before = os_threads()
+    gc = counter_context()
+    gc.start()
+    batches = iter(gc)
+    batch = next(batches)
+    if replied:
+        batch.reply(zeros(batch))
+        batch = next(batches)
+    assert threads_now() == before + 2
+    python_gc.disable()
+    try:
+        del gc, batches  # the batch we keep must not keep the context alive
+        assert threads_now() == before
+    finally:
+        python_gc.enable()
+    with pytest.raises(RuntimeError, match="outlived its GameContext"):
+        batch.reply(zeros(batch))
+
 # --- bad replies: ValueError naming tag and key, and no game steps on garbage --------
 
 

@@ -64,6 +64,14 @@ def test_train_batch_is_time_major_T_by_batch():
                 assert batch[key].shape == (3, 8, *spec[key].shape), key
                 assert batch[key].dtype == spec[key].dtype, key
             assert batch.game_ids.shape == (8,)
+            # Values: the replies the actor gave, and each column one game's steps in time order
+            # (CartPole's Euler step x_{t+1} = x_t + 0.02 x_dot_t, unless the episode ended at t+1).
+            assert (batch["a"] == 0).all() and (batch["pi"] == 0.5).all() and (batch["V"] == 0).all()
+            assert (batch["r"][1:] == 1).all()
+            s, ended = batch["s"], batch["terminal"]
+            assert not ended[1:].all()
+            np.testing.assert_allclose(s[1:, :, 0][~ended[1:]], (s[:-1, :, 0] + 0.02 * s[:-1, :, 1])[~ended[1:]],
+                                       rtol=1e-5, atol=1e-6)
             break
 
 

@@ -97,6 +97,8 @@ def test_short_self_play_run_trains_and_its_loss_falls(tmp_path):
     assert history[-1]["loss"] < 0.93 * history[0]["loss"], [h["loss"] for h in history]
     assert history[-1]["policy_loss"] < history[0]["policy_loss"] - 0.1
     assert history[-1]["games"] >= 15 and history[-1]["moves_per_game"] == 10
+    last = history[-1]
+    assert 0 < last["batch_fill"] <= 1 and last["sims_per_s"] == pytest.approx(last["frames"] / last["time"])
     run = tmp_path / "run"
     for name in ("config.yaml", "run.yaml", "log.txt", "progress.csv", "last.pt"):
         assert (run / name).is_file(), name

@@ -98,10 +98,17 @@ def test_minirts_default_model_reads_planes_and_scalars_for_acting_and_training(
     model = ModelLoader("auto").build(MINIRTS, 9)
     assert isinstance(model, SharedActorCritic) and model.obs_keys == ("s", "v")
     assert sorted(type(p).__name__ for p in model.encoders["policy"].parts.values()) == ["ConvEncoder", "MLPEncoder"]
-    act = model({"s": torch.zeros(6, 15, 20, 20), "v": torch.zeros(6, 14)})
-    train = model({"s": torch.zeros(3, 6, 15, 20, 20), "v": torch.zeros(3, 6, 14)})
+    torch.manual_seed(0)
+    window = {"s": torch.rand(3, 6, 15, 20, 20), "v": torch.rand(3, 6, 14)}
+    act = model({key: x[0] for key, x in window.items()})
+    train = model(window)
     assert act["pi"].shape == (6, 9) and act["V"].shape == (6,)
     assert train["pi"].shape == (3, 6, 9) and train["V"].shape == (3, 6)
+    # [T, B] is read row by row: its first row is what acting on that row gives, and each policy sums to 1.
+    torch.testing.assert_close(train["pi"][0], act["pi"])
+    torch.testing.assert_close(train["V"][0], act["V"])
+    torch.testing.assert_close(train["pi"].sum(-1), torch.ones(3, 6))
+    assert not torch.allclose(train["V"][0], train["V"][1])  # and the rows' inputs reach the output
 
 
 def test_atari_default_model_reads_uint8_frames_with_the_dqn_torso():

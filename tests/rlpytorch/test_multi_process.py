@@ -2,6 +2,7 @@
 a run can end (budget, Ctrl-C, failure here, failure or death of the learner)
 stops the engine and leaves no learner process behind."""
 
+import itertools
 import os
 import signal
 
@@ -29,10 +30,27 @@ def test_learner_process_trains_and_its_weights_reach_actor_and_checkpoint(train
     gc = fake_context()
     initial = trainer.mi["model"].heads["value"].net[-1].bias.clone()
     run = runner(trainer, tmp_path, run_config={"runner": "multi"})
+    acted_with = []  # per actor batch during the run: the weights version it acted with, and its value bias
+    act = trainer.actor
+
+    def recording_actor(batch):
+        acted_with.append((run._seen_version, trainer.mi["actor"].heads["value"].net[-1].bias.clone()))
+        return act(batch)
+
+    trainer.actor = recording_actor
     summary = run.run(gc)
     assert gc.stopped and not run._learner.is_alive() and run._learner.exitcode == 0
     assert summary.updates > 0 and run._version.value > 0
     assert not torch.equal(trainer.mi["model"].heads["value"].net[-1].bias, initial)
+    # During the run (not only by the final copy) the actor acted with weights the learner published:
+    # several versions, each new one with new weights.
+    versions = {}
+    for version, bias in acted_with:
+        versions.setdefault(version, bias)
+    assert len(versions) >= 3 and 0 in versions
+    torch.testing.assert_close(versions[0], initial)
+    for older, newer in itertools.pairwise(sorted(versions)):
+        assert not torch.equal(versions[older], versions[newer]), (older, newer)
     actor, learner = trainer.mi["actor"], trainer.mi["model"]
     torch.testing.assert_close(actor.heads["value"].net[-1].bias, learner.heads["value"].net[-1].bias)
     checkpoint = read_checkpoint(tmp_path / "last.pt")

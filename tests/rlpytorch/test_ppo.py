@@ -130,18 +130,43 @@ def test_ppo_replays_a_recurrent_model_in_pieces_of_recurrence_steps():
     assert stats["minibatch_steps"] == 2
 
 
+def minibatch_columns(method: PPO, batch) -> list[list[int]]:
+    """The window columns (row t, game b: ``t B + b``) of each minibatch ``method``
+    steps on, in order, read back from their (distinct, random) observations."""
+    torch.manual_seed(0)
+    mi = ModelInterface(lr=1e-3).add_actor_critic(MLPActorCritic((4,), 2, ModelSettings(hidden=8)))
+    rows = batch["s"][:-1].reshape(-1, 4)  # the trained rows 0..T-2, in column order
+    seen = []
+    step = method._step
+
+    def recording_step(mi, mb, state):
+        observations = mb["s"].reshape(-1, 4)
+        seen.append([int((rows == o).all(-1).nonzero()) for o in observations])
+        return step(mi, mb, state)
+
+    method._step = recording_step
+    method.update(mi, batch)
+    return seen
+
+
 def test_ppo_travels_to_a_learner_process_and_shuffles_the_same_there():
     import io
     from multiprocessing.reduction import ForkingPickler
 
     import torch.multiprocessing  # noqa: F401  (registers torch's shared-memory reductions)
 
-    torch.manual_seed(0)
-    mi = ModelInterface(lr=1e-3).add_actor_critic(MLPActorCritic((4,), 2, ModelSettings(hidden=8)))
-    method = PPO(seed=3)
-    method.update(mi, window())
+    batch = cartpole_window(T=9, B=8, terminal_rate=0.1)
+    settings = {"ppo_epochs": 2, "minibatches": 4}
     buffer = io.BytesIO()
-    ForkingPickler(buffer).dump(method)
-    copy = ForkingPickler.loads(buffer.getvalue())
-    assert torch.equal(torch.randperm(10, generator=copy._shuffle_generator()),
-                       torch.randperm(10, generator=PPO(seed=3)._shuffle_generator()))
+    ForkingPickler(buffer).dump(PPO.from_config(settings, seed=3))  # as MultiProcessRun sends it to its learner
+    travelled = minibatch_columns(ForkingPickler.loads(buffer.getvalue()), batch)
+    here = minibatch_columns(PPO.from_config(settings, seed=3), batch)
+    assert travelled == here  # the same minibatches, in the same order
+
+    # ...and that order is a shuffle: each pass a partition of the 64 trained columns into 4 random
+    # minibatches of 16, the two passes in different orders, another seed in another.
+    assert [len(m) for m in here] == [16] * 8
+    passes = [sum(here[:4], []), sum(here[4:], [])]
+    assert all(sorted(order) == list(range(64)) for order in passes)
+    assert passes[0] != list(range(64)) and passes[0] != passes[1]
+    assert minibatch_columns(PPO.from_config(settings, seed=4), batch) != here

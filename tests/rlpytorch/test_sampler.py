@@ -57,3 +57,19 @@ def test_gaussian_log_prob_sums_over_action_dimensions():
 def test_unknown_sampler_is_an_error():
     with pytest.raises(ValueError, match="unknown sampler"):
         Sampler("boltzmann")
+
+
+def test_each_device_gets_its_own_generator_seeded_alike(monkeypatch):
+    real = torch.Generator
+    made = []
+
+    def recording_generator(device="cpu"):  # a CUDA generator needs a GPU: record its device, use a CPU one
+        made.append(torch.device(device))
+        return real("cpu")
+
+    monkeypatch.setattr(torch, "Generator", recording_generator)
+    sampler = Sampler(seed=5)
+    cuda = sampler.generator_for(torch.device("cuda:0"))
+    assert made == [torch.device("cpu"), torch.device("cuda:0")]
+    assert cuda is not sampler.generator and sampler.generator_for(torch.device("cuda:0")) is cuda
+    assert cuda.initial_seed() == sampler.generator.initial_seed() == 5

@@ -13,10 +13,10 @@ from rlpytorch.sampler import Sampler
 from rlpytorch.trainer import Evaluator, RecurrentStates, Trainer, to_tensors
 
 
-def actor_batch(terminal=(False, True, False), returns=(0.0, 12.0, 0.0), game_ids=(0, 1, 2)):
+def actor_batch(terminal=(False, True, False), returns=(0.0, 12.0, 0.0), game_ids=(0, 1, 2), s=None):
     n = len(terminal)
     data = {
-        "s": np.zeros((n, 4), np.float32),
+        "s": np.zeros((n, 4), np.float32) if s is None else s,
         "terminal": np.array(terminal),
         "episode_return": np.array(returns, np.float32),
         "episode_length": np.array(returns, np.int32),
@@ -38,10 +38,16 @@ def train_batch(T=4, B=3):
 
 
 def test_actor_replies_actions_behaviour_and_values_per_row(trainer):
-    reply = trainer.actor(actor_batch())
+    batch = actor_batch(s=np.random.default_rng(1).normal(size=(3, 4)).astype(np.float32))  # rows that differ
+    reply = trainer.actor(batch)
     assert reply["a"].shape == (3,) and reply["a"].dtype == np.int64
-    assert reply["pi"].shape == (3, 2) and np.allclose(reply["pi"].sum(1), 1.0)
-    assert reply["V"].shape == (3,)
+    with torch.no_grad():  # each row's values: the actor model's on that row's observation
+        out = trainer.mi["actor"](torch.from_numpy(batch["s"]))
+    np.testing.assert_allclose(reply["pi"], out["pi"].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(reply["V"], out["V"].numpy(), rtol=1e-6)
+    assert len({tuple(row) for row in reply["pi"].round(6)}) == 3
+    a, _ = Sampler(seed=0)(out["pi"])  # the actions: the seeded sampler's draws from those policies
+    np.testing.assert_array_equal(reply["a"], a.numpy())
 
 
 def test_actor_counts_frames_and_records_finished_episodes(trainer):

@@ -92,3 +92,17 @@ def test_a_real_sweep_of_rlpytorch_train_gives_run_folders_that_plot_reads(tmp_p
 
     (curve,) = plot.main([str(out), "--out", str(tmp_path / "c.png"), "--y", "fps"])
     assert curve.label == "lr=2e-3" and len(curve.runs) == 2
+
+
+def test_a_failed_run_is_tried_again_from_its_checkpoint_or_beside_its_earlier_files(tmp_path: Path) -> None:
+    resumable, early = tmp_path / "resumable", tmp_path / "early"
+    for folder in (resumable, early):
+        folder.mkdir()
+        (folder / "config.yaml").write_text("seed: 0\n")
+        (folder / "console.txt").write_text("the launch's own file\n")
+    (resumable / "last.pt").write_bytes(b"checkpoint")
+    assert launch.retry_args(resumable) == ["--resume", str(resumable)]
+    assert (resumable / "config.yaml").exists()  # left for the resumed run
+    assert launch.retry_args(early) == [] and launch.retry_args(tmp_path / "fresh") == []
+    assert (early / "attempt1" / "config.yaml").read_text() == "seed: 0\n" and not (early / "config.yaml").exists()
+    assert (early / "console.txt").exists()

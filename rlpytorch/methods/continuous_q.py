@@ -1,0 +1,67 @@
+"""Parts of the off-policy actor-critic methods on Box actions (DDPG, TD3, SAC).
+
+``clipped_double_q_target`` and ``soft_q_target`` are the critics' bootstrapped
+targets, ``smoothed_target_action`` TD3's target policy smoothing,
+``critic_regression`` the critics' loss, ``frozen`` keeps the critics' weights
+out of the actor's backward pass. All batches are ``[B, ...]`` replayed
+transitions: ``reward`` is the (n-step) discounted reward sum and ``discount``
+the ``gamma^k`` of the bootstrap, 0 after a real episode end; a time-limit
+truncation bootstraps from the state the episode ended in (``Replay``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["clipped_double_q_target", "critic_regression", "frozen", "smoothed_target_action", "soft_q_target"]
+
+
+def clipped_double_q_target(reward: Tensor, discount: Tensor, q_next: Tensor) -> Tensor:
+    """``y = reward + discount * min_i Q'_i(s', a')`` over the critics' targets ``q_next``
+    ``[n, B]`` (one critic, DDPG: ``Q'(s', a')``). Detached."""
+    with torch.no_grad():
+        return reward + discount * q_next.min(0).values
+
+
+def soft_q_target(reward: Tensor, discount: Tensor, q_next: Tensor, next_log_prob: Tensor, alpha: Tensor) -> Tensor:
+    """SAC: ``y = reward + discount * (min_i Q'_i(s', a') - alpha log pi(a'|s'))``,
+    ``a' ~ pi(.|s')``. Detached."""
+    with torch.no_grad():
+        return reward + discount * (q_next.min(0).values - alpha * next_log_prob)
+
+
+def smoothed_target_action(action: Tensor, noise_std: float, noise_clip: float, low: Tensor, high: Tensor,
+                           generator: torch.Generator | None = None) -> Tensor:
+    """TD3's target policy smoothing: ``a' = clip(mu'(s') + h clip(eps, -c, c), low, high)``,
+    ``eps ~ N(0, noise_std^2)``, ``c = noise_clip``, ``h = (high - low) / 2`` (noise in
+    units of the half-range). ``noise_std = 0``: ``a' = mu'(s')``."""
+    if noise_std == 0:
+        return action
+    eps = torch.randn(action.shape, generator=generator, device=action.device) * noise_std
+    smoothed = action + eps.clamp(-noise_clip, noise_clip) * (high - low) / 2
+    return torch.minimum(torch.maximum(smoothed, low), high)
+
+
+def critic_regression(q: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
+    """Per row: ``l = sum_i (Q_i(s, a) - y)^2 / 2`` over the critics ``q`` ``[n, B]``, and the
+    new replay priorities ``|Q_0(s, a) - y|``."""
+    error = q - y
+    return 0.5 * error.square().sum(0), error[0].detach().abs()
+
+
+@contextmanager
+def frozen(module: nn.Module) -> Iterator[None]:
+    """``module``'s parameters take no gradient inside the block (the actor's loss
+    flows through the critics to the action, not into their weights)."""
+    params = [p for p in module.parameters() if p.requires_grad]
+    for p in params:
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p in params:
+            p.requires_grad_(True)

@@ -1,0 +1,79 @@
+"""Exact resume: what a checkpoint carries beyond the weights, and the engine's seed stream.
+
+Every checkpoint of ``rlpytorch.train`` (``last.pt``, ``model_<frames>.pt``)
+holds, under ``"resume"``, the training state (``SingleProcessRun.training_state``):
+every model's weights and optimizer, the frame and update counters (the
+learning-rate, epsilon and priority schedules are functions of the frame
+count, so they continue from it), the finished episodes and the update stats
+since the last stats line, the sampler's and the method's random generators,
+the runner's marks (next stats line, checkpoint, evaluation), and the random
+states of Python, numpy and torch (``random_states``).
+
+The engine cannot save its games mid-episode (C++ and hosted games hold state
+it cannot serialise), so it is restored at a *game start* instead: the run's
+k-th start of the games is seeded ``engine_seed(seed, k)``. A resumed run
+starts its games afresh with the next seed of the stream, and clears what
+belongs to the old games (recurrent states, the reward normalizer's running
+returns). With ``--restart_games_at_save`` an unbroken run does the same at
+every checkpoint, so that in deterministic mode a run resumed from any of its
+checkpoints prints exactly the stats lines the unbroken run prints. Without it,
+a resumed run differs from the unbroken one only in its games: they start new
+episodes at the resume point instead of continuing theirs.
+
+Not restored: the replay of value-based methods (``--method dqn``, ``r2d2``,
+``drqn``): a resumed run refills it from empty, so their resume is not exact.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .model_base import read_checkpoint
+from .run_dir import checkpoint_path
+
+__all__ = ["engine_seed", "read_resume_checkpoint", "random_states", "set_random_states"]
+
+
+def engine_seed(seed: int, start: int) -> int:
+    """The seed of the games' ``start``-th start in a run seeded ``seed``: ``seed``
+    itself for the first (start 0), then numpy's ``SeedSequence([seed, start])``
+    (32 bits: every game, native or hosted, accepts it)."""
+    if start == 0:
+        return seed
+    return int(np.random.SeedSequence([abs(seed), start]).generate_state(1, np.uint32)[0])
+
+
+def random_states() -> dict[str, Any]:
+    """The global random states of Python, numpy and torch (CPU), in types
+    that ``torch.load(weights_only=True)`` reads back."""
+    numpy_state = np.random.get_state(legacy=False)
+    numpy_state["state"]["key"] = numpy_state["state"]["key"].tolist()
+    return {"python": random.getstate(), "numpy": numpy_state, "torch": torch.get_rng_state()}
+
+
+def set_random_states(states: Mapping[str, Any]) -> None:
+    """Restore what ``random_states`` returned."""
+    version, internal, gauss = states["python"]
+    random.setstate((version, tuple(internal), gauss))
+    numpy_state = {**states["numpy"], "state": dict(states["numpy"]["state"])}
+    numpy_state["state"]["key"] = np.asarray(numpy_state["state"]["key"], dtype=np.uint32)
+    np.random.set_state(numpy_state)
+    torch.set_rng_state(states["torch"])
+
+
+def read_resume_checkpoint(path: str | Path) -> tuple[Path, dict[str, Any]]:
+    """The checkpoint file of ``path`` (a run folder: its ``last.pt``) and its
+    contents; ``ValueError`` when it carries no training state (a checkpoint
+    written before exact resume, or ``best.pt``, which holds the model only)."""
+    file = checkpoint_path(path)
+    checkpoint = read_checkpoint(file)
+    if not checkpoint.get("resume"):
+        raise ValueError(f"--resume {path}: {file} holds weights only, no training state to resume from "
+                         "(--load starts a new run from its weights)")
+    return file, checkpoint
