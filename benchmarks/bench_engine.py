@@ -55,6 +55,7 @@ from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from cpu_info import cpu_name  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -236,14 +237,7 @@ def usable_cores() -> int:
 
 
 def machine_info(threads: int) -> dict[str, object]:
-    cpu = platform.processor() or "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_name()
     versions = {"python": platform.python_version(), "numpy": np.__version__}
     for module in ("envpool", "gymnasium"):
         try:

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from cpu_info import cpu_name
 
 from rlpytorch.args_provider import ArgsProvider
 from rlpytorch.game_loader import GameLoader
@@ -197,12 +198,7 @@ def _synchronize() -> None:
 
 
 def machine(device: str) -> str:
-    cpu = platform.processor() or platform.machine()
-    if Path("/proc/cpuinfo").exists():
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_name()
     gpu = f"; {torch.cuda.get_device_name(torch.device(device))}" if torch.device(device).type == "cuda" else ""
     return (f"{cpu}, {os.cpu_count()} cores{gpu}; Python {platform.python_version()}, torch {torch.__version__}; "
             f"device {device}")

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from cpu_info import cpu_name
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 TARGET = 475.0
@@ -251,12 +252,7 @@ def machine() -> str:
     import gymnasium
     import stable_baselines3
 
-    cpu = platform.processor() or platform.machine()
-    if Path("/proc/cpuinfo").exists():
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+    cpu = cpu_name()
     return (
         f"{cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, torch {torch.__version__}, "
         f"numpy {np.__version__}, gymnasium {gymnasium.__version__}, "

@@ -69,13 +69,14 @@ inline void Finish(Context& ctx, const BatchRef& ref) {
 }
 
 inline TagConfig MakeTag(const std::string& name, int batch_size, std::vector<std::string> inputs,
-                         std::vector<std::string> replies = {}, int T = 1) {
+                         std::vector<std::string> replies = {}, int T = 1, std::vector<int> seats = {}) {
   TagConfig config;
   config.name = name;
   config.batch_size = batch_size;
   config.inputs = std::move(inputs);
   config.replies = std::move(replies);
   config.T = T;
+  config.seats = std::move(seats);
   return config;
 }
 

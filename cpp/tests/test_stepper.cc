@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "check.h"
+#include "driver.h"
 
 using elf::BatchRef;
 using elf::DType;
 using elf::KeyRole;
 using elf::TagConfig;
+using elf::testing::MakeTag;
 
 namespace {
 
@@ -61,18 +63,6 @@ class Tiny : public elf::Game {
   int episode_step_ = 0, steps_ = 0;
   float rewards_[2] = {0.0f, 0.0f};
 };
-
-TagConfig MakeTag(const std::string& name, int batch_size, std::vector<std::string> inputs,
-                  std::vector<std::string> replies, int T = 1, std::vector<int> seats = {}) {
-  TagConfig config;
-  config.name = name;
-  config.batch_size = batch_size;
-  config.inputs = std::move(inputs);
-  config.replies = std::move(replies);
-  config.T = T;
-  config.seats = std::move(seats);
-  return config;
-}
 
 // A plan, a router and a mailbox wired as Context wires them, and a stepper
 // whose `resume` only collects the games (the test advances them).

@@ -51,6 +51,21 @@ class FakeBatch:
         return len(self.game_ids)
 
 
+def train_window(T: int = 4, B: int = 3, seed: int = 0) -> FakeBatch:
+    """A CartPole-shaped ``[T, B]`` train window: random states and actions,
+    uniform behaviour policy, zero values, reward 1, no episode end."""
+    rng = np.random.default_rng(seed)
+    data = {
+        "s": rng.normal(size=(T, B, 4)).astype(np.float32),
+        "a": rng.integers(0, 2, (T, B)),
+        "pi": np.full((T, B, 2), 0.5, np.float32),
+        "V": np.zeros((T, B), np.float32),
+        "r": np.ones((T, B), np.float32),
+        "terminal": np.zeros((T, B), bool),
+    }
+    return FakeBatch("train", data, np.arange(B))
+
+
 class CartPoles:
     """``n`` CartPole-v1 games in numpy (same physics and limits as Gymnasium)."""
 

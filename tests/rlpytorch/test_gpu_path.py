@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import fake_loader
-from fake_engine import FakeBatch
+from fake_engine import FakeBatch, train_window
 
 import elfpy
 from rlpytorch.args_provider import ArgsProvider
@@ -38,19 +38,6 @@ def actor_batch(n=6, seed=0):
         "episode_length": np.zeros(n, np.int32),
     }
     return FakeBatch("actor", data, np.arange(n))
-
-
-def train_window(T=4, B=6, seed=0):
-    rng = np.random.default_rng(seed)
-    data = {
-        "s": rng.normal(size=(T, B, 4)).astype(np.float32),
-        "a": rng.integers(0, 2, (T, B)),
-        "pi": np.full((T, B, 2), 0.5, np.float32),
-        "V": np.zeros((T, B), np.float32),
-        "r": np.ones((T, B), np.float32),
-        "terminal": np.zeros((T, B), bool),
-    }
-    return FakeBatch("train", data, np.arange(B))
 
 
 def parameters(model):
@@ -92,7 +79,7 @@ def test_actor_receives_the_learners_weights_after_every_k_updates(every):
     trainer = make_trainer(actor_device="cpu", learner_device="cpu", actor_sync_every=every)
     initial = parameters(trainer.mi["actor"])
     for update in range(1, 7):
-        trainer.train(train_window(seed=update))
+        trainer.train(train_window(B=6, seed=update))
         actor, learner = parameters(trainer.mi["actor"]), parameters(trainer.mi["model"])
         if update % every == 0:
             assert all(torch.equal(a, b) for a, b in zip(actor, learner, strict=True)), update
@@ -116,7 +103,7 @@ def test_pinned_staging_is_chosen_for_cuda_devices_only():
 
 def test_on_cpu_the_engines_arrays_are_used_in_place():
     trainer = make_trainer()
-    batch = train_window()
+    batch = train_window(B=6)
     seen = {}
     trainer.method.update = lambda mi, tensors: seen.update(tensors) or {}
     trainer.train(batch)
@@ -199,8 +186,8 @@ def test_actor_through_a_staging_replies_as_without_one():
         assert sorted(got) == sorted(expected)
         for key in expected:
             np.testing.assert_array_equal(got[key], expected[key], err_msg=key)
-        plain.train(train_window(seed=seed))
-        staged.train(train_window(seed=seed))
+        plain.train(train_window(B=6, seed=seed))
+        staged.train(train_window(B=6, seed=seed))
     for a, b in zip(parameters(plain.mi["model"]), parameters(staged.mi["model"]), strict=True):
         assert torch.equal(a, b)
 

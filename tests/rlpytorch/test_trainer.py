@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import fake_context
-from fake_engine import FakeBatch
+from fake_engine import FakeBatch, train_window
 
 from rlpytorch.methods import ActorCritic, forward_window
 from rlpytorch.model_interface import ModelInterface
@@ -22,19 +22,6 @@ def actor_batch(terminal=(False, True, False), returns=(0.0, 12.0, 0.0), game_id
         "episode_length": np.array(returns, np.int32),
     }
     return FakeBatch("actor", data, np.array(game_ids))
-
-
-def train_batch(T=4, B=3):
-    rng = np.random.default_rng(0)
-    data = {
-        "s": rng.normal(size=(T, B, 4)).astype(np.float32),
-        "a": rng.integers(0, 2, (T, B)),
-        "pi": np.full((T, B, 2), 0.5, np.float32),
-        "V": np.zeros((T, B), np.float32),
-        "r": np.ones((T, B), np.float32),
-        "terminal": np.zeros((T, B), bool),
-    }
-    return FakeBatch("train", data, np.arange(B))
 
 
 def test_actor_replies_actions_behaviour_and_values_per_row(trainer):
@@ -72,11 +59,11 @@ def test_actor_runs_without_autograd(trainer, monkeypatch):
 
 def test_train_updates_the_learner_and_refreshes_the_actor_every_n_updates(trainer):
     actor_bias = trainer.mi["actor"].heads["value"].net[-1].bias.clone()
-    trainer.train(train_batch())
+    trainer.train(train_window())
     assert trainer.updates == 1 and trainer.mi["model"].step == 1
     assert not torch.equal(trainer.mi["model"].heads["value"].net[-1].bias, actor_bias)
     assert torch.equal(trainer.mi["actor"].heads["value"].net[-1].bias, actor_bias)  # N = 2: not yet
-    trainer.train(train_batch())
+    trainer.train(train_window())
     assert torch.equal(trainer.mi["actor"].heads["value"].net[-1].bias, trainer.mi["model"].heads["value"].net[-1].bias)
     assert set(trainer.update_stats.pop()) >= {"loss", "entropy", "grad_norm", "value_loss"}
 
@@ -84,12 +71,12 @@ def test_train_updates_the_learner_and_refreshes_the_actor_every_n_updates(train
 def test_linear_lr_schedule_decays_with_frames(trainer):
     trainer.total_frames = 100
     trainer.frames = 75
-    trainer.train(train_batch())
+    trainer.train(train_window())
     assert trainer.mi.optimizers["model"].param_groups[0]["lr"] == pytest.approx(0.25e-3)
 
 
 def test_to_tensors_shares_memory_on_cpu_and_skips_absent_keys():
-    batch = train_batch()
+    batch = train_window()
     tensors = to_tensors(batch, ["s", "truncated"], torch.device("cpu"))
     assert list(tensors) == ["s"]
     assert tensors["s"].data_ptr() == batch["s"].__array_interface__["data"][0]
