@@ -9,16 +9,29 @@ namespace elf {
 
 namespace {
 
+// Values are checked in blocks of this many, each block first with a test
+// the compiler vectorizes (no branch per value).
+constexpr int64_t kCheckBlock = 64;
+
 // Index of the first of `count` values of type V outside [low, high], or -1.
 // One unsigned comparison per value: v - low, modulo 2^64, exceeds
-// high - low exactly when v is outside (it wraps around when v < low).
+// high - low exactly when v is outside (it wraps around when v < low). A
+// block whose offsets v - low, ORed together, do not exceed high - low is
+// all inside (each offset is at most their OR); only a block that fails
+// this test (always, if one value is outside) is searched value by value.
 template <typename V>
 int64_t FirstOutOfRange(const void* data, int64_t count, int64_t low, int64_t high) {
   const V* values = static_cast<const V*>(data);
   const auto base = static_cast<uint64_t>(low);
   const uint64_t width = static_cast<uint64_t>(high) - base;
-  for (int64_t i = 0; i < count; ++i) {
-    if (static_cast<uint64_t>(static_cast<int64_t>(values[i])) - base > width) return i;
+  for (int64_t begin = 0; begin < count; begin += kCheckBlock) {
+    const int64_t end = std::min(count, begin + kCheckBlock);
+    uint64_t any = 0;
+    for (int64_t i = begin; i < end; ++i) any |= static_cast<uint64_t>(static_cast<int64_t>(values[i])) - base;
+    if (any <= width) continue;
+    for (int64_t i = begin; i < end; ++i) {
+      if (static_cast<uint64_t>(static_cast<int64_t>(values[i])) - base > width) return i;
+    }
   }
   return -1;
 }
@@ -72,14 +85,17 @@ int64_t FirstInvalid(const KeySpec& key, const void* data, int64_t count) {
 }
 
 // The end of the run of rows from `begin` whose games lie in [first_game,
-// end_game), at most `limit`. Looks at blocks of rows without branching.
+// end_game), at most `limit`. Looks at blocks of rows without branching: a
+// block is inside if the games' offsets from first_game, ORed together, are
+// below end_game - first_game (as in FirstOutOfRange).
 int RunEnd(const int32_t* game_ids, int begin, int limit, int first_game, int end_game) {
   constexpr int kBlock = 16;
+  const auto last = static_cast<uint32_t>(end_game - first_game - 1);
   int row = begin;
   for (; row + kBlock <= limit; row += kBlock) {
-    bool outside = false;
-    for (int i = row; i < row + kBlock; ++i) outside |= (game_ids[i] < first_game) | (game_ids[i] >= end_game);
-    if (outside) break;
+    uint32_t any = 0;
+    for (int i = row; i < row + kBlock; ++i) any |= static_cast<uint32_t>(game_ids[i] - first_game);
+    if (any > last) break;
   }
   while (row < limit && game_ids[row] >= first_game && game_ids[row] < end_game) ++row;
   return row;

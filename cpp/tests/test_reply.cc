@@ -37,18 +37,18 @@ std::vector<elf::KeySpec> Keys() {
 struct Fixture {
   std::vector<elf::KeySpec> keys = Keys();
   std::unique_ptr<Tag> tag;
-  BatchRef ref{0, 0, 0, 3};
+  BatchRef ref;
 
-  Fixture() {
+  explicit Fixture(int rows = 3) : ref{0, 0, 0, rows} {
     elf::TagConfig config;
     config.name = "actor";
-    config.batch_size = 3;
+    config.batch_size = rows;
     config.inputs = {"s"};
     tag = std::make_unique<Tag>(config, 0);
     tag->SetKeys({0}, {1, 2, 3, 4});
-    for (int c = 0; c < 3; ++c) tag->AddChannel(c);
-    tag->Allocate(keys, {3, 1, false});
-    for (int row = 0; row < 3; ++row) tag->buffer(0).game_ids[row] = 10 + row;  // game 10 + row
+    for (int c = 0; c < rows; ++c) tag->AddChannel(c);
+    tag->Allocate(keys, {rows, 1, false});
+    for (int row = 0; row < rows; ++row) tag->buffer(0).game_ids[row] = 10 + row;  // game 10 + row
   }
   template <typename V>
   V* Reply(int reply) {
@@ -90,6 +90,23 @@ TEST(multi_discrete_is_checked_per_component_and_box_must_be_finite) {
                "key 'u': row 2 (game 12) replied inf at element 1; a Box action must be finite");
 }
 
+// Long batches are checked in blocks, each first by a test without a branch
+// per value; a block that fails it (here, 1 | 2 = 3 exceeds the width 2
+// though both are valid) is searched value by value.
+TEST(long_batches_find_the_first_bad_row_in_any_block) {
+  Fixture f(200);
+  for (int row = 0; row < 200; ++row) f.Reply<int64_t>(0)[row] = row % 3;
+  elf::CheckReplies(*f.tag, f.keys, f.ref);
+  f.Reply<int64_t>(0)[150] = 3;
+  CHECK_THROWS(elf::CheckReplies(*f.tag, f.keys, f.ref), std::invalid_argument,
+               "key 'a': row 150 (game 160) replied 3, valid range [0, 2]");
+  f.Reply<int64_t>(0)[70] = -1;
+  CHECK_THROWS(elf::CheckReplies(*f.tag, f.keys, f.ref), std::invalid_argument,
+               "key 'a': row 70 (game 80) replied -1, valid range [0, 2]");
+  f.ref.size = 70;  // the bad rows are past the batch
+  elf::CheckReplies(*f.tag, f.keys, f.ref);
+}
+
 TEST(split_cuts_runs_at_home_boundaries_past_the_minimum_job) {
   // 128 games on 2 workers: games 0..63 live on worker 0. Rows: games 0..39, then 64..127.
   std::vector<int32_t> ids;
@@ -111,6 +128,22 @@ TEST(split_cuts_runs_at_home_boundaries_past_the_minimum_job) {
   CHECK_EQ(one[0].end, 16);
   CHECK_EQ(one[1].end, 20);
   CHECK(elf::SplitReplies(ids.data(), 0, {128, 2}).empty());
+}
+
+TEST(split_finds_home_boundaries_when_a_home_is_not_a_power_of_two_games) {
+  // 300 games on 2 workers: games 0..149 live on worker 0. Rows: games 20..299.
+  std::vector<int32_t> ids;
+  for (int g = 20; g < 300; ++g) ids.push_back(g);
+  const auto runs = elf::SplitReplies(ids.data(), static_cast<int>(ids.size()), {300, 2});
+  // Chunks of ceil(280 / 4) = 70 rows; the second run stops at game 150 (row 130).
+  const std::vector<std::vector<int>> expected = {
+      {0, 70, 0}, {70, 130, 0}, {130, 200, 1}, {200, 270, 1}, {270, 280, 1}};
+  REQUIRE(runs.size() == expected.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    CHECK_EQ(runs[i].begin, expected[i][0]);
+    CHECK_EQ(runs[i].end, expected[i][1]);
+    CHECK_EQ(runs[i].home, expected[i][2]);
+  }
 }
 
 TEST(scatter_copies_each_reply_column_into_the_record_its_row_came_from) {
