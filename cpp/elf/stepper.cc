@@ -128,16 +128,11 @@ void Stepper::BeginStepIfReplied(GameSlot& slot) {
 // Runs a game's stages until it is due to step (kAtStep), has observed and
 // waits to send its first row to a tag with replies (kAtSends), or waits for
 // replies or parked (kWaits).
-Stepper::Progress Stepper::RunToStepOrSends(GameSlot& slot, int game) {
+// Inline in Advance: it runs for every step of every game.
+inline Stepper::Progress Stepper::RunToStepOrSends(GameSlot& slot, int game) {
   switch (slot.stage) {
     case Stage::kStart:
-      slot.game->Reset(slot.rng);
-      for (int seat = 0; seat < num_seats_; ++seat) {
-        WriteStepHeader(channels_[ChannelId(game, seat)], slot.step, 0.0f, Outcome{});
-      }
-      Observe(game);
-      slot.stage = Stage::kSendObservation;
-      ExpectReplies(slot);
+      Start(slot, game);
       return Progress::kAtSends;
     case Stage::kSendObservation:
       if (slot.cursor == 0) return Progress::kAtSends;
@@ -156,6 +151,17 @@ Stepper::Progress Stepper::RunToStepOrSends(GameSlot& slot, int game) {
       break;
   }
   return Progress::kAtStep;
+}
+
+// A game's first episode: reset, observed, and at its observation sends.
+void Stepper::Start(GameSlot& slot, int game) {
+  slot.game->Reset(slot.rng);
+  for (int seat = 0; seat < num_seats_; ++seat) {
+    WriteStepHeader(channels_[ChannelId(game, seat)], slot.step, 0.0f, Outcome{});
+  }
+  Observe(game);
+  slot.stage = Stage::kSendObservation;
+  ExpectReplies(slot);
 }
 
 // Before a game's first observation send. Its last row is committed only
@@ -273,7 +279,7 @@ bool Stepper::SendAll(int game, const std::vector<Send>& sends, bool hand_over) 
   return true;
 }
 
-void Stepper::WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome) {
+void Stepper::WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome) {
   uint8_t* record = channel.history.Record(step);
   channel.episode_return += reward;
   if (step > 0 && !channel.out) ++channel.episode_length;
@@ -344,11 +350,11 @@ Outcome Stepper::Step(GameSlot& slot) {
 
 // After Step: the step's header, a reset if the episode is over, and the next
 // observation; the game then goes to its observation sends.
-void Stepper::FinishStep(int game, const Outcome& outcome) {
+void Stepper::FinishStep(int game, Outcome outcome) {
   GameSlot& slot = games_[game];
   ++slot.step;
   Channel* channels = &channels_[ChannelId(game, 0)];
-  std::vector<int> leaving;  // seats whose episode ended in this step while the game goes on (rare: no allocation)
+  bool seats_left = false;  // a seat's episode ended in this step while the game goes on (rare)
   for (int seat = 0; seat < num_seats_; ++seat) {
     Channel& channel = channels[seat];
     if (channel.out) {
@@ -357,17 +363,33 @@ void Stepper::FinishStep(int game, const Outcome& outcome) {
     }
     const Outcome own = slot.game->SeatOutcome(seat);
     WriteStepHeader(channel, slot.step, slot.game->Reward(seat), own.Over() ? own : outcome);
-    if (own.Over() && !outcome.Over()) leaving.push_back(seat);
+    seats_left |= own.Over() && !outcome.Over();
   }
   if (outcome.Over()) {
     if (plan_.keep_final()) KeepFinalObservation(game);
     for (int seat = 0; seat < num_seats_; ++seat) channels[seat].out = false;
     slot.game->Reset(slot.rng);
   }
-  Observe(game);
-  for (int seat : leaving) SeatLeaves(game, seat);
+  if (seats_left) {
+    ObserveAndSeatsLeave(game);
+  } else {
+    Observe(game);
+  }
   slot.stage = Stage::kSendObservation;
   ExpectReplies(slot);
+}
+
+// The next observation of a game some of whose seats left in its last step
+// (their own outcome is over, the game's is not): they leave after it (see
+// SeatLeaves). Their outcome is asked again: nothing ran since.
+void Stepper::ObserveAndSeatsLeave(int game) {
+  const GameSlot& slot = games_[game];
+  std::vector<int> leaving;
+  for (int seat = 0; seat < num_seats_; ++seat) {
+    if (!channels_[ChannelId(game, seat)].out && slot.game->SeatOutcome(seat).Over()) leaving.push_back(seat);
+  }
+  Observe(game);
+  for (int seat : leaving) SeatLeaves(game, seat);
 }
 
 // Observes the state an episode ended in and copies it into the `final_`

@@ -82,16 +82,18 @@ class Stepper {
   int ChannelId(int game, int seat) const { return game * num_seats_ + seat; }
   void BeginStepIfReplied(GameSlot& slot);
   Progress RunToStepOrSends(GameSlot& slot, int game);
+  void Start(GameSlot& slot, int game);
   void ExpectReplies(GameSlot& slot);
   void HandOver(GameSlot& slot);
   std::vector<int> SendObservations(std::vector<int> games);
   int SendRows(int* games, int count, const Send& send, bool hand_over);
   void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
-  void WriteStepHeader(Channel& channel, int64_t step, float reward, const Outcome& outcome);
+  void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome);
   void Observe(int game);
   Outcome Step(GameSlot& slot);
-  void FinishStep(int game, const Outcome& outcome);
+  void FinishStep(int game, Outcome outcome);
+  void ObserveAndSeatsLeave(int game);
   void KeepFinalObservation(int game);
   void SeatLeaves(int game, int seat);
   void ZeroObservation(int game, int seat, bool final);
