@@ -298,7 +298,8 @@ void Stepper::WriteStepHeader(Channel& channel, int64_t step, float reward, Outc
   }
 }
 
-void Stepper::Observe(int game) {
+// Inline in FinishStep: it runs for every step of every game.
+inline void Stepper::Observe(int game) {
   GameSlot& slot = games_[game];
   for (int seat = 0; seat < num_seats_; ++seat) {
     Row& row = slot.rows[seat];
@@ -412,12 +413,17 @@ void Stepper::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
   Tag& tag = plan_.tag(tag_index);
   BatchBuffer& buffer = tag.buffer(static_cast<int>(batch % tag.num_buffers()));
   const bool counted = plan_.observation_sends().size() > 1;
-  std::vector<int> ready_games;
-  ready_games.reserve(end - begin);
   ScatterReplies(buffer, plan_.reply_copies(tag_index), begin, end);
-  for (int row = begin; row < end; ++row) {
-    const int game = buffer.game_ids[row];
-    if (!counted || games_[game].pending.fetch_sub(1, std::memory_order_acq_rel) == 1) ready_games.push_back(game);
+  // With one row per game, every game of the rows is ready.
+  std::vector<int> ready_games;
+  if (!counted) {
+    ready_games.assign(buffer.game_ids.begin() + begin, buffer.game_ids.begin() + end);
+  } else {
+    ready_games.reserve(end - begin);
+    for (int row = begin; row < end; ++row) {
+      const int game = buffer.game_ids[row];
+      if (games_[game].pending.fetch_sub(1, std::memory_order_acq_rel) == 1) ready_games.push_back(game);
+    }
   }
   // The rows are copied out: the buffer may go to the next batch before the
   // games run on (they may want to write into it).
