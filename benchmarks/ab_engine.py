@@ -43,8 +43,10 @@ def package_with(module: Path, root: Path) -> Path:
 def run_once(path: Path, bench_args: list[str], out: Path) -> list[dict]:
     """One bench_engine.py process with elfpy imported from `path`: its measurements."""
     env = dict(os.environ, PYTHONPATH=str(path))
-    subprocess.run([sys.executable, str(BENCH), *bench_args, "--json", str(out)], env=env, check=True,
-                   stdout=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, str(BENCH), *bench_args, "--json", str(out)], env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"bench_engine.py failed with {path}:\n{done.stderr}")
     return json.loads(out.read_text())["results"]
 
 

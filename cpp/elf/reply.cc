@@ -89,7 +89,7 @@ int64_t FirstInvalid(const KeySpec& key, const void* data, int64_t count) {
 // block is inside if the games' offsets from first_game, ORed together, are
 // below end_game - first_game (as in FirstOutOfRange).
 int RunEnd(const int32_t* game_ids, int begin, int limit, int first_game, int end_game) {
-  constexpr int kBlock = 16;
+  constexpr int kBlock = 64;
   const auto last = static_cast<uint32_t>(end_game - first_game - 1);
   int row = begin;
   for (; row + kBlock <= limit; row += kBlock) {

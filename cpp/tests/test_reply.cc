@@ -131,13 +131,13 @@ TEST(split_cuts_runs_at_home_boundaries_past_the_minimum_job) {
 }
 
 TEST(split_finds_home_boundaries_when_a_home_is_not_a_power_of_two_games) {
-  // 300 games on 2 workers: games 0..149 live on worker 0. Rows: games 20..299.
+  // 3000 games on 2 workers: games 0..1499 live on worker 0. Rows: games 200..2999.
   std::vector<int32_t> ids;
-  for (int g = 20; g < 300; ++g) ids.push_back(g);
-  const auto runs = elf::SplitReplies(ids.data(), static_cast<int>(ids.size()), {300, 2});
-  // Chunks of ceil(280 / 4) = 70 rows; the second run stops at game 150 (row 130).
+  for (int g = 200; g < 3000; ++g) ids.push_back(g);
+  const auto runs = elf::SplitReplies(ids.data(), static_cast<int>(ids.size()), {3000, 2});
+  // Chunks of ceil(2800 / 4) = 700 rows; the second run stops at game 1500 (row 1300).
   const std::vector<std::vector<int>> expected = {
-      {0, 70, 0}, {70, 130, 0}, {130, 200, 1}, {200, 270, 1}, {270, 280, 1}};
+      {0, 700, 0}, {700, 1300, 0}, {1300, 2000, 1}, {2000, 2700, 1}, {2700, 2800, 1}};
   REQUIRE(runs.size() == expected.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     CHECK_EQ(runs[i].begin, expected[i][0]);
