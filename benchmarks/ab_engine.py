@@ -55,9 +55,10 @@ def main() -> None:
     parser.add_argument("old", type=Path, help="the module before (an _elf*.so)")
     parser.add_argument("new", type=Path, help="the module after")
     parser.add_argument("--pairs", type=int, default=8, help="A/B pairs of bench_engine.py runs")
-    parser.add_argument("bench_args", nargs="*", help="arguments for bench_engine.py, after --")
-    args = parser.parse_args()
-    bench_args = args.bench_args or DEFAULT_ARGS
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    bench_args = argv[split + 1:] or DEFAULT_ARGS
     runs: dict[tuple[str, str, int, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         builds = {name: package_with(module.resolve(), Path(tmp) / name)
