@@ -87,7 +87,8 @@ int64_t FirstInvalid(const KeySpec& key, const void* data, int64_t count) {
 // The end of the run of rows from `begin` whose games lie in [first_game,
 // end_game), at most `limit`. Looks at blocks of rows without branching: a
 // block is inside if the games' offsets from first_game, ORed together, are
-// below end_game - first_game (as in FirstOutOfRange).
+// below end_game - first_game (as in FirstOutOfRange; the range is a game's
+// home, never empty).
 int RunEnd(const int32_t* game_ids, int begin, int limit, int first_game, int end_game) {
   constexpr int kBlock = 64;
   const auto last = static_cast<uint32_t>(end_game - first_game - 1);
