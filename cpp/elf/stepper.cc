@@ -47,7 +47,8 @@ constexpr std::size_t kStepBlock = 16;
 Stepper::Stepper(Plan& plan, Router& router, Mailbox& mailbox, const GameFactory& make_game, int num_games,
                  uint64_t seed, Resume resume)
     : plan_(plan), router_(router), mailbox_(mailbox), resume_(std::move(resume)), num_games_(num_games),
-      num_seats_(plan.num_seats()), header_(plan.header()), steps_elsewhere_(plan.game_spec().steps_elsewhere) {
+      num_seats_(plan.num_seats()), header_(plan.header()), steps_elsewhere_(plan.game_spec().steps_elsewhere),
+      counts_replies_(plan.observation_sends().size() > 1), sends_after_replies_(!plan.after_reply_sends().empty()) {
   const int history_length = plan_.history_length();
   const std::size_t words = History::Words(plan_.layout(), history_length);
   history_arena_.assign(words * num_games_ * num_seats_, 0);
@@ -144,7 +145,7 @@ inline Stepper::Progress Stepper::RunToStepOrSends(GameSlot& slot, int game) {
       slot.stage = Stage::kSendAfterReplies;
       [[fallthrough]];
     case Stage::kSendAfterReplies:
-      if (!plan_.after_reply_sends().empty() && !SendAll(game, plan_.after_reply_sends(), false)) return Progress::kWaits;
+      if (sends_after_replies_ && !SendAll(game, plan_.after_reply_sends(), false)) return Progress::kWaits;
       slot.stage = Stage::kStep;
       return Progress::kAtStep;
     case Stage::kStep:
@@ -170,7 +171,7 @@ void Stepper::Start(GameSlot& slot, int game) {
 // the sending thread leaves it alone. The commit and the batch's delivery
 // order the game's state before that thread reads it.
 void Stepper::ExpectReplies(GameSlot& slot) {
-  if (plan_.observation_sends().size() > 1) {
+  if (counts_replies_) {
     slot.pending.store(static_cast<int>(plan_.observation_sends().size()), std::memory_order_relaxed);
   }
 }
@@ -412,11 +413,10 @@ void Stepper::KeepFinalObservation(int game) {
 void Stepper::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
   Tag& tag = plan_.tag(tag_index);
   BatchBuffer& buffer = tag.buffer(static_cast<int>(batch % tag.num_buffers()));
-  const bool counted = plan_.observation_sends().size() > 1;
   ScatterReplies(buffer, plan_.reply_copies(tag_index), begin, end);
   // With one row per game, every game of the rows is ready.
   std::vector<int> ready_games;
-  if (!counted) {
+  if (!counts_replies_) {
     ready_games.assign(buffer.game_ids.begin() + begin, buffer.game_ids.begin() + end);
   } else {
     ready_games.reserve(end - begin);

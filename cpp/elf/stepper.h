@@ -107,6 +107,8 @@ class Stepper {
   const int num_seats_;
   const Plan::HeaderOffsets header_;
   const bool steps_elsewhere_;
+  const bool counts_replies_;       // several observation sends: replies counted per game (GameSlot::pending)
+  const bool sends_after_replies_;  // tags without replies get rows after the replies
   // Contiguous, so a chunk of games walks memory in order.
   std::unique_ptr<GameSlot[]> games_;
   std::unique_ptr<Channel[]> channels_;
