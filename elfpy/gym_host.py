@@ -13,7 +13,10 @@ the native games' (see `elfpy.context`).
 
 Keys. An observation that is an array becomes key `s`; a Dict observation
 becomes one key per entry. The action is key `a`: Discrete (int64 in
-[0, n)), MultiDiscrete (int64 [k]) or Box (float32). Hooks run in the
+[0, n)), MultiDiscrete (int64 [k]) or Box (float32). A Dict action space of
+such entries becomes one action key per entry, named as the entry (a name an
+observation key also has is a ValueError), and the worker passes env.step the
+dict of the entries' replies; a nested Dict or Tuple is refused. Hooks run in the
 workers: `preprocess(obs)` turns an observation into arrays (or a dict of
 arrays) before it is stored, e.g. text into token ids;
 `reshape_reward(obs, action, reward, done)` returns the reward to store.
@@ -99,9 +102,36 @@ def action_key(space: Any) -> dict[str, Any]:
     raise ValueError(f"unsupported action space {space}; use Discrete, MultiDiscrete or Box")
 
 
-def env_action(space: Any, stored: np.ndarray) -> Any:
-    """The action to pass to env.step, from its stored row; per-entry bounds
-    of a MultiDiscrete are checked here (the engine checks one common bound)."""
+def action_keys(space: Any, observations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The action keys of a Gymnasium action space: `a`, or for a Dict one key
+    per entry, named as the entry (so a batch and env.step use one name)."""
+    if not isinstance(space, spaces.Dict):
+        return [action_key(space)]
+    taken = {key["name"] for key in observations}
+    keys = []
+    for name, entry in space.spaces.items():
+        if isinstance(entry, (spaces.Dict, spaces.Tuple)):
+            raise ValueError(f"action entry '{name}' of {space} is nested ({type(entry).__name__}); "
+                             "use a flat Dict of Discrete, MultiDiscrete or Box entries")
+        if name in taken:
+            raise ValueError(f"action entry '{name}' has the name of an observation key; rename one of them")
+        keys.append({**action_key(entry), "name": str(name), "meaning": f"action entry '{name}' ({entry})"})
+    return keys
+
+
+def stored_action(space: Any, views: dict[str, np.ndarray], channel: int) -> Any:
+    """The stored reply of one channel: the row of `a`, or for a Dict the rows of its entries."""
+    if isinstance(space, spaces.Dict):
+        return {name: views["action/" + name][channel] for name in space.spaces}
+    return views["action/a"][channel]
+
+
+def env_action(space: Any, stored: Any) -> Any:
+    """The action to pass to env.step, from its stored row (a dict of rows for a
+    Dict space); per-entry bounds of a MultiDiscrete are checked here (the
+    engine checks one common bound)."""
+    if isinstance(space, spaces.Dict):
+        return {name: env_action(entry, stored[name]) for name, entry in space.spaces.items()}
     if isinstance(space, spaces.Discrete):
         return int(stored) + int(space.start)
     if isinstance(space, spaces.MultiDiscrete):
@@ -167,7 +197,7 @@ class _Worker:
 
     def step(self, game: int) -> None:
         env = self.envs[game]
-        action = env_action(env.action_space, self.views["action/a"][game])
+        action = env_action(env.action_space, stored_action(env.action_space, self.views, game))
         observation, reward, terminated, truncated, _ = env.step(action)
         done = bool(terminated or truncated)
         if self.reshape_reward is not None:
@@ -256,8 +286,8 @@ class GymHost:
                     action_key(probe.action_space(self.layout.agents[0]))]
             else:
                 self.layout = None
-                self.keys = [*observation_keys(preprocess(observation) if preprocess else observation,
-                                               chosen.bounds), action_key(probe.action_space)]
+                observed = observation_keys(preprocess(observation) if preprocess else observation, chosen.bounds)
+                self.keys = [*observed, *action_keys(probe.action_space, observed)]
         finally:
             probe.close()
         seats = 1 if self.layout is None else self.layout.num_seats

@@ -9,7 +9,9 @@ keys. For row ``t`` of a game (seat):
 (``r_t``, on row ``t``, is what ``a_{t-1}`` earned; a row starts an episode
 when its ``terminal`` is set, the engine having reset the game, or when it is
 the game's first row.) ``enc`` is one-hot for a Discrete action, one one-hot
-per component for MultiDiscrete (concatenated), and the replied values for Box.
+per component for MultiDiscrete (concatenated), and the replied values for Box;
+for a Dict of such entries it is the concatenation of the entries' encodings in
+the Dict's key order (the actions then being a mapping entry -> tensor).
 
 One place makes them: the actor (``PreviousActions``, one encoded action per
 game and seat, and the batch's ``r`` and ``terminal``). It feeds them to the
@@ -49,7 +51,13 @@ class PrevInputs(nn.Module):
     def __init__(self, space: Any, action: bool, reward: bool) -> None:
         super().__init__()
         space = spaces.Discrete(space) if isinstance(space, int) else space
-        if isinstance(space, spaces.Discrete):
+        # a Dict's entries, each encoded alone; plain dict: no weights to register
+        self.entries: dict[str, PrevInputs] | None = None
+        if isinstance(space, spaces.Dict):
+            self.entries = {str(name): PrevInputs(entry, action, reward) for name, entry in space.spaces.items()}
+            self.nvec = None
+            width = sum(entry.width for entry in self.entries.values())
+        elif isinstance(space, spaces.Discrete):
             self.nvec: tuple[int, ...] | None = (int(space.n),)
             width = int(space.n)
         elif isinstance(space, spaces.MultiDiscrete):
@@ -59,8 +67,8 @@ class PrevInputs(nn.Module):
             self.nvec = None  # raw values
             width = math.prod(space.shape)
         else:
-            raise ValueError(f"--prev_action supports Discrete, MultiDiscrete and Box actions, not {space}")
-        self.action_shape = tuple(space.shape)
+            raise ValueError(f"--prev_action supports Discrete, MultiDiscrete, Box and Dict of them, not {space}")
+        self.action_shape = () if self.entries is not None else tuple(space.shape)
         self.width = width
         self.keys = (PREV_ACTION,) * action + (PREV_REWARD,) * reward
 
@@ -68,8 +76,11 @@ class PrevInputs(nn.Module):
         """The keys this part adds to the model's observations, with their shapes."""
         return {key: (self.width,) if key == PREV_ACTION else () for key in self.keys}
 
-    def encode(self, a: Tensor) -> Tensor:
-        """Actions ``[..., *action_shape]`` -> ``[..., width]`` floats (see the module docstring)."""
+    def encode(self, a: Tensor | Mapping[str, Tensor]) -> Tensor:
+        """Actions ``[..., *action_shape]`` (a mapping entry -> such a tensor for a
+        Dict) -> ``[..., width]`` floats (see the module docstring)."""
+        if self.entries is not None:
+            return torch.cat([part.encode(a[name]) for name, part in self.entries.items()], -1)
         lead = a.shape[: a.dim() - len(self.action_shape)]
         if self.nvec is None:
             return a.reshape(*lead, self.width).float()
@@ -111,7 +122,7 @@ class PreviousActions:
         terminal = torch.as_tensor(np.asarray(batch["terminal"])).to(device)
         return self.part.step_inputs(last, r, terminal)
 
-    def record(self, batch: Any, a: Tensor) -> None:
+    def record(self, batch: Any, a: Tensor | Mapping[str, Tensor]) -> None:
         """The actions replied for the rows of ``batch``."""
         self.table.set(batch, self.part.encode(a))
 
@@ -124,9 +135,11 @@ def add_final_inputs(model: nn.Module, window: MutableMapping[str, Tensor]) -> N
     part = getattr(model, "prev_inputs", None)
     if part is None or "truncated" not in window:
         return
-    a, r = window["a"], window["r"]
+    # a Dict's actions are stored under its entries' keys (see elfpy.gym_host)
+    a = window["a"] if part.entries is None else {name: window[name] for name in part.entries}
+    encoded, r = part.encode(a), window["r"]
     final: Mapping[str, Tensor] = {
-        PREV_ACTION: torch.cat([torch.zeros_like(part.encode(a[:1])), part.encode(a[:-1])]),
+        PREV_ACTION: torch.cat([torch.zeros_like(encoded[:1]), encoded[:-1]]),
         PREV_REWARD: r.float(),
     }
     for key in part.keys:

@@ -255,3 +255,64 @@ def test_an_environment_registered_in_this_process_runs_in_the_workers(entry_poi
                     break
     finally:
         gym.registry.pop(env_id)
+
+
+class DictActionEnv(gym.Env):
+    """Dict action of Discrete + MultiDiscrete + Box; keeps every action it was given."""
+
+    observation_space = spaces.Box(-1, 1, (2,), np.float32)
+    action_space = spaces.Dict({
+        "move": spaces.Discrete(3, start=1),
+        "pick": spaces.MultiDiscrete([2, 4]),
+        "force": spaces.Box(-1, 1, (2,), np.float32),
+    })
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        # the reward encodes the whole dict, so the test sees what env.step received
+        assert set(action) == {"move", "pick", "force"} and isinstance(action["move"], int)
+        reward = action["move"] * 1000 + action["pick"][0] * 100 + action["pick"][1] * 10 + action["force"].sum()
+        return np.zeros(2, np.float32), float(reward), self.t == 3, False, {}
+
+
+def test_dict_actions_reach_the_environment_as_the_dict_replied():
+    gc = elfpy.GameContext(DictActionEnv, num_games=2, num_workers=1, num_threads=1, seed=0)
+    spec = gc.spec()
+    assert (spec["move"].dtype, spec["move"].shape, spec["move"].bounds) == (np.int64, (), (0.0, 2.0))
+    assert (spec["pick"].dtype, spec["pick"].shape) == (np.int64, (2,))
+    assert (spec["force"].dtype, spec["force"].shape, spec["force"].bounds) == (np.float32, (2,), (-1.0, 1.0))
+    assert "a" not in spec
+    gc.add_tag("actor", batch_size=2, inputs=["s", "r"], replies=["move", "pick", "force"])
+    rewards = []
+    with gc:
+        for i, batch in enumerate(gc):
+            rewards.append(batch["r"].copy())
+            if i == 3:
+                break
+            batch.reply({"move": np.array([i % 3, 2]), "pick": np.array([[1, 3], [0, i]]),
+                         "force": np.array([[0.25, 0.5], [-0.5, -0.25]], np.float32)})
+    for i in range(3):  # move is stored from 0, passed from the space's start 1
+        assert rewards[i + 1].tolist() == [(i % 3 + 1) * 1000 + 130 + 0.75, 3000 + 10 * i - 0.75]
+
+
+class NestedActionEnv(DictActionEnv):
+    action_space = spaces.Dict({"move": spaces.Discrete(3), "arm": spaces.Tuple((spaces.Discrete(2),))})
+
+
+class ClashingActionEnv(DictActionEnv):
+    observation_space = spaces.Dict({"move": spaces.Discrete(3)})
+
+    def reset(self, *, seed=None, options=None):
+        return {"move": 0}, {}
+
+
+def test_nested_or_clashing_dict_actions_are_clear_errors():
+    with pytest.raises(ValueError, match="action entry 'arm' .* is nested \\(Tuple\\)"):
+        elfpy.GameContext(NestedActionEnv, num_games=1, num_workers=1)
+    with pytest.raises(ValueError, match="action entry 'move' has the name of an observation key"):
+        elfpy.GameContext(ClashingActionEnv, num_games=1, num_workers=1)

@@ -73,8 +73,41 @@ def test_encodings_of_discrete_multidiscrete_and_box_actions():
     assert box.shapes() == {PREV_ACTION: (2,), PREV_REWARD: ()}
     assert box.encode(torch.tensor([[0.5, -2.0]])).tolist() == [[0.5, -2.0]]  # as replied, not clipped
     assert PrevInputs(4, action=False, reward=True).shapes() == {PREV_REWARD: ()}
-    with pytest.raises(ValueError, match="Discrete, MultiDiscrete and Box"):
-        PrevInputs(spaces.Dict({"x": spaces.Discrete(2)}), action=True, reward=False)
+    with pytest.raises(ValueError, match="Discrete, MultiDiscrete, Box and Dict of them"):
+        PrevInputs(spaces.Tuple((spaces.Discrete(2),)), action=True, reward=False)
+    both = PrevInputs(spaces.Dict({"move": spaces.Discrete(3), "force": spaces.Box(-1.0, 1.0, (2,))}), True, False)
+    assert both.shapes() == {PREV_ACTION: (5,)}  # 3 + 2; gymnasium sorts a dict's keys: force, move
+    a = {"move": torch.tensor([2, 0]), "force": torch.tensor([[0.5, -0.25], [1.0, 0.0]])}
+    assert both.encode(a).tolist() == [[0.5, -0.25, 0, 0, 1], [1.0, 0.0, 1, 0, 0]]
+
+
+def test_dict_previous_inputs_reset_at_episode_starts_and_in_final_inputs():
+    space = spaces.Dict({"move": spaces.Discrete(2), "pick": spaces.MultiDiscrete([2, 2])})  # move, pick
+    part = PrevInputs(space, action=True, reward=True)
+    previous = PreviousActions(part)
+    steps = [  # (games, r, terminal, move, pick)
+        ([0, 1], [0.0, 0.0], [False, False], [1, 0], [[0, 1], [1, 1]]),
+        ([0, 1], [5.0, 7.0], [True, False], [0, 1], [[1, 0], [0, 0]]),
+        ([1, 0], [9.0, 6.0], [False, False], [0, 0], [[0, 0], [0, 0]]),
+    ]
+    seen = []
+    for games, r, terminal, move, pick in steps:
+        batch = Rows(games, r=np.float32(r), terminal=terminal)
+        inputs = previous.inputs(batch, "cpu")
+        seen.append((inputs[PREV_ACTION].tolist(), inputs[PREV_REWARD].tolist()))
+        previous.record(batch, {"move": torch.tensor(move), "pick": torch.tensor(pick)})
+    assert seen == [
+        ([[0, 0, 0, 0, 0, 0]] * 2, [0.0, 0.0]),  # first rows
+        ([[0, 0, 0, 0, 0, 0], [1, 0, 0, 1, 0, 1]], [0.0, 7.0]),  # game 0 starts an episode; game 1: move 0, pick 1 1
+        ([[0, 1, 1, 0, 1, 0], [1, 0, 0, 1, 1, 0]], [9.0, 6.0]),  # game 1: move 1, pick 0 0; game 0: move 0, pick 1 0
+    ]
+    model = torch.nn.Module()
+    model.prev_inputs = part
+    ended = torch.tensor([[False], [True]])
+    window = {"move": torch.tensor([[1], [0]]), "pick": torch.tensor([[[0, 1]], [[1, 1]]]),
+              "r": torch.tensor([[1.0], [2.0]]), "terminal": ended, "truncated": ended}
+    add_final_inputs(model, window)
+    assert window["final_prev_action"][:, 0].tolist() == [[0, 0, 0, 0, 0, 0], [0, 1, 1, 0, 0, 1]]
 
 
 def test_final_inputs_of_a_truncated_row_are_the_action_and_reward_that_ended_it():
