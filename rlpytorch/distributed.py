@@ -24,7 +24,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-__all__ = ["DataParallelModel", "agree_to_stop", "init_from_env", "is_distributed", "is_main", "rank",
+__all__ = ["DataParallelModel", "agree_to_stop", "finish", "init_from_env", "is_distributed", "is_main", "rank",
            "rank_seed", "unwrap", "world_size"]
 
 
@@ -79,6 +79,17 @@ def init_from_env(device: str = "cpu") -> bool:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     dist.init_process_group("nccl" if cuda else "gloo")
     return True
+
+
+def finish() -> None:
+    """Leaves the process group at the end of a run that succeeded: each rank
+    waits for the others (rank 0 may still be evaluating), then the group is
+    destroyed while the interpreter is alive. A gloo group left to the
+    interpreter's exit can abort the process (SIGABRT, "terminate called
+    without an active exception"), failing torchrun after a finished run."""
+    if dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 class DataParallelModel(DistributedDataParallel):

@@ -288,6 +288,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         )
         logger.note(f"{config['eval_sampler']} evaluation: {result}")
     logger.close()
+    distributed.finish()
     return {"summary": summary, "eval": result, "config": config}
 
 
