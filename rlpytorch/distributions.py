@@ -45,6 +45,9 @@ __all__ = [
     "MultiCategorical",
     "MultiCategoricalFamily",
     "TanhGaussian",
+    "action_columns",
+    "action_replies",
+    "actions_in",
     "behaviour_key",
     "gaussian_log_prob",
     "is_categorical",
@@ -367,3 +370,26 @@ def policy_of(family: Any, out: Mapping[str, Tensor], min_prob: float = 1e-6) ->
     """The policy in model outputs ``out``: the probabilities ``pi`` for a categorical
     family (the methods' probability path), else the family's ``Distribution``."""
     return out["pi"] if is_categorical(family) else family(out, min_prob)
+
+
+# Where actions live in batches: one action is the key ``a``; a Dict action is
+# one key per entry, named by the entry (the game's action keys, elfpy.gym_host),
+# so the actor replies, and windows carry, one plain array per entry.
+
+
+def action_columns(family: Any, batch: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """The keys of ``batch`` holding the actions of a ``family`` policy: ``a``, or a Dict's entries."""
+    keys = family.parts if isinstance(family, DictFamily) else ("a",)
+    return {key: batch[key] for key in keys}
+
+
+def actions_in(family: Any, batch: Mapping[str, Tensor]) -> Tensor | dict[str, Tensor]:
+    """The actions of ``batch`` as its ``family``'s distributions take them:
+    ``a``, or for a Dict the mapping entry -> its key's tensor."""
+    columns = action_columns(family, batch)
+    return columns if isinstance(family, DictFamily) else columns["a"]
+
+
+def action_replies(a: Tensor | Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """Sampled actions as reply keys: ``a``, or a Dict action's entries under their own keys."""
+    return dict(a) if isinstance(a, Mapping) else {"a": a}

@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from .args_provider import Configurable, setting
 from .distributions import BEHAVIOUR_LOGP, BEHAVIOUR_PI
-from .spaces import action_space
+from .spaces import action_keys, action_space
 
 __all__ = [
     "ACTOR_INPUTS",
@@ -35,7 +35,9 @@ __all__ = [
 # ``final_`` copies where the game has them, so a time-limit truncation can
 # bootstrap from the state it ended in), and ``h`` for recurrent models:
 ACTOR_INPUTS = ["r", "terminal", "truncated", "episode_return", "episode_length"]
-ACTOR_REPLIES = ["a", "pi", "V"]  # pi (logp for other than one Discrete action) and V declared here (add_key)
+# ``a`` stands for the game's action keys (a Dict action's entries), ``pi`` for the behaviour
+# policy's key (``logp`` for other than one Discrete action); pi and V are declared here (add_key).
+ACTOR_REPLIES = ["a", "pi", "V"]
 TRAIN_INPUTS = ["a", "pi", "V", "r", "terminal", "truncated"]
 VALUE_TRAIN_INPUTS = ["a", "r", "terminal", "truncated"]  # what replay stores (value-based methods)
 STATE_KEY = "h"  # a recurrent model's per-game state, replied by the actor and kept in the history
@@ -135,8 +137,9 @@ class GameLoader(Configurable):
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
         state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
         behaviour = _add_policy_keys(gc)
-        gc.add_tag("actor", self.acting_batch(gc), obs + _actor_inputs(gc), _with(behaviour, ACTOR_REPLIES) + state)
-        gc.add_tag("train", self.train_batch, obs + finals + _with(behaviour, TRAIN_INPUTS) + state, T=self.T)
+        replies, inputs = _with(gc, behaviour, ACTOR_REPLIES), _with(gc, behaviour, TRAIN_INPUTS)
+        gc.add_tag("actor", self.acting_batch(gc), obs + _actor_inputs(gc), replies + state)
+        gc.add_tag("train", self.train_batch, obs + finals + inputs + state, T=self.T)
         return gc
 
     def add_value_tags(self, gc: Any, state_size: int = 0, prev: PrevShapes | None = None) -> Any:
@@ -183,7 +186,7 @@ class GameLoader(Configurable):
         gc = self.context(num_games=num_games, seed=seed)
         obs = list(self.observation_spec(gc))
         state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
-        replies = _with(_add_policy_keys(gc), ACTOR_REPLIES) + state
+        replies = _with(gc, _add_policy_keys(gc), ACTOR_REPLIES) + state
         gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), replies)
         return gc
 
@@ -216,9 +219,11 @@ def _add_policy_keys(gc: Any) -> str:
     return BEHAVIOUR_PI if isinstance(num_actions, int) else BEHAVIOUR_LOGP
 
 
-def _with(behaviour: str, keys: list[str]) -> list[str]:
-    """``keys`` with the behaviour policy's key in the place of ``pi``."""
-    return [behaviour if k == BEHAVIOUR_PI else k for k in keys]
+def _with(gc: Any, behaviour: str, keys: list[str]) -> list[str]:
+    """``keys`` with the behaviour policy's key in the place of ``pi`` and the
+    game's action keys (a Dict action's entries) in the place of ``a``."""
+    named = {BEHAVIOUR_PI: [behaviour], "a": action_keys(gc.spec())}
+    return [name for k in keys for name in named.get(k, [k])]
 
 
 def _actor_inputs(gc: Any) -> list[str]:

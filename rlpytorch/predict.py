@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from .distributions import actions_in, policy_family
 from .model_base import Model
-from .prev_inputs import PREV_ACTION, PREV_REWARD, prev_shapes
+from .prev_inputs import PREV_ACTION, PREV_REWARD, PrevInputs, prev_shapes
 from .sampler import Sampler
 from .trainer import RecurrentStates, act
 
@@ -44,7 +45,7 @@ def predict(
     deterministic: bool = True,
     prev_action: Any | None = None,
     prev_reward: Any | None = None,
-) -> tuple[np.ndarray, np.ndarray | None]:
+) -> tuple[np.ndarray | dict[str, np.ndarray], np.ndarray | None]:
     """The actions of ``model`` for ``obs`` and, for a recurrent model, its state after them.
 
     ``obs`` is an array (the model's first observation key) or a dict of them,
@@ -54,7 +55,8 @@ def predict(
     from the policy (drawing from torch's global generator, so
     ``torch.manual_seed`` makes it repeatable). Returns ``(action, state)``,
     without the batch dimension for a single observation; ``state`` is None
-    for a feed-forward model.
+    for a feed-forward model. A Dict action is a dict of entry -> array (and
+    so is its ``prev_action``).
 
     A model reading its previous action and reward (``--prev_action``,
     ``--prev_reward``) takes them here as the environment gave them: the action
@@ -85,7 +87,9 @@ def predict(
         sampler = Sampler("multinomial", seed=int(torch.randint(2**62, ())))
     device = next(model.parameters()).device
     reply = act(model, sampler, _Rows(arrays, rows), device, states)
-    actions = reply["a"][0] if single else reply["a"]
+    actions = actions_in(policy_family(model), reply)
+    if single:
+        actions = {k: v[0] for k, v in actions.items()} if isinstance(actions, Mapping) else actions[0]
     if states is None:
         return actions, None
     after = states.states[:, 0].cpu().numpy()
@@ -103,10 +107,15 @@ def _prev_inputs(
     made = {}
     if PREV_ACTION in part.keys and PREV_ACTION not in given:
         zeros = np.zeros((rows, part.width), np.float32)
-        if prev_action is not None:
-            a = torch.as_tensor(np.asarray(prev_action)).reshape(rows, *part.action_shape)
-        made[PREV_ACTION] = zeros if prev_action is None else part.encode(a).numpy()
+        made[PREV_ACTION] = zeros if prev_action is None else part.encode(_as_rows(part, prev_action, rows)).numpy()
     if PREV_REWARD in part.keys and PREV_REWARD not in given:
         reward = 0.0 if prev_reward is None else prev_reward
         made[PREV_REWARD] = np.broadcast_to(np.asarray(reward, np.float32), (rows,)).copy()
     return made
+
+
+def _as_rows(part: PrevInputs, a: Any, rows: int) -> torch.Tensor | dict[str, torch.Tensor]:
+    """Raw actions (a dict of them for a Dict action) as ``[rows, *action_shape]`` tensors."""
+    if part.entries is not None:
+        return {name: _as_rows(entry, a[name], rows) for name, entry in part.entries.items()}
+    return torch.as_tensor(np.asarray(a)).reshape(rows, *part.action_shape)

@@ -12,7 +12,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-__all__ = ["action_space", "key_space"]
+__all__ = ["action_keys", "action_space", "key_space"]
 
 
 def key_space(key: Any) -> spaces.Space:
@@ -20,6 +20,11 @@ def key_space(key: Any) -> spaces.Space:
     if key.space is None:
         raise ValueError(f"key '{key.name}' has no action space (role {key.role!r})")
     return key.space
+
+
+def action_keys(spec: Mapping[str, Any]) -> list[str]:
+    """The game's action keys: ``a``, or the entries of a Dict action."""
+    return [name for name, key in spec.items() if key.role == "action"]
 
 
 def action_space(spec: Mapping[str, Any]) -> spaces.Space:

@@ -35,7 +35,7 @@ from torch import Tensor
 
 from . import distributed
 from .args_provider import Configurable, setting
-from .distributions import behaviour_key, policy_family, policy_of
+from .distributions import action_replies, behaviour_key, policy_family, policy_of
 from .model_base import Model
 from .model_interface import ModelInterface
 from .normalization import normalize_window
@@ -306,7 +306,8 @@ def act(
 
     The behaviour policy is replied as ``pi`` (the distribution) for one
     discrete action and as ``logp`` (the log-probability of the replied action)
-    for every other space (``distributions.behaviour_key``)."""
+    for every other space (``distributions.behaviour_key``); a Dict action is
+    replied under its entries' keys (``distributions.action_replies``)."""
     obs, prev = observations(model, batch, device, previous, staging)
     family = policy_family(model)
     with torch.inference_mode():
@@ -319,7 +320,7 @@ def act(
             states.set(batch, out["state"])
             out = {k: v[0] for k, v in out.items() if k != "state"}
         a, mu = sampler(policy_of(family, out))
-    reply = {"a": a, behaviour_key(family): mu, "V": out["V"]}
+    reply = {**action_replies(a), behaviour_key(family): mu, "V": out["V"]}
     if states is not None:
         reply["h"] = h
     reply.update(replied_inputs(batch, a, prev, previous))

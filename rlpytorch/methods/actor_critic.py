@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from torch import Tensor
 
 from ..args_provider import Configurable, part, setting
-from ..distributions import behaviour_key, policy_family, policy_of
+from ..distributions import actions_in, behaviour_key, policy_family, policy_of
 from ..model_base import Model
 from ..model_interface import ModelInterface
 from .discounted_reward import DiscountedReward
@@ -105,7 +105,8 @@ class ActorCritic(Configurable):
         advantage = R - V.detach()
         if self.norm_adv:
             advantage = normalized(advantage, mask)
-        pg_loss, pg_stats = self.policy_gradient(pi, batch[behaviour_key(family)], batch["a"], advantage, mask)
+        a = actions_in(family, batch)
+        pg_loss, pg_stats = self.policy_gradient(pi, batch[behaviour_key(family)], a, advantage, mask)
         v_loss, v_stats = self.value_matcher(V, R, mask, batch.get("V"))
         return pg_loss + v_loss, {**pg_stats, **v_stats}
 

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from ..args_provider import Configurable, part, setting
-from ..distributions import behaviour_key, policy_family, policy_of
+from ..distributions import action_columns, actions_in, behaviour_key, policy_family, policy_of
 from ..model_base import Model
 from ..model_interface import ModelInterface
 from .actor_critic import (
@@ -82,8 +82,9 @@ class PPO(Configurable):
             V_old = out["V"]
             R, mask = returns_of(self.returns_part, model, batch, V_old, out.get("states_in"))
         data = {k: batch[k] for k in model.obs_keys}
-        mu = batch[behaviour_key(policy_family(model))]
-        data.update(a=batch["a"], mu=mu, terminal=batch["terminal"], R=R, A=R - V_old, V_old=V_old, mask=mask)
+        family = policy_family(model)
+        data.update(action_columns(family, batch))
+        data.update(mu=batch[behaviour_key(family)], terminal=batch["terminal"], R=R, A=R - V_old, V_old=V_old, mask=mask)
         length = self._sequence_length(model, batch["terminal"].shape[0] - 1)
         seqs, start_states = _sequences(data, length, batch.get("h") if model.state_size else None)
         count = seqs["mask"].shape[1]
@@ -140,8 +141,9 @@ class PPO(Configurable):
         advantage, mask = mb["A"], mb["mask"]
         if self.norm_adv:
             advantage = normalized(advantage, mask)
-        pi = policy_of(policy_family(model), out, self.policy_gradient.min_prob)
-        pg_loss, pg_stats = self.policy_gradient(pi, mb["mu"], mb["a"], advantage, mask)
+        family = policy_family(model)
+        pi = policy_of(family, out, self.policy_gradient.min_prob)
+        pg_loss, pg_stats = self.policy_gradient(pi, mb["mu"], actions_in(family, mb), advantage, mask)
         v_loss, v_stats = self.value_matcher(out["V"], mb["R"], mask, mb["V_old"])
         loss = pg_loss + v_loss
         grad_norm = mi.step("model", loss, self.grad_clip)
