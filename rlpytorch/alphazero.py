@@ -31,12 +31,18 @@ config file sets them for Go).
 Everything goes into the run's folder (``--save_dir``, see
 ``rlpytorch.run_dir``): ``config.yaml``, ``run.yaml``, ``log.txt``,
 ``progress.csv`` (``python -m rlpytorch.plot <folder> --y loss`` draws it),
-TensorBoard events, ``last.pt`` (the network), ``net.pt2`` (its exported
-evaluator, for GTP) and ``games/`` (the game writer's files).
+TensorBoard events, ``last.pt`` (the network and the training state),
+``replay.npz`` (the replay window), ``net.pt2`` (its exported evaluator, for
+GTP) and ``games/`` (the game writer's files). ``--save_every N`` writes the
+checkpoint every N leaf evaluations, and ``--resume FOLDER`` continues a run
+from it (a long self-play run can so span several sessions): network,
+optimizer, replay window, counters, training time and random states come
+back; the games in progress are lost and new ones start.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 import time
@@ -52,8 +58,16 @@ from .args_provider import ArgsProvider, Configurable, format_config, part, sett
 from .game_loader import GameLoader
 from .methods.policy_value import PolicyValueLoss
 from .models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator, masked_policy
-from .position_replay import PositionReplay, RecordKeys, SelfPlayRecords
-from .run_dir import LAST_CHECKPOINT, resolve_run_dir, save_dir_setting, write_run_files
+from .position_replay import GameStats, PositionReplay, RecordKeys, SelfPlayRecords
+from .resume import (
+    engine_seed,
+    random_states,
+    read_resume_checkpoint,
+    resume_argument,
+    resumed_config,
+    set_random_states,
+)
+from .run_dir import LAST_CHECKPOINT, check_run_dir, resolve_run_dir, save_dir_setting, write_run_files
 from .stats import StatsLogger
 from .train import torch_threads_setting
 from .trainer import device_setting
@@ -61,6 +75,7 @@ from .trainer import device_setting
 __all__ = ["AlphaZero", "AlphaZeroScript", "SelfPlayKeys", "arguments", "format_selfplay", "main"]
 
 EXPORTED = "net.pt2"  # the exported evaluator in the run's folder (what a GTP player loads)
+REPLAY_FILE = "replay.npz"  # the replay window of the checkpoint beside it (training state)
 
 
 @dataclass
@@ -115,6 +130,8 @@ class AlphaZero(Configurable):
     weight_decay: float = setting(1e-4, "L2 regularisation")
     symmetries: bool = setting(True, "augment each sampled position with a random board symmetry")
     log_every: int = setting(50, "SGD steps between progress lines")
+    save_every: int = setting(0, f"leaf evaluations between checkpoints ({LAST_CHECKPOINT} with the training "
+                              f"state, {REPLAY_FILE}, {EXPORTED}; 0: at the end only)")
     export: bool = setting(True, f"also save the network with torch.export ({EXPORTED}, for GTP; takes ~10 s)")
     game_writer: str = setting("", "module:Class called with each finished game, e.g. elfpy.go.sgf:SgfWriter")
     games_dir: str = setting("", "folder for the game writer (empty: games/ in the run's folder)")
@@ -131,9 +148,11 @@ class AlphaZero(Configurable):
         self.rng = np.random.default_rng(self.seed)
         self.logger = self.logger or StatsLogger(tensorboard=False, formatter=format_selfplay)
 
-    def build(self) -> Any:
-        """The context with its ``eval`` tag, the network, the window and the collector."""
-        gc = self.loader.context()
+    def build(self, engine_starts: int = 0) -> Any:
+        """The context with its ``eval`` tag (its games seeded for their
+        ``engine_starts``-th start in the run), the network, the window and the collector."""
+        gc = self.loader.context(seed=engine_seed(self.loader.seed, engine_starts))
+        self.engine_starts = engine_starts
         spec = gc.spec()
         for key in (*self.keys.required().values(), self.keys.resign_check_key):
             if key and key not in spec:
@@ -151,6 +170,8 @@ class AlphaZero(Configurable):
         gc.reg_callback("eval", self.evaluate)
         self.frames = 0
         self.calls = 0
+        self.owed = 0.0  # SGD steps due (updates_per_batch may be fractional)
+        self.earlier_seconds = 0.0  # training time before a resume
         return gc
 
     def _game_writer(self) -> Any:
@@ -189,35 +210,76 @@ class AlphaZero(Configurable):
         self.net.increment_step()
         return {"loss": loss.item(), **stats}
 
-    def run(self) -> list[dict[str, float]]:
-        """Plays and trains for ``num_frames`` leaf evaluations; returns one
-        entry per ``log_every`` steps (and a last one)."""
-        gc = self.build()
+    def run(self, resume_file: Path | None = None) -> list[dict[str, float]]:
+        """Plays and trains until ``num_frames`` leaf evaluations; returns one
+        entry per ``log_every`` steps (and a last one). With ``resume_file`` (a
+        checkpoint with its training state) it continues that run."""
+        if resume_file is None:
+            gc = self.build()
+        else:
+            state = read_resume_checkpoint(resume_file)[1]["resume"]
+            gc = self.build(state["engine_starts"] + 1)
+            self.load_training_state(resume_file, state)
         history: list[dict[str, float]] = []
         window: list[dict[str, float]] = []
-        owed = 0.0
-        start = time.perf_counter()
+        self.start = time.perf_counter()
+        next_save = self._next_save()
         with gc:
             while self.frames < self.num_frames:
                 gc.run()
+                if self.frames >= next_save:
+                    self.save()
+                    next_save = self._next_save()
                 if self.replay.size < self.min_replay:
                     continue
-                owed += self.updates_per_batch
-                while owed >= 1:
-                    owed -= 1
+                self.owed += self.updates_per_batch
+                while self.owed >= 1:
+                    self.owed -= 1
                     window.append(self.update())
                     if len(window) == self.log_every:
-                        history.append(self._log(window, start))
+                        history.append(self._log(window))
                         window = []
         if window:
-            history.append(self._log(window, start))
+            history.append(self._log(window))
         self.save()
         return history
 
-    def _log(self, window: list[dict[str, float]], start: float) -> dict[str, float]:
+    def _next_save(self) -> float:
+        return (self.frames // self.save_every + 1) * self.save_every if self.save_every else float("inf")
+
+    def seconds(self) -> float:
+        """Training time of the run, earlier sessions included."""
+        return self.earlier_seconds + time.perf_counter() - self.start
+
+    def training_state(self) -> dict[str, Any]:
+        """What a resumed run continues from besides the weights and the replay
+        window (``REPLAY_FILE``): the optimizer, the counters, the games' stats,
+        the random states. The games themselves restart (``rlpytorch.resume``):
+        the positions of games in progress are lost."""
+        return {"optimizer": self.optimizer.state_dict(), "frames": self.frames, "calls": self.calls,
+                "owed": self.owed, "seconds": self.seconds(), "engine_starts": self.engine_starts,
+                "replay_added": self.replay.added, "rng": self.rng.bit_generator.state,
+                "random_states": random_states(), "stats": dataclasses.asdict(self.records.stats)}
+
+    def load_training_state(self, file: Path, state: Mapping[str, Any]) -> None:
+        """Restore the network from checkpoint ``file``, the replay window from the
+        ``REPLAY_FILE`` beside it, and the rest from ``state`` (``training_state``)."""
+        self.net.load(file)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.replay.load(file.parent / REPLAY_FILE)
+        if self.replay.added != state["replay_added"]:
+            raise ValueError(f"{file.parent / REPLAY_FILE} holds {self.replay.added:,} records ever added, "
+                             f"{file} {state['replay_added']:,}: they were not saved together")
+        self.frames, self.calls, self.owed = int(state["frames"]), int(state["calls"]), float(state["owed"])
+        self.earlier_seconds = float(state["seconds"])
+        self.rng.bit_generator.state = state["rng"]
+        set_random_states(state["random_states"])
+        self.records.stats = GameStats(**state["stats"])
+
+    def _log(self, window: list[dict[str, float]]) -> dict[str, float]:
         s = self.records.stats
         entry = {k: float(np.mean([w[k] for w in window])) for k in window[0]}
-        elapsed = time.perf_counter() - start
+        elapsed = self.seconds()
         # batch_fill: leaves per network call over the tag's batch size, the
         # measure of how well the searches keep the network busy
         entry.update(step=self.net.step, frames=self.frames, time=elapsed, sims_per_s=self.frames / elapsed,
@@ -228,11 +290,13 @@ class AlphaZero(Configurable):
         return entry
 
     def save(self) -> None:
-        """Into the run's folder: ``last.pt`` (weights, step, configuration) and
-        ``net.pt2`` (the exported evaluator a GTP player loads)."""
+        """Into the run's folder: ``REPLAY_FILE``, then ``last.pt`` (weights, step,
+        configuration, training state) and ``net.pt2`` (the exported evaluator a
+        GTP player loads)."""
         if self.run_dir is None:
             return
-        self.net.save(self.run_dir / LAST_CHECKPOINT, self.run_config)
+        self.replay.save(self.run_dir / REPLAY_FILE)
+        self.net.save(self.run_dir / LAST_CHECKPOINT, self.run_config, resume=self.training_state())
         if not self.export:
             return
         planes = torch.zeros((2, *self.replay.planes.shape[1:]), dtype=torch.uint8)
@@ -255,19 +319,34 @@ def format_selfplay(record: Mapping[str, float]) -> str:
 
 def arguments() -> ArgsProvider:
     """The parser of this script: one group per component, in the order the run uses them."""
-    return ArgsProvider([AlphaZeroScript, GameLoader, AlphaZero, StatsLogger], description=__doc__,
-                        prog="python -m rlpytorch.alphazero")
+    provider = ArgsProvider([AlphaZeroScript, GameLoader, AlphaZero, StatsLogger], description=__doc__,
+                            prog="python -m rlpytorch.alphazero")
+    provider.parser.add_argument("--resume", default="", metavar="FOLDER_OR_FILE",
+                                 help="continue the run in this folder (its last.pt and replay.npz)")
+    return provider
 
 
 def main(argv: Sequence[str] | None = None) -> list[dict[str, float]]:
-    """Self-play and train as ``argv`` says; returns the stats lines' records."""
+    """Self-play and train as ``argv`` says; returns the stats lines' records.
+
+    ``--resume FOLDER`` continues the run saved there (``--save_every`` saves
+    it along the way): its configuration with the command line's settings
+    over it (e.g. a larger ``--num_frames``), its network, optimizer, replay
+    window, counters and random states; its games start afresh."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    config = arguments().parse(argv)
+    resume_file, checkpoint = read_resume_checkpoint(resume_argument(argv)) if resume_argument(argv) else (None, None)
+    config = arguments().parse(argv, defaults=resumed_config(resume_file, checkpoint))
+    config.pop("resume")
     run_dir = resolve_run_dir(config["save_dir"])
+    if run_dir is not None:
+        check_run_dir(run_dir, resume_file)
+    if resume_file is not None and (run_dir is None or run_dir.resolve() != resume_file.parent.resolve()):
+        raise ValueError(f"a resumed self-play run continues in its own folder {resume_file.parent}, "
+                         "where its replay window is")
     config["save_dir"] = str(run_dir or "")
     print("effective configuration:\n" + format_config(config), flush=True)
     if run_dir is not None:
-        write_run_files(run_dir, config, ["python", "-m", "rlpytorch.alphazero", *argv])
+        write_run_files(run_dir, config, ["python", "-m", "rlpytorch.alphazero", *argv], resume_file)
         print(f"run folder: {run_dir}", flush=True)
     torch.manual_seed(config["seed"])
     torch.set_num_threads(config["torch_threads"])
@@ -275,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, float]]:
     logger = StatsLogger.from_config(config, log_dir=run_dir, formatter=format_selfplay)
     try:
         return AlphaZero.from_config(config, loader=loader, seed=config["seed"], run_dir=run_dir, logger=logger,
-                                     run_config=config).run()
+                                     run_config=config).run(resume_file)
     finally:
         logger.close()
 

@@ -9,9 +9,11 @@ and samples uniformly, each sample under a random board symmetry when asked.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -35,6 +37,24 @@ class PositionReplay:
             slot = self.added % self.capacity
             self.planes[slot], self.pi[slot], self.z[slot] = planes[i], pi[i], z[i]
             self.added += 1
+        self.size = min(self.added, self.capacity)
+
+    def save(self, path: Path) -> None:
+        """The window's contents to ``path`` (compressed ``.npz``; written whole or not at all)."""
+        temporary = path.with_name(path.name + ".tmp")
+        with open(temporary, "wb") as f:
+            np.savez_compressed(f, planes=self.planes, pi=self.pi, z=self.z, added=self.added)
+        os.replace(temporary, path)
+
+    def load(self, path: Path) -> None:
+        """The contents ``save`` wrote, into a window of the same capacity and shapes."""
+        with np.load(path) as saved:
+            for name in ("planes", "pi", "z"):
+                if saved[name].shape != getattr(self, name).shape:
+                    raise ValueError(f"{path}: {name} has shape {saved[name].shape}, this replay window "
+                                     f"{getattr(self, name).shape} (another --replay_size or game?)")
+                getattr(self, name)[:] = saved[name]
+            self.added = int(saved["added"])
         self.size = min(self.added, self.capacity)
 
     def sample(self, n: int, rng: np.random.Generator, symmetries: bool) -> tuple[torch.Tensor, ...]:

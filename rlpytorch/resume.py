@@ -26,8 +26,9 @@ Not restored: the replay of value-based methods (``--method dqn``, ``r2d2``,
 
 from __future__ import annotations
 
+import argparse
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,8 @@ import torch
 from .model_base import read_checkpoint
 from .run_dir import checkpoint_path
 
-__all__ = ["engine_seed", "read_resume_checkpoint", "random_states", "set_random_states"]
+__all__ = ["engine_seed", "random_states", "read_resume_checkpoint", "resume_argument", "resumed_config",
+           "set_random_states"]
 
 
 def engine_seed(seed: int, start: int) -> int:
@@ -77,3 +79,19 @@ def read_resume_checkpoint(path: str | Path) -> tuple[Path, dict[str, Any]]:
         raise ValueError(f"--resume {path}: {file} holds weights only, no training state to resume from "
                          "(--load starts a new run from its weights)")
     return file, checkpoint
+
+
+def resume_argument(argv: Sequence[str]) -> str:
+    """``--resume``'s value in ``argv`` (empty without it)."""
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--resume", default="")
+    return pre.parse_known_args(argv)[0].resume
+
+
+def resumed_config(file: Path | None, checkpoint: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The configuration a resumed run starts from: the checkpoint's, writing
+    into the checkpoint's folder, its weights coming from the training state
+    (not from the ``--load`` it may have started from)."""
+    if checkpoint is None:
+        return {}
+    return {**checkpoint["args"], "save_dir": str(file.parent), "load": ""}

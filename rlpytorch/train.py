@@ -52,7 +52,7 @@ from .models.q_networks import QValueHead
 from .offpolicy_trainer import OffPolicyTrainer, offpolicy_interface
 from .prev_inputs import prev_shapes
 from .replay import Replay
-from .resume import engine_seed, read_resume_checkpoint
+from .resume import engine_seed, read_resume_checkpoint, resume_argument, resumed_config
 from .run_dir import check_run_dir, resolve_run_dir, save_dir_setting, write_run_files
 from .runner import MultiProcessRun, SingleProcessRun, evaluate
 from .sampler import Sampler
@@ -120,13 +120,6 @@ def chosen_method(argv: Sequence[str] | None, resumed: Mapping[str, Any] | None 
     if known.method is None and known.config is not None:
         known.method = read_config_file(known.config).get("method")
     return known.method or (resumed or {}).get("method") or TrainScript.defaults()["method"]
-
-
-def resume_argument(argv: Sequence[str]) -> str:
-    """``--resume``'s value in ``argv`` (empty without it)."""
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    pre.add_argument("--resume", default="")
-    return pre.parse_known_args(argv)[0].resume
 
 
 def add_tags(method: str, loader: GameLoader, gc: Any, model: Model) -> Any:
@@ -218,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     resume_file, checkpoint = None, None
     if resume_argument(argv):
         resume_file, checkpoint = read_resume_checkpoint(resume_argument(argv))
-    resumed = _resumed_config(resume_file, checkpoint)
+    resumed = resumed_config(resume_file, checkpoint)
     method = chosen_method(argv, resumed)
     provider = ArgsProvider(components(method), description=__doc__, prog="python -m rlpytorch.train")
     provider.parser.add_argument("--resume", default="", metavar="FOLDER_OR_FILE",
@@ -290,15 +283,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     logger.close()
     distributed.finish()
     return {"summary": summary, "eval": result, "config": config}
-
-
-def _resumed_config(file: Path | None, checkpoint: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The configuration a resumed run starts from: the checkpoint's, writing
-    into the checkpoint's folder, its weights coming from the training state
-    (not from the ``--load`` it may have started from)."""
-    if checkpoint is None:
-        return {}
-    return {**checkpoint["args"], "save_dir": str(file.parent), "load": ""}
 
 
 if __name__ == "__main__":

@@ -81,16 +81,21 @@ def test_records_get_the_outcome_of_their_game_for_the_side_that_moved():
     assert records.stats.games == 1 and records.stats.resigned == 1
 
 
+# A tiny self-play set-up: 4 games of 10 moves on 9x9, 4 playouts a move.
+TINY = [
+    "--game", "go_mcts", "--num_games", "4", "--num_threads", "1", "--actor_batch", "8", "--seed", "1",
+    "--game_options", "board_size=9,komi=7.5,playouts=4,leaves=2,max_moves=10,resign_threshold=-1",
+    "--state_key", "s", "--legal_key", "legal", "--policy_reply", "policy", "--value_reply", "value",
+    "--record_state_key", "root_s", "--visits_key", "visits", "--move_key", "move", "--player_key", "player",
+    "--resign_check_key", "resign_check", "--min_replay", "40", "--sgd_batch", "32",
+    "--updates_per_batch", "1", "--lr", "0.05", "--log_every", "20", "--channels", "8", "--blocks", "1",
+    "--no-export",
+]
+
+
 def test_short_self_play_run_trains_and_its_loss_falls(tmp_path):
-    history = alphazero_main([
-        "--game", "go_mcts", "--num_games", "4", "--num_threads", "1", "--actor_batch", "8", "--seed", "1",
-        "--game_options", "board_size=9,komi=7.5,playouts=4,leaves=2,max_moves=10,resign_threshold=-1",
-        "--state_key", "s", "--legal_key", "legal", "--policy_reply", "policy", "--value_reply", "value",
-        "--record_state_key", "root_s", "--visits_key", "visits", "--move_key", "move", "--player_key", "player",
-        "--resign_check_key", "resign_check", "--num_frames", "1400", "--min_replay", "40", "--sgd_batch", "32",
-        "--updates_per_batch", "1", "--lr", "0.05", "--log_every", "20", "--channels", "8", "--blocks", "1",
-        "--save_dir", str(tmp_path / "run"), "--no-export", "--game_writer", "elfpy.go.sgf:SgfWriter",
-    ])
+    history = alphazero_main([*TINY, "--num_frames", "1400", "--save_dir", str(tmp_path / "run"),
+                              "--game_writer", "elfpy.go.sgf:SgfWriter"])
     assert len(history) >= 4
     # The value part falls to ~0 within 40 steps (white wins every 10-move game
     # on komi); the policy part then falls below its start (log 82 = 4.41).
@@ -120,3 +125,44 @@ def test_help_groups_settings_by_component_and_the_go9_config_is_accepted(capsys
     with pytest.raises(SystemExit):
         provider.parse(["--help"])
     assert "SelfPlayKeys:" in capsys.readouterr().out
+
+
+def test_the_replay_window_round_trips_through_its_file(tmp_path):
+    window = PositionReplay(3, (2, 3, 3), 10)
+    rng = np.random.default_rng(0)
+    window.add(rng.integers(0, 2, (4, 2, 3, 3)).astype(np.uint8), rng.random((4, 10), np.float32),
+               np.array([1, -1, 1, -1], np.float32))  # 4 into 3 slots: the first overwritten
+    window.save(tmp_path / "replay.npz")
+    loaded = PositionReplay(3, (2, 3, 3), 10)
+    loaded.load(tmp_path / "replay.npz")
+    assert (loaded.added, loaded.size) == (4, 3)
+    for name in ("planes", "pi", "z"):
+        assert np.array_equal(getattr(loaded, name), getattr(window, name))
+    with pytest.raises(ValueError, match="another --replay_size"):
+        PositionReplay(5, (2, 3, 3), 10).load(tmp_path / "replay.npz")
+
+
+def test_a_self_play_run_saved_along_the_way_resumes_where_it_stopped(tmp_path):
+    run = tmp_path / "run"
+    alphazero_main([*TINY, "--num_frames", "600", "--save_every", "250", "--save_dir", str(run)])
+    saved = torch.load(run / "last.pt", weights_only=True)
+    state = saved["resume"]
+    assert state["frames"] >= 600 and state["stats"]["games"] >= 4 and state["replay_added"] >= 40
+    assert state["optimizer"]["state"]  # momentum buffers of the SGD steps taken
+    with pytest.raises(ValueError, match="already holds a run"):
+        alphazero_main([*TINY, "--num_frames", "600", "--save_dir", str(run)])
+
+    resumed = alphazero_main(["--resume", str(run), "--num_frames", "1200"])
+    first = resumed[0]
+    assert state["frames"] < first["frames"] and resumed[-1]["frames"] >= 1200
+    assert first["step"] > saved["step"]  # the SGD step count goes on
+    assert first["games"] >= state["stats"]["games"] and first["time"] > state["seconds"]
+    assert first["replay"] >= min(state["replay_added"], 50000)  # the window came back, then grew
+    assert "resumed" in (run / "run.yaml").read_text()
+    assert torch.load(run / "last.pt", weights_only=True)["resume"]["engine_starts"] == 1  # fresh games
+
+    with np.load(run / "replay.npz") as saved_window:
+        shapes = saved_window["planes"].shape, saved_window["pi"].shape[1]
+    PositionReplay(shapes[0][0], shapes[0][1:], shapes[1]).save(run / "replay.npz")  # not the window of last.pt
+    with pytest.raises(ValueError, match="not saved together"):
+        alphazero_main(["--resume", str(run), "--num_frames", "1800"])
