@@ -111,7 +111,7 @@ def run_sb3(seed: int, budget: int, out: Path, train_freq: int) -> Result:
     model.learn(budget, callback=StopAtTarget())
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     returns = [e["r"] for e in model.ep_info_buffer]
-    reached = len(returns) >= 100 and np.mean(returns) >= TARGET
+    reached = bool(len(returns) >= 100 and np.mean(returns) >= TARGET)
     name = "SB3 SAC (rl-zoo)" if train_freq == 1 else f"SB3 SAC (rl-zoo, train_freq {train_freq})"
     episodes = len(model.ep_info_buffer) if len(returns) < 100 else -1  # -1: 100 or more (SB3 keeps 100)
     return Result(name, seed, model.num_timesteps, wall, cpu, reached, episodes, float(np.mean(returns)))
