@@ -45,10 +45,10 @@ from __future__ import annotations
 
 import os
 import queue
-from collections import deque
 import signal
 import time
 import traceback
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
