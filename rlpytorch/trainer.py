@@ -324,12 +324,15 @@ def learner_interface(model: Model, mi: ModelInterface) -> ModelInterface:
 
 def learning_in_process(
     cls: type, interface: Callable[[Model, ModelInterface], ModelInterface], model: Model,
-    mi_settings: Mapping[str, Any], device: torch.device, **fields: Any,
+    mi_settings: Mapping[str, Any], device: torch.device, made_there: Mapping[str, Callable[[], Any]] | None = None,
+    **fields: Any,
 ) -> Any:
     """A learning half ``cls`` built in a learner process: over ``interface(model)``
     on ``device`` (a ``ModelInterface`` with ``mi_settings``), with its pinned staging
-    for a GPU and its other ``fields``."""
+    for a GPU, its ``fields``, and those ``made_there`` by their factories (an empty
+    replay: small to send, where a replay's arrays are not)."""
     mi = interface(model.to(device), ModelInterface(**mi_settings))
+    fields.update({name: make() for name, make in (made_there or {}).items()})
     return cls(mi=mi, device=device, staging=staging_for(device), **fields)
 
 

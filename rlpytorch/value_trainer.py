@@ -20,6 +20,7 @@ network; ``GameLoader.add_value_tags`` adds the two tags to a context.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -159,19 +160,21 @@ class ValueTrainer(ActingRecord, Configurable):
 
     def learning(self) -> ReplayLearning:
         """The learning half over this trainer's learner and replay."""
-        return ReplayLearning(self.mi, self.method, self.learner_on, self.window_staging, **self._learning_fields())
+        return ReplayLearning(self.mi, self.method, self.learner_on, self.window_staging, self.replay,
+                              **self._ratio_fields())
 
     def process_learning(self) -> Callable[[torch.device], ReplayLearning]:
         """What builds the learning half in a learner process (``MultiProcessRun``), picklable:
-        copies of the learner and its target, the method and the (still empty) replay."""
-        if self.updates or len(self.replay):
-            raise ValueError("a learner process starts from an empty replay, before any update")
+        copies of the learner and its target, the method, and an empty replay of the same settings."""
+        replay = self.replay
+        empty_replay = functools.partial(type(replay), **{f.name: getattr(replay, f.name)
+                                                          for f in dataclasses.fields(replay) if f.init})
         return functools.partial(learning_in_process, ReplayLearning, type(self).interface,
                                  self.mi["model"].clone().cpu(), self.mi.setting_values(),
-                                 method=self.method, **self._learning_fields())
+                                 made_there={"replay": empty_replay}, method=self.method, **self._ratio_fields())
 
-    def _learning_fields(self) -> dict[str, Any]:
-        return {"replay": self.replay, "replay_ratio": self.replay_ratio, "learning_starts": self.learning_starts,
+    def _ratio_fields(self) -> dict[str, Any]:
+        return {"replay_ratio": self.replay_ratio, "learning_starts": self.learning_starts,
                 "replay_batch": self.replay_batch}
 
     def record_update(self, stats: Mapping[str, float]) -> None:
