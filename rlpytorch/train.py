@@ -18,7 +18,8 @@ a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` starts from their weights,
 with an empty replay. The off-policy methods on Box actions (``--method ddpg``,
 ``td3``, ``sac``) learn from a ``Replay`` through the ``OffPolicyTrainer`` (the
 same replay ratio and learning starts, ``Exploration`` for acting) with an
-``actor_q`` model.
+``actor_q`` model. Under ``--runner multi`` their replay lives in the learner
+process (``runner.multi_process``).
 
 ``--resume FOLDER`` continues the run in FOLDER from its ``last.pt`` (or
 ``--resume FILE`` from that checkpoint): its configuration, with the command
