@@ -72,6 +72,11 @@ def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exact
     assert run.updates_dropped == 0
     assert run._extra_stats()["replay_ratio_achieved"] == summary.updates / (summary.frames - 400)
     assert read_checkpoint(run_dir / "last.pt")["step"] == summary.updates
+    # The epsilon schedule stayed with the actor, on the frames it stepped (the method's schedule).
+    config = out["config"]
+    progress = summary.frames / config["epsilon_frames"]
+    assert progress < 1 and run.trainer.sampler.epsilon == pytest.approx(
+        config["epsilon"] + (config["epsilon_final"] - config["epsilon"]) * progress)
     # The optimizer, target and replay stayed in the learner: these checkpoints do not resume
     # (and --resume refuses --runner multi: tests/rlpytorch/test_resume.py).
     with pytest.raises(ValueError, match="holds weights only"):
