@@ -55,12 +55,12 @@ def counting_runs(monkeypatch):
     return CountingRun.runs
 
 
-@pytest.mark.parametrize("method, ratio", [("dqn", 0.1), ("r2d2", 0.02)])
+@pytest.mark.parametrize("method, ratio", [("dqn", 0.1), ("r2d2", 0.02)])  # both prioritized: priorities updated there
 def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exactly_with_wait(
         tmp_path, counting_runs, method, ratio):
     run_dir = tmp_path / "run"
     out = train.main(["--method", method, "--runner", "multi", "--when_behind", "wait", "--num_frames", "2000",
-                      "--replay_ratio", str(ratio), "--save_dir", str(run_dir), *SMALL])
+                      "--replay_ratio", str(ratio), "--prioritized", "--save_dir", str(run_dir), *SMALL])
     summary, run = out["summary"], counting_runs[0]
     assert summary.frames >= 2000 and len(out["eval"].returns) == 4
     # Frames stepped = frames stored + frames dropped (none), up to the frames not yet in a window.
