@@ -75,8 +75,9 @@ class MultiProcessRun(SingleProcessRun):
     batch_slots: int = setting(4, "shared-memory slots for train windows in flight")
     learner_threads: int = setting(1, "torch threads of the learner process")
     join_timeout: float = setting(30.0, "seconds the learner gets to exit before it is terminated")
-    when_behind: str = setting("drop", "when every slot is busy: drop the window (acting never waits) or wait "
-                               "for a free slot (the games wait for the learner)", choices=("drop", "wait"))
+    when_behind: str = setting("drop", "when the learner is behind: drop windows that find every slot busy "
+                               "(on replay: updates owed beyond batch_slots windows; acting never waits) or "
+                               "wait for a free slot (the games wait for the learner)", choices=("drop", "wait"))
 
     def run(self, gc: Any) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
