@@ -51,6 +51,7 @@ class OffPolicyTrainer(ValueTrainer):
     """Actor and train callbacks over ``mi`` (``offpolicy_interface``) and a ``Replay``."""
 
     sampler: Exploration  # type: ignore[assignment]  # the actor's exploration, in the sampler's place
+    interface = staticmethod(offpolicy_interface)  # the learner, actor copy, target, critic and policy parts
 
     def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Reply the explored action ``a`` for every row; record finished episodes."""

@@ -119,6 +119,7 @@ _SHORT = {
     "frames_learned": "F learned",
     "frames_all_ranks": "F(all ranks)",
     "updates": "U",
+    "replay_ratio_achieved": "U/F",
     "fps": "FPS",
     "time": "t",
     "return_mean": "R",
@@ -133,6 +134,7 @@ _SHORT = {
     "approx_kl": "KL",
     "clip_fraction": "clip",
     "dropped": "dropped",
+    "updates_dropped": "U dropped",
 }
 
 

@@ -18,7 +18,8 @@ a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` starts from their weights,
 with an empty replay. The off-policy methods on Box actions (``--method ddpg``,
 ``td3``, ``sac``) learn from a ``Replay`` through the ``OffPolicyTrainer`` (the
 same replay ratio and learning starts, ``Exploration`` for acting) with an
-``actor_q`` model.
+``actor_q`` model. Under ``--runner multi`` their replay lives in the learner
+process (``runner.multi_process``).
 
 ``--resume FOLDER`` continues the run in FOLDER from its ``last.pt`` (or
 ``--resume FILE`` from that checkpoint): its configuration, with the command
@@ -157,8 +158,8 @@ def build_trainer(
         )
     if not any(isinstance(m, QValueHead) for m in model.modules()):
         raise ValueError(f"--method {method} needs a Q model (--model q, q_lstm or q_gru), not {model.name!r}")
-    if config["runner"] != "single" or distributed.is_distributed():
-        raise ValueError(f"--method {method} runs in one process: use --runner single, without torchrun")
+    if distributed.is_distributed():
+        raise ValueError(f"--method {method} does not run under torchrun (its replay is one process's)")
     cls = METHODS[method]
     in_sequences = any(f.name == "n_step" for f in dataclasses.fields(cls))  # R2D2: n-step inside the sequence
     learner = cls.from_config(config, **({"n_step": config["n_step"]} if in_sequences else {}))
@@ -186,8 +187,8 @@ def build_offpolicy_trainer(
     and a fresh ``Replay`` (one lane per game and seat), with ``gc``'s tags added."""
     learner = METHODS[method].from_config(config, seed=loader.seed)
     learner.check_model(model)
-    if config["runner"] != "single" or distributed.is_distributed():
-        raise ValueError(f"--method {method} runs in one process: use --runner single, without torchrun")
+    if distributed.is_distributed():
+        raise ValueError(f"--method {method} does not run under torchrun (its replay is one process's)")
     add_tags(method, loader, gc, model)
     seats = gc.num_seats
     replay = Replay.from_config(config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys,

@@ -24,8 +24,9 @@ way (``rlpytorch.transfer``).
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -49,11 +50,14 @@ __all__ = [
     "Evaluator",
     "RecurrentStates",
     "Trainer",
+    "WindowLearning",
     "act",
     "actor_device_setting",
     "device_setting",
     "episodes_in",
     "learner_device_setting",
+    "learner_interface",
+    "learning_in_process",
     "observations",
     "replied_inputs",
     "to_tensors",
@@ -171,6 +175,10 @@ class ActingRecord:
     the actor are placed on ``learner_device`` and ``actor_device`` (default:
     ``device``), each with a pinned staging if it is a CUDA device."""
 
+    # Whether the learning half needs every window in order (replay: a missing
+    # window would join steps that do not follow each other), so none is dropped.
+    needs_every_window = False
+
     def start_record(self, learner_device: str = "", actor_device: str = "") -> None:
         self.statistics = tuple(self.statistics)
         self.learner_on = torch.device(learner_device or self.device)
@@ -224,6 +232,36 @@ class ActingRecord:
         if reward_norm is not None:
             reward_norm.returns.clear()
 
+    @property
+    def progress(self) -> float:
+        """The run's progress, frames stepped over the budget (0 without one)."""
+        return self.frames / self.total_frames if self.total_frames else 0.0
+
+    def train(self, batch: Mapping[str, Any]) -> None:
+        """The ``train`` callback: a time-major ``[T, B]`` window to the learning half
+        (``learning()``), then the updates it makes, each counted, the actor copy
+        following the learner every ``actor_sync_every`` updates."""
+        learning = self.learning()
+        window = {key: torch.as_tensor(np.asarray(batch[key])) for key in batch.keys()}  # views: no copy
+        for stats in learning.take(window, lanes_of(batch, self.seats_per_game), self.frames, self.progress):
+            self._updated(stats)
+        for _ in range(learning.owed(self.updates)):
+            self._updated(learning.update())
+
+    def _updated(self, stats: Mapping[str, float]) -> None:
+        self.record_update(stats)
+        if self.updates % self.actor_sync_every == 0:
+            self.mi.update_model("actor", "model")
+
+    def record_update(self, stats: Mapping[str, float]) -> None:
+        """Count an update (made here or in a learner process) and keep its stats for the stats line."""
+        self.updates += 1
+        self.update_stats.add(stats)
+
+    def run_stats(self) -> dict[str, float]:
+        """Values of the run so far for each stats record (none here)."""
+        return {}
+
     def record_acting(self, batch: Mapping[str, Any]) -> None:
         """Count an actor batch's frames and record the episodes it ends."""
         self.frames += len(batch)
@@ -267,17 +305,73 @@ class Trainer(ActingRecord, Configurable):
         self.record_acting(batch)
         return act(self.mi["actor"], self.sampler, batch, self.actor_on, self.states, self.actor_staging, self.previous)
 
-    def train(self, batch: Mapping[str, Any]) -> None:
-        """One update on a time-major ``[T, B]`` window."""
-        tensors = to_tensors(batch, None, self.learner_on, self.window_staging)
-        add_final_inputs(distributed.unwrap(self.mi["model"]), tensors)  # raw rewards: before normalize_window
-        normalize_window(distributed.unwrap(self.mi["model"]), tensors, lanes_of(batch, self.seats_per_game))
-        if self.lr_schedule == "linear" and self.total_frames:
-            self.mi.scale_lr(max(0.0, 1.0 - self.frames / self.total_frames))
-        self.update_stats.add(self.method.update(self.mi, tensors))
-        self.updates += 1
-        if self.updates % self.actor_sync_every == 0:
-            self.mi.update_model("actor", "model")
+    def learning(self) -> WindowLearning:
+        """The learning half over this trainer's learner: one update per window."""
+        return WindowLearning(self.mi, self.method, self.learner_on, self.window_staging, self.lr_schedule)
+
+    def process_learning(self) -> Callable[[torch.device], WindowLearning]:
+        """What builds the learning half in a learner process (``MultiProcessRun``): picklable."""
+        return functools.partial(learning_in_process, WindowLearning, learner_interface,
+                                 self.mi["model"].clone().cpu(), self.mi.setting_values(),
+                                 method=self.method, lr_schedule=self.lr_schedule)
+
+
+def learner_interface(model: Model, mi: ModelInterface) -> ModelInterface:
+    """``mi`` holding the learner ``model`` (optimized): all an on-policy learner process needs."""
+    mi.add_model("model", model, optimize=True)
+    return mi
+
+
+def learning_in_process(
+    cls: type, interface: Callable[[Model, ModelInterface], ModelInterface], model: Model,
+    mi_settings: Mapping[str, Any], device: torch.device, made_there: Mapping[str, Callable[[], Any]] | None = None,
+    **fields: Any,
+) -> Any:
+    """A learning half ``cls`` built in a learner process: over ``interface(model)``
+    on ``device`` (a ``ModelInterface`` with ``mi_settings``), with its pinned staging
+    for a GPU, its ``fields``, and those ``made_there`` by their factories (an empty
+    replay: small to send, where a replay's arrays are not)."""
+    mi = interface(model.to(device), ModelInterface(**mi_settings))
+    fields.update({name: make() for name, make in (made_there or {}).items()})
+    return cls(mi=mi, device=device, staging=staging_for(device), **fields)
+
+
+@dataclass(eq=False)
+class WindowLearning:
+    """The learning half of on-policy training, in the trainer's process or a
+    learner process: one update of ``method`` on each window it takes.
+
+    A learning half (this one, ``value_trainer.ReplayLearning``) ``take``s a
+    window (its tensors may be reused as soon as ``take`` returns) and returns
+    the stats of the updates it made on it; ``owed(updates)`` says how many more
+    updates it owes (``update()`` makes one); ``model`` is the learner."""
+
+    mi: ModelInterface
+    method: Method
+    device: torch.device
+    staging: HostStaging | None = None
+    lr_schedule: str = "constant"
+
+    @property
+    def model(self) -> Model:
+        return distributed.unwrap(self.mi["model"])
+
+    def take(self, window: Mapping[str, Tensor], lanes: np.ndarray, frames: int,
+             progress: float) -> list[dict[str, float]]:
+        """One update on ``window`` (columns of game seats ``lanes``) at ``progress`` of the run."""
+        if self.staging is not None:  # a GPU: through pinned buffers
+            window = self.staging.to_device(window)
+        else:
+            window = {k: v.to(self.device, non_blocking=True) for k, v in window.items()}
+        add_final_inputs(self.model, window)  # from the raw rewards, before normalize_window scales them
+        normalize_window(self.model, window, lanes)
+        if self.lr_schedule == "linear":
+            self.mi.scale_lr(max(0.0, 1.0 - progress))
+        return [self.method.update(self.mi, window)]
+
+    def owed(self, updates: int) -> int:
+        """None: every update is made as its window is taken."""
+        return 0
 
 
 def previous_actions(model: Model, device: torch.device | str) -> PreviousActions | None:

@@ -5,11 +5,14 @@ actor copy's ``Q`` (the ``Sampler`` with its schedule), replying ``a`` and, for
 a recurrent model, ``h``: the state the step started from, declared with
 ``gc.add_key`` and kept in the history so sequence replay can start from it.
 ``ValueTrainer.train`` answers the ``train`` tag: the ``[T, B]`` window goes
-into the ``Replay``, then the learner makes as many updates as the replay
-ratio owes (``replay_ratio`` updates per environment frame after
-``learning_starts``), each followed by its priority update; the actor copy is
-refreshed every ``actor_sync_every`` updates. Acting never waits for a number
-of updates: the ratio is held by the frames counted, whatever the batch sizes.
+to its learning half, ``ReplayLearning``, which stores it in the ``Replay``
+and then owes as many updates as the replay ratio says (``replay_ratio``
+updates per environment frame stepped after ``learning_starts``), each
+followed by its priority update; the actor copy is refreshed every
+``actor_sync_every`` updates. The ratio is held by the frames counted,
+whatever the batch sizes. Under ``--runner multi`` the ``ReplayLearning``
+(replay, learner, target, priorities) lives in the learner process
+(``runner.multi_process``) and the actor here keeps stepping the games.
 
 ``value_interface`` gathers the learner, its acting copy and its target
 network; ``GameLoader.add_value_tags`` adds the two tags to a context.
@@ -17,12 +20,15 @@ network; ``GameLoader.add_value_tags`` adds the two tags to a context.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from .args_provider import Configurable, setting
 from .game_loader import STATE_KEY
@@ -31,9 +37,17 @@ from .model_interface import ModelInterface
 from .prev_inputs import add_final_inputs
 from .replay import Replay
 from .sampler import Sampler
-from .trainer import ActingRecord, actor_sync_setting, device_setting, lanes_of, observations, replied_inputs
+from .trainer import (
+    ActingRecord,
+    actor_sync_setting,
+    device_setting,
+    learning_in_process,
+    observations,
+    replied_inputs,
+)
+from .transfer import HostStaging
 
-__all__ = ["ValueTrainer", "value_interface"]
+__all__ = ["ReplayLearning", "ValueTrainer", "value_interface"]
 
 
 def value_interface(model: Model, mi: ModelInterface | None = None) -> ModelInterface:
@@ -43,6 +57,58 @@ def value_interface(model: Model, mi: ModelInterface | None = None) -> ModelInte
     target = mi.add_model("target", model.clone())
     target.requires_grad_(False)
     return mi
+
+
+@dataclass(eq=False)
+class ReplayLearning:
+    """The learning half of training on replay, in the trainer's process or a
+    learner process (``MultiProcessRun``): each window it takes goes into the
+    replay; it owes ``replay_ratio`` updates per frame stepped after
+    ``learning_starts`` (``trainer.WindowLearning`` says what a learning half does)."""
+
+    mi: ModelInterface
+    method: Any  # step(mi, batch) -> (stats, priorities)
+    device: torch.device
+    staging: HostStaging | None
+    replay: Replay
+    replay_ratio: float
+    learning_starts: int
+    replay_batch: int
+    frames: int = 0  # frames stepped when the last window was taken
+    progress: float = 0.0  # and the run's progress then (prioritized replay's beta follows it)
+
+    @property
+    def model(self) -> Model:
+        return self.mi["model"]
+
+    def take(self, window: Mapping[str, Tensor], lanes: np.ndarray, frames: int,
+             progress: float) -> list[dict[str, float]]:
+        """Store ``window`` (columns of game seats ``lanes``), taken after ``frames``
+        frames stepped at ``progress`` of the run; no update is made here."""
+        window = dict(window)
+        add_final_inputs(self.mi["model"], window)
+        self.replay.add(window, lanes)
+        self.frames, self.progress = frames, progress
+        return []
+
+    def owed(self, updates: int) -> int:
+        """Updates owed after ``updates``: ``int(replay_ratio (frames - learning_starts)) - updates``
+        (none while every lane is still shorter than the n-step horizon)."""
+        owed = int(self.replay_ratio * (self.frames - self.learning_starts)) - updates
+        return owed if owed > 0 and len(self.replay) else 0
+
+    def update(self) -> dict[str, float]:
+        """One update on a replayed batch, then the priorities of its rows."""
+        self.replay.anneal(self.progress)
+        sample = self.replay.sample(self.replay_batch)
+        index = sample.pop("index")
+        if self.staging is not None:  # a GPU: through pinned buffers
+            sample = self.staging.to_device(sample)
+        else:
+            sample = {k: v.to(self.device, non_blocking=True) for k, v in sample.items()}
+        stats, priorities = self.method.step(self.mi, sample)
+        self.replay.update_priorities(index, priorities)
+        return {**stats, **self.replay.stats()}
 
 
 @dataclass(eq=False)
@@ -60,6 +126,10 @@ class ValueTrainer(ActingRecord, Configurable):
     actor_sync_every: int = actor_sync_setting()
     seats_per_game: int = 1
     statistics: tuple[str, ...] = ()  # the game's episode statistics keys (GameLoader.statistic_keys)
+
+    needs_every_window: ClassVar[bool] = True  # the replay stores each game's steps in order
+    # Gathers the learner, its acting copy and its target (rebuilt so in a learner process).
+    interface: ClassVar[Callable[[Model, ModelInterface], ModelInterface]] = staticmethod(value_interface)
 
     def __post_init__(self) -> None:
         if self.replay_ratio <= 0:
@@ -88,33 +158,34 @@ class ValueTrainer(ActingRecord, Configurable):
         inputs = replied_inputs(batch, a, prev, self.previous)
         return {**reply, **{key: value.cpu().numpy() for key, value in inputs.items()}}
 
-    def train(self, batch: Mapping[str, Any]) -> None:
-        """Store the window, then make the updates the replay ratio owes."""
-        window = {key: torch.as_tensor(np.asarray(batch[key])) for key in batch.keys()}  # views: no copy
-        add_final_inputs(self.mi["model"], window)
-        self.replay.add(window, lanes_of(batch, self.seats_per_game))
-        owed = int(self.replay_ratio * (self.frames - self.learning_starts)) - self.updates
-        if owed > 0 and len(self.replay) == 0:  # every lane still shorter than the n-step horizon
-            return
-        for _ in range(owed):
-            self.learn()
+    def learning(self) -> ReplayLearning:
+        """The learning half over this trainer's learner and replay."""
+        return ReplayLearning(self.mi, self.method, self.learner_on, self.window_staging, self.replay,
+                              **self._ratio_fields())
 
-    def learn(self) -> None:
-        """One update on a replayed batch, then its priorities and the actor copy."""
-        if self.total_frames:
-            self.replay.anneal(self.frames / self.total_frames)
-        sample = self.replay.sample(self.replay_batch)
-        index = sample.pop("index")
-        if self.window_staging is not None:  # a GPU: through pinned buffers
-            sample = self.window_staging.to_device(sample)
-        else:
-            sample = {k: v.to(self.device, non_blocking=True) for k, v in sample.items()}
-        stats, priorities = self.method.step(self.mi, sample)
-        self.replay.update_priorities(index, priorities)
-        self.updates += 1
-        if self.updates % self.actor_sync_every == 0:
-            self.mi.update_model("actor", "model")
-        self.update_stats.add({**stats, **self.replay.stats(), **self.exploration_stats()})
+    def process_learning(self) -> Callable[[torch.device], ReplayLearning]:
+        """What builds the learning half in a learner process (``MultiProcessRun``), picklable:
+        copies of the learner and its target, the method, and an empty replay of the same settings."""
+        replay = self.replay
+        empty_replay = functools.partial(type(replay), **{f.name: getattr(replay, f.name)
+                                                          for f in dataclasses.fields(replay) if f.init})
+        return functools.partial(learning_in_process, ReplayLearning, type(self).interface,
+                                 self.mi["model"].clone().cpu(), self.mi.setting_values(),
+                                 made_there={"replay": empty_replay}, method=self.method, **self._ratio_fields())
+
+    def _ratio_fields(self) -> dict[str, Any]:
+        return {"replay_ratio": self.replay_ratio, "learning_starts": self.learning_starts,
+                "replay_batch": self.replay_batch}
+
+    def record_update(self, stats: Mapping[str, float]) -> None:
+        """Count an update and keep its stats, with the actor's exploration beside them."""
+        super().record_update({**stats, **self.exploration_stats()})
+
+    def run_stats(self) -> dict[str, float]:
+        """The replay ratio achieved: updates per frame stepped after ``learning_starts``
+        (below ``replay_ratio`` when a learner process falls behind and drops updates)."""
+        learning_frames = self.frames - self.learning_starts
+        return {"replay_ratio_achieved": self.updates / learning_frames if learning_frames > 0 else 0.0}
 
     def exploration_stats(self) -> dict[str, float]:
         """What the stats line says of exploration: epsilon."""

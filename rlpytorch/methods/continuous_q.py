@@ -3,7 +3,8 @@
 ``clipped_double_q_target`` and ``soft_q_target`` are the critics' bootstrapped
 targets, ``smoothed_target_action`` TD3's target policy smoothing,
 ``critic_regression`` the critics' loss, ``frozen`` keeps the critics' weights
-out of the actor's backward pass. All batches are ``[B, ...]`` replayed
+out of the actor's backward pass, ``TravellingGenerator`` lets a method's
+random generator go to a learner process. All batches are ``[B, ...]`` replayed
 transitions: ``reward`` is the (n-step) discounted reward sum and ``discount``
 the ``gamma^k`` of the bootstrap, 0 after a real episode end; a time-limit
 truncation bootstraps from the state the episode ended in (``Replay``).
@@ -13,11 +14,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
-__all__ = ["clipped_double_q_target", "critic_regression", "frozen", "smoothed_target_action", "soft_q_target"]
+__all__ = [
+    "TravellingGenerator",
+    "clipped_double_q_target",
+    "critic_regression",
+    "frozen",
+    "smoothed_target_action",
+    "soft_q_target",
+]
+
+
+class TravellingGenerator:
+    """Pickles a method's ``generator`` as its state: a ``torch.Generator`` itself
+    does not reach a spawned process (``--runner multi``'s learner), where the
+    method then draws the numbers it would have drawn here."""
+
+    generator: torch.Generator
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "generator": bytes(self.generator.get_state().numpy())}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        generator = torch.Generator()
+        generator.set_state(torch.frombuffer(bytearray(state["generator"]), dtype=torch.uint8))
+        self.__dict__.update({**state, "generator": generator})
 
 
 def clipped_double_q_target(reward: Tensor, discount: Tensor, q_next: Tensor) -> Tensor:

@@ -13,7 +13,7 @@ from ..args_provider import Configurable, part, setting
 from ..model_interface import ModelInterface
 from ..models.actor_q import ActorQ
 from .actor_critic import gamma_setting
-from .continuous_q import clipped_double_q_target, critic_regression, frozen
+from .continuous_q import TravellingGenerator, clipped_double_q_target, critic_regression, frozen
 from .target_network import TargetNetwork
 
 __all__ = ["DDPG", "check_actor_q"]
@@ -33,7 +33,7 @@ def check_actor_q(model: Any, method: str, deterministic: bool, critics: tuple[i
 
 
 @dataclass(eq=False)
-class DDPG(Configurable):
+class DDPG(TravellingGenerator, Configurable):
     """Critic: ``loss = sum_i w_i (Q(s_i, a_i) - y_i)^2 / 2 / B``, ``y = reward + discount Q'(s', mu'(s'))``;
     actor: ``loss = -mean_i Q(s_i, mu(s_i))``; then ``theta' <- (1 - tau) theta' + tau theta``
     (``TargetNetwork`` with ``--polyak_tau``) for actor and critic.

@@ -13,7 +13,7 @@ from torch import Tensor
 from ..args_provider import Configurable, part, setting
 from ..model_interface import ModelInterface
 from .actor_critic import gamma_setting
-from .continuous_q import critic_regression, frozen, soft_q_target
+from .continuous_q import TravellingGenerator, critic_regression, frozen, soft_q_target
 from .ddpg import check_actor_q
 from .target_network import TargetNetwork
 from .temperature import temperature_loss
@@ -22,7 +22,7 @@ __all__ = ["SAC"]
 
 
 @dataclass(eq=False)
-class SAC(Configurable):
+class SAC(TravellingGenerator, Configurable):
     """One update on a replayed batch, in Stable-Baselines3's order:
 
     - temperature: ``J(alpha) = -mean log_alpha (log pi(a|s) + H_target)``, ``a ~ pi(.|s)``,

@@ -2,16 +2,36 @@
 
 Train windows travel to the learner through ``batch_slots`` shared-memory
 slots: the ``train`` callback copies a window into a free slot and posts its
-index. When every slot is busy (the learner is behind), ``--when_behind``
-decides: ``drop`` the window (acting never waits on a gradient step; the
-dropped windows are counted) or ``wait`` for a free slot (back-pressure: the
-games wait for the learner, and every frame is learned from). Each stats
-record gives ``frames`` (stepped) beside ``frames_learned`` (in windows the
-learner trained on). Every ``actor_sync_every`` updates the learner copies its weights
-into a shared-memory model under a lock and bumps a version number; the actor
-callback reloads its copy when the version changed. The learner runs on the
-trainer's ``learner_device`` (windows to a GPU through pinned buffers), the
-actor here on its ``actor_device``.
+index with the frames stepped so far. The learner process runs the trainer's
+learning half (``trainer.process_learning()``): on-policy, one update per
+window (``WindowLearning``); on replay (DQN, R2D2, DRQN, DDPG, TD3, SAC), the
+replay, the target network and the priority updates live there
+(``ReplayLearning``): each window goes into the replay and the learner owes
+``replay_ratio`` updates per frame stepped, counted here where the games step.
+
+When the learner falls behind, ``--when_behind`` decides:
+
+- ``wait`` (back-pressure): a slot is freed once its window is learned from
+  (on replay: once every update owed at its frame count is made), and the
+  games wait for a free slot. Every frame is learned from and the replay
+  ratio holds exactly, the learner at most ``batch_slots`` windows behind.
+- ``drop`` (acting never waits on a gradient step): on-policy, a window that
+  finds every slot busy is dropped (counted in ``dropped``). On replay no
+  window is dropped, since the replay stores each game's steps in order and a
+  missing window would join steps that do not follow each other: the learner
+  takes each window into the replay as soon as it arrives, freeing its slot,
+  and makes the updates owed in between; updates owed beyond the lag ``wait``
+  allows (those of ``batch_slots`` windows) are dropped instead (counted in
+  ``updates_dropped``; ``replay_ratio_achieved`` then falls below
+  ``replay_ratio``). The games wait only if a single update outlasts
+  ``batch_slots`` windows of play.
+
+Each stats record gives ``frames`` (stepped) beside ``frames_learned``
+(in the windows the learner trained on or stored). Every ``actor_sync_every``
+updates the learner copies its weights into a shared-memory model under a
+lock and bumps a version number; the actor callback reloads its copy when the
+version changed. The learner runs on the trainer's ``learner_device``
+(windows to a GPU through pinned buffers), the actor here on its ``actor_device``.
 
 Shutdown is the same whatever ends the run (budget, target, Ctrl-C, an
 exception here, an exception or death of the learner): the engine stops, the
@@ -28,6 +48,7 @@ import queue
 import signal
 import time
 import traceback
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,11 +58,7 @@ import torch.multiprocessing as mp
 
 from ..args_provider import setting
 from ..model_base import Model
-from ..model_interface import ModelInterface
-from ..normalization import normalize_window
-from ..prev_inputs import add_final_inputs
-from ..trainer import Method, lanes_of
-from ..transfer import staging_for
+from ..trainer import lanes_of
 from .single_process import RunSummary, SingleProcessRun, window_frames
 
 __all__ = ["LearnerError", "MultiProcessRun"]
@@ -58,8 +75,9 @@ class MultiProcessRun(SingleProcessRun):
     batch_slots: int = setting(4, "shared-memory slots for train windows in flight")
     learner_threads: int = setting(1, "torch threads of the learner process")
     join_timeout: float = setting(30.0, "seconds the learner gets to exit before it is terminated")
-    when_behind: str = setting("drop", "when every slot is busy: drop the window (acting never waits) or wait "
-                               "for a free slot (the games wait for the learner)", choices=("drop", "wait"))
+    when_behind: str = setting("drop", "when the learner is behind: drop windows that find every slot busy "
+                               "(on replay: updates owed beyond batch_slots windows; acting never waits) or "
+                               "wait for a free slot (the games wait for the learner)", choices=("drop", "wait"))
 
     def run(self, gc: Any) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
@@ -76,7 +94,8 @@ class MultiProcessRun(SingleProcessRun):
             self._queues["free"].put(i)
         self._slots: dict[str, torch.Tensor] | None = None
         self._seen_version = 0
-        self.dropped = 0
+        self.dropped = 0  # windows
+        self.updates_dropped = 0  # updates owed on replay beyond the allowed lag (drop)
         self._learner = context.Process(
             target=_learner_main,
             args=(self._learner_setup(), self._shared, self._version, self._lock, self._stop, self._queues),
@@ -110,13 +129,11 @@ class MultiProcessRun(SingleProcessRun):
     def _learner_setup(self) -> dict[str, Any]:
         trainer = self.trainer
         return {
-            "model": trainer.mi["model"].clone().cpu(),
-            "method": trainer.method,
-            "mi_settings": trainer.mi.setting_values(),
+            "learning": trainer.process_learning(),
             "device": str(trainer.learner_on),
             "actor_sync_every": trainer.actor_sync_every,
-            "lr_schedule": trainer.lr_schedule,
-            "total_frames": self.num_frames,
+            "when_behind": self.when_behind,
+            "batch_slots": self.batch_slots,
             "threads": self.learner_threads,
             "parent": os.getpid(),
         }
@@ -143,18 +160,21 @@ class MultiProcessRun(SingleProcessRun):
         size = len(batch)
         for key in keys:
             self._slots[key][index, :, :size].copy_(torch.from_numpy(np.asarray(batch[key])))
-        self._queues["full"].put((index, size, self.trainer.frames, window_frames(batch),
-                                 lanes_of(batch, self.trainer.seats_per_game)))
+        trainer = self.trainer
+        self._queues["full"].put((index, size, trainer.frames, trainer.progress, window_frames(batch),
+                                 lanes_of(batch, trainer.seats_per_game)))
 
     def _free_slot(self) -> int | None:
         """A free slot's index; None (drop) when all are busy, unless ``when_behind``
-        is ``wait``: then wait for one, checking that the learner is alive."""
+        is ``wait`` or the trainer needs every window (replay): then wait for one,
+        checking that the learner is alive."""
         free = self._queues["free"]
+        drop = self.when_behind == "drop" and not self.trainer.needs_every_window
         while True:
             try:
-                return free.get(timeout=0.05) if self.when_behind == "wait" else free.get_nowait()
+                return free.get_nowait() if drop else free.get(timeout=0.05)
             except queue.Empty:
-                if self.when_behind == "drop":
+                if drop:
                     return None
                 self._poll()  # raises if the learner failed or died
 
@@ -179,9 +199,9 @@ class MultiProcessRun(SingleProcessRun):
                 return payload
             if kind != "stats":
                 continue
-            stats, frames = payload
-            self.trainer.update_stats.add(stats)
-            self.trainer.updates += 1
+            updates, frames, self.updates_dropped = payload
+            for stats in updates:
+                self.trainer.record_update(stats)
             self.frames_learned += frames
 
     def _current_model(self) -> Any:
@@ -194,7 +214,8 @@ class MultiProcessRun(SingleProcessRun):
         return None
 
     def _extra_stats(self) -> dict[str, float]:
-        return {**super()._extra_stats(), "dropped": float(self.dropped)}
+        return {**super()._extra_stats(), "dropped": float(self.dropped),
+                "updates_dropped": float(self.updates_dropped)}
 
     def _shutdown(self, gc: Any) -> None:
         """Stop the engine, then the learner; adopt its final weights."""
@@ -248,34 +269,92 @@ def _learner_main(
 
 def _learn(setup: dict[str, Any], shared: Model, version: Any, lock: Any, stop: Any, queues: dict) -> None:
     torch.set_num_threads(setup["threads"])
-    device = torch.device(setup["device"])
-    mi = ModelInterface(**setup["mi_settings"])
-    mi.add_model("model", setup["model"].to(device), optimize=True)
-    method: Method = setup["method"]
-    staging = staging_for(device)  # pinned buffers on the way to a GPU
+    learning = setup["learning"](torch.device(setup["device"]))
     queues["news"].put(("ready", None))
     slots = _wait(queues["slots"], stop, setup["parent"])
-    updates = 0
-    while slots is not None:
+    if slots is not None:
+        _LearnerLoop(setup, learning, slots, queues, lambda: _publish(learning.model, shared, version, lock)).run()
+    _publish(learning.model, shared, version, lock)
+
+
+_NOTHING = object()  # no window waiting
+
+
+class _LearnerLoop:
+    """The learner process's loop: the windows handed over, until the parent's end
+    mark, and the updates the learning half owes (see the module docstring)."""
+
+    def __init__(self, setup: dict[str, Any], learning: Any, slots: dict[str, torch.Tensor], queues: dict,
+                 publish: Any) -> None:
+        self.learning, self.slots, self.queues, self.publish = learning, slots, queues, publish
+        self.parent, self.sync_every = setup["parent"], setup["actor_sync_every"]
+        self.drop, self.batch_slots = setup["when_behind"] == "drop", setup["batch_slots"]
+        self.updates = 0
+        self.dropped = 0  # updates owed beyond the allowed lag, given up (drop)
+        self.reports: list[dict[str, float]] = []  # stats of the updates since the last news
+        self.frames = 0  # frames of the windows taken since the last news
+        self.targets: deque[int] = deque(maxlen=self.batch_slots)  # updates due after each of the last windows
+
+    def owed(self) -> int:
+        return self.learning.owed(self.updates + self.dropped)
+
+    def run(self) -> None:
         # Windows come until the parent's end mark (None): the ones handed over
-        # before the stop are still learned from (at most batch_slots updates).
-        item = _wait(queues["full"], None, setup["parent"])
-        if item is None:
-            break
-        index, size, frames, new_frames, ids = item
-        window = {k: v[index, :, :size] for k, v in slots.items()}
-        window = staging.to_device(window) if staging else {k: v.to(device) for k, v in window.items()}
-        add_final_inputs(mi["model"], window)  # from the raw rewards, before normalize_window scales them
-        normalize_window(mi["model"], window, ids)
-        if setup["lr_schedule"] == "linear" and setup["total_frames"]:
-            mi.scale_lr(max(0.0, 1.0 - frames / setup["total_frames"]))
-        stats = method.update(mi, window)
-        queues["free"].put(index)
-        queues["news"].put(("stats", (stats, new_frames)))
-        updates += 1
-        if updates % setup["actor_sync_every"] == 0:
-            _publish(mi["model"], shared, version, lock)
-    _publish(mi["model"], shared, version, lock)
+        # before the stop are still learned from (at most batch_slots windows).
+        while True:
+            owing = self.owed() > 0
+            if not owing:
+                self.report()
+            item = _wait(self.queues["full"], None, self.parent) if not owing else self.waiting()
+            if item is None:
+                break
+            if item is _NOTHING:
+                self.update()
+            else:
+                self.take(item)
+        for _ in range(self.owed()):  # the last windows' updates (drop: at most the allowed lag)
+            self.update()
+        self.report()
+
+    def waiting(self) -> Any:
+        """The next window if one is waiting (None: the end mark), else ``_NOTHING``."""
+        try:
+            return self.queues["full"].get_nowait()
+        except queue.Empty:
+            return _NOTHING
+
+    def take(self, item: tuple) -> None:
+        """Give the learning half a window; with ``wait`` make the updates owed
+        before freeing its slot, with ``drop`` give up those beyond the allowed lag."""
+        index, size, frames, progress, new_frames, lanes = item
+        window = {k: v[index, :, :size] for k, v in self.slots.items()}
+        for stats in self.learning.take(window, lanes, frames, progress):
+            self.count(stats)
+        if self.drop:  # the updates owed at the window batch_slots back must be made or dropped by now
+            if len(self.targets) == self.batch_slots:
+                self.dropped += max(0, self.targets[0] - self.updates - self.dropped)
+            self.targets.append(self.owed() + self.updates + self.dropped)
+        else:
+            for _ in range(self.owed()):
+                self.update()
+        self.queues["free"].put(index)
+        self.frames += new_frames
+        self.report()
+
+    def update(self) -> None:
+        self.count(self.learning.update())
+
+    def count(self, stats: dict[str, float]) -> None:
+        self.reports.append(stats)
+        self.updates += 1
+        if self.updates % self.sync_every == 0:
+            self.publish()
+
+    def report(self) -> None:
+        """Send the updates' stats, the frames taken and the updates dropped so far."""
+        if self.reports or self.frames:
+            self.queues["news"].put(("stats", (self.reports, self.frames, self.dropped)))
+            self.reports, self.frames = [], 0
 
 
 def _wait(source: Any, stop: Any | None, parent: int) -> Any:

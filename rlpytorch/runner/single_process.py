@@ -228,8 +228,9 @@ class SingleProcessRun(Configurable):
 
     def _extra_stats(self) -> dict[str, float]:
         """Extra values for each stats record: the frames learned from (beside
-        ``frames``, those stepped) and, with several ranks, all ranks' frames."""
-        extra = {"frames_learned": float(self.frames_learned)}
+        ``frames``, those stepped), the trainer's ``run_stats`` (the replay ratio
+        achieved) and, with several ranks, all ranks' frames."""
+        extra = {"frames_learned": float(self.frames_learned), **self.trainer.run_stats()}
         if distributed.is_distributed():
             extra["frames_all_ranks"] = float(self._frames_all_ranks)
         return extra

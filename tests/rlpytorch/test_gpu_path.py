@@ -71,7 +71,8 @@ def test_the_multi_process_learner_is_placed_on_the_learner_device():
     trainer = make_trainer(device="meta", learner_device="cpu")  # the acting model on "meta", as --device says
     setup = MultiProcessRun(trainer, progress=False)._learner_setup()
     assert setup["device"] == "cpu"
-    assert {p.device.type for p in setup["model"].parameters()} == {"cpu"}
+    learning = setup["learning"](torch.device(setup["device"]))  # as the learner process builds it
+    assert {p.device.type for p in learning.model.parameters()} == {"cpu"}
 
 
 @pytest.mark.parametrize("every", [1, 3])

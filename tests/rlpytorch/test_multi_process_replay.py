@@ -1,0 +1,189 @@
+"""The replay methods under ``--runner multi``: the replay, target and priorities in
+the learner process, the games stepping here; the replay ratio counted in frames
+stepped, held exactly with ``wait``, its shortfall counted with ``drop``."""
+
+import math
+import os
+import queue
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import fake_loader
+
+from rlpytorch import train
+from rlpytorch.methods.dqn import DQN
+from rlpytorch.methods.target_network import TargetNetwork
+from rlpytorch.model_base import read_checkpoint
+from rlpytorch.models.q_networks import QNetwork, QSettings
+from rlpytorch.replay import Replay
+from rlpytorch.runner import LearnerError, MultiProcessRun
+from rlpytorch.runner.multi_process import _LearnerLoop
+from rlpytorch.runner.single_process import window_frames
+from rlpytorch.sampler import Sampler
+from rlpytorch.value_trainer import ValueTrainer, value_interface
+
+CONFIGS = Path(__file__).parents[2] / "examples" / "configs"
+SMALL = ["--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1", "--no-progress",
+         "--hidden", "16", "--replay_batch", "16", "--learning_starts", "400", "--eval_episodes", "4",
+         "--no-tensorboard", "--log_every", "10000"]
+
+
+class CountingRun(MultiProcessRun):
+    """Records the frames of every window handed to the train callback, and the
+    frames stepped when the last one was (the learner's ratio counts those)."""
+
+    runs: list = []
+
+    def run(self, gc):
+        CountingRun.runs.append(self)
+        self.frames_windowed = self.windows = self.frames_at_last_window = 0
+        return super().run(gc)
+
+    def _enqueue(self, batch):
+        self.frames_windowed += window_frames(batch)
+        self.windows += 1
+        self.frames_at_last_window = self.trainer.frames
+        return super()._enqueue(batch)
+
+
+@pytest.fixture
+def counting_runs(monkeypatch):
+    CountingRun.runs = []
+    monkeypatch.setitem(train.RUNNERS, "multi", CountingRun)
+    return CountingRun.runs
+
+
+@pytest.mark.parametrize("method, ratio", [("dqn", 0.1), ("r2d2", 0.02)])  # both prioritized: priorities updated there
+def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exactly_with_wait(
+        tmp_path, counting_runs, method, ratio):
+    run_dir = tmp_path / "run"
+    out = train.main(["--method", method, "--runner", "multi", "--when_behind", "wait", "--num_frames", "2000",
+                      "--replay_ratio", str(ratio), "--prioritized", "--save_dir", str(run_dir), *SMALL])
+    summary, run = out["summary"], counting_runs[0]
+    assert summary.frames >= 2000 and len(out["eval"].returns) == 4
+    # Frames stepped = frames stored + frames dropped (none), up to the frames not yet in a window.
+    assert run.dropped == 0 and run.frames_learned == run.frames_windowed
+    T = out["config"]["T"]
+    assert 0 <= summary.frames - run.frames_windowed <= T * 8
+    # Back-pressure: every update owed at the last window was made, replay_ratio per frame stepped.
+    assert summary.updates == int(ratio * (run.frames_at_last_window - 400)) > 0
+    assert run.updates_dropped == 0
+    assert run._extra_stats()["replay_ratio_achieved"] == summary.updates / (summary.frames - 400)
+    assert read_checkpoint(run_dir / "last.pt")["step"] == summary.updates
+    # The epsilon schedule stayed with the actor, on the frames it stepped (the method's schedule).
+    config = out["config"]
+    progress = summary.frames / config["epsilon_frames"]
+    assert progress < 1 and run.trainer.sampler.epsilon == pytest.approx(
+        config["epsilon"] + (config["epsilon_final"] - config["epsilon"]) * progress)
+    # The optimizer, target and replay stayed in the learner: these checkpoints do not resume
+    # (and --resume refuses --runner multi: tests/rlpytorch/test_resume.py).
+    with pytest.raises(ValueError, match="holds weights only"):
+        train.main(["--resume", str(run_dir)])
+
+
+def test_sac_runs_under_multi_with_its_replay_in_the_learner(tmp_path, counting_runs):
+    out = train.main(["--config", str(CONFIGS / "pendulum_sac.yaml"), "--runner", "multi", "--when_behind", "wait",
+                      "--num_frames", "400", "--num_games", "4", "--actor_batch", "4", "--train_batch", "4",
+                      "--net_arch", "16,16", "--replay_batch", "16", "--learning_starts", "100",
+                      "--replay_ratio", "0.25", "--no-progress", "--eval_episodes", "2", "--no-tensorboard",
+                      "--save_dir", str(tmp_path / "run")])
+    summary, run = out["summary"], counting_runs[0]
+    assert summary.updates == int(0.25 * (run.frames_at_last_window - 100)) > 0
+    assert run.frames_learned == run.frames_windowed and len(out["eval"].returns) == 2
+    log_alpha = read_checkpoint(tmp_path / "run" / "last.pt")["state_dict"]["temperature.log_alpha"]
+    assert log_alpha.item() != pytest.approx(math.log(out["config"]["init_temperature"]))  # learned over there
+
+
+class SlowDQN(DQN):
+    """DQN whose steps take a while, so the learner falls behind the games."""
+
+    def step(self, mi, batch):
+        time.sleep(0.005)
+        return super().step(mi, batch)
+
+
+class BrokenDQN(DQN):
+    def step(self, mi, batch):
+        raise FloatingPointError("TD error exploded on purpose")
+
+
+def value_run(method, **options):
+    """A DQN trainer on the fake CartPole under ``MultiProcessRun`` (replay ratio 0.25 after 200 frames)."""
+    torch.manual_seed(0)
+    loader = fake_loader(num_games=8, T=5)
+    gc = loader.context()
+    model = QNetwork(loader.observation_spec(gc), loader.num_actions(gc), QSettings(hidden=16))
+    loader.add_value_tags(gc)
+    replay = Replay(8, model.obs_keys, replay_capacity=2000, seed=0)
+    trainer = ValueTrainer(value_interface(model), method, Sampler("epsilon_greedy", seed=0), replay,
+                           replay_ratio=0.25, learning_starts=200, replay_batch=16)
+    run = CountingRun(trainer, join_timeout=60.0, progress=False, save_dir="", log_every=10**9, **options)
+    return gc, trainer, run
+
+
+@pytest.mark.parametrize("when_behind", ["drop", "wait"])
+def test_a_slow_learner_drops_updates_not_windows_with_drop_and_holds_the_ratio_with_wait(when_behind):
+    gc, trainer, run = value_run(SlowDQN(target=TargetNetwork(50)), num_frames=1200, batch_slots=2,
+                                 when_behind=when_behind)
+    summary = run.run(gc)
+    assert not run._learner.is_alive() and run._learner.exitcode == 0
+    # No window is dropped, even with drop: the replay holds each game's steps in order.
+    assert run.dropped == 0 and run.frames_learned == run.frames_windowed
+    owed = int(0.25 * (run.frames_at_last_window - 200))
+    assert summary.updates + run.updates_dropped == owed  # each owed update made or dropped, none twice
+    achieved = run._extra_stats()["replay_ratio_achieved"]
+    if when_behind == "wait":
+        assert run.updates_dropped == 0 and achieved == pytest.approx(0.25, abs=0.25 * 8 * 4 / 1000)
+    else:  # the learner fell behind: the games did not wait, and the ratio achieved shows it
+        assert run.updates_dropped > 0 and achieved < 0.25
+
+
+def test_an_error_in_the_replay_learner_reaches_the_user_with_its_traceback():
+    gc, _, run = value_run(BrokenDQN(), num_frames=10**9)
+    with pytest.raises(LearnerError, match="TD error exploded on purpose"):
+        run.run(gc)
+    assert gc.stopped and not run._learner.is_alive()
+
+
+class OnePerFrame:
+    """A learning half owing one update per frame stepped (replay ratio 1, no learning starts)."""
+
+    model = None
+
+    def __init__(self):
+        self.frames = 0
+
+    def take(self, window, lanes, frames, progress):
+        self.frames = frames
+        return []
+
+    def owed(self, updates):
+        return max(0, self.frames - updates)
+
+    def update(self):
+        return {"loss": 1.0}
+
+
+@pytest.mark.parametrize("when_behind, made, dropped", [("wait", 40, 0), ("drop", 20, 20)])
+def test_learner_loop_lags_at_most_batch_slots_windows_by_hand(when_behind, made, dropped):
+    # Four windows of 10 frames all waiting before the learner starts, then the end mark.
+    # wait: each window's 10 updates before the next window: 40. drop, 2 slots: on taking
+    # window 3 the 10 updates owed at window 1 are due and none is made: dropped; on taking
+    # window 4 those of window 2 (10 more); the last 20 are made after the end mark.
+    queues = {"full": queue.Queue(), "free": queue.Queue(), "news": queue.Queue()}
+    for k in range(1, 5):
+        queues["full"].put((k % 2, 2, 10 * k, 0.0, 10, [0, 1]))
+    queues["full"].put(None)
+    published = []
+    setup = {"parent": os.getppid(), "actor_sync_every": 5, "when_behind": when_behind, "batch_slots": 2}
+    loop = _LearnerLoop(setup, OnePerFrame(), {"terminal": torch.zeros(2, 3, 2)}, queues,
+                        lambda: published.append(1))
+    loop.run()
+    assert (loop.updates, loop.dropped) == (made, dropped)
+    assert len(published) == made // 5  # every actor_sync_every updates
+    news = [queues["news"].get_nowait()[1] for _ in range(queues["news"].qsize())]
+    assert sum(len(stats) for stats, _, _ in news) == made and sum(frames for _, frames, _ in news) == 40
+    assert news[-1][2] == dropped
+    assert sorted(queues["free"].get_nowait() for _ in range(4)) == [0, 0, 1, 1]  # every slot freed
