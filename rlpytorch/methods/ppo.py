@@ -84,7 +84,8 @@ class PPO(Configurable):
         data = {k: batch[k] for k in model.obs_keys}
         family = policy_family(model)
         data.update(action_columns(family, batch))
-        data.update(mu=batch[behaviour_key(family)], terminal=batch["terminal"], R=R, A=R - V_old, V_old=V_old, mask=mask)
+        data.update(mu=batch[behaviour_key(family)], terminal=batch["terminal"], R=R, A=R - V_old, V_old=V_old,
+                    mask=mask)
         length = self._sequence_length(model, batch["terminal"].shape[0] - 1)
         seqs, start_states = _sequences(data, length, batch.get("h") if model.state_size else None)
         count = seqs["mask"].shape[1]
