@@ -13,6 +13,7 @@ from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActor
 from .models import obs_spec as normalized_spec
 from .models.actor_q import ActorQ
 from .models.q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
+from .models.seat_actor_q import SeatActorQ
 from .normalization import add_normalizers
 from .prev_inputs import PrevInputs
 
@@ -40,7 +41,7 @@ def register_model(cls: type[Model]) -> type[Model]:
 
 
 for _cls in (MLPActorCritic, SharedActorCritic, LSTMActorCritic, GRUActorCritic, QNetwork, LSTMQNetwork, GRUQNetwork,
-             ActorQ):
+             ActorQ, SeatActorQ):
     register_model(_cls)
 
 

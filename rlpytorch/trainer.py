@@ -36,7 +36,7 @@ from torch import Tensor
 from . import distributed
 from .args_provider import Configurable, setting
 from .distributions import behaviour_key, policy_family, policy_of
-from .model_base import Model
+from .model_base import SEAT_KEY, Model
 from .model_interface import ModelInterface
 from .normalization import normalize_window
 from .prev_inputs import PreviousActions, add_final_inputs
@@ -336,8 +336,11 @@ def observations(
     staging: HostStaging | None = None,
 ) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
     """The model's inputs for an actor batch, and among them the previous inputs
-    ``previous`` made (none without it: then they must be keys of ``batch``, as in ``predict``)."""
+    ``previous`` made (none without it: then they must be keys of ``batch``, as in ``predict``);
+    for a model that ``reads_seats``, ``seat`` ``[B]``: each row's seat (``batch.seats``)."""
     obs = to_tensors(batch, model.obs_keys, device, staging)
+    if model.reads_seats:
+        obs[SEAT_KEY] = torch.as_tensor(np.asarray(batch.seats, np.int64), device=device)
     prev = previous.inputs(batch, device) if previous is not None else {}
     missing = [k for k in model.obs_keys if k not in obs and k not in prev]
     if missing:

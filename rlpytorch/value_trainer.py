@@ -90,14 +90,18 @@ class ValueTrainer(ActingRecord, Configurable):
 
     def train(self, batch: Mapping[str, Any]) -> None:
         """Store the window, then make the updates the replay ratio owes."""
-        window = {key: torch.as_tensor(np.asarray(batch[key])) for key in batch.keys()}  # views: no copy
-        add_final_inputs(self.mi["model"], window)
-        self.replay.add(window, lanes_of(batch, self.seats_per_game))
+        self.store(batch)
         owed = int(self.replay_ratio * (self.frames - self.learning_starts)) - self.updates
         if owed > 0 and len(self.replay) == 0:  # every lane still shorter than the n-step horizon
             return
         for _ in range(owed):
             self.learn()
+
+    def store(self, batch: Mapping[str, Any]) -> None:
+        """Put a window batch into the replay, each (game, seat) its own lane."""
+        window = {key: torch.as_tensor(np.asarray(batch[key])) for key in batch.keys()}  # views: no copy
+        add_final_inputs(self.mi["model"], window)
+        self.replay.add(window, lanes_of(batch, self.seats_per_game))
 
     def learn(self) -> None:
         """One update on a replayed batch, then its priorities and the actor copy."""
