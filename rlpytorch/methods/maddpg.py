@@ -66,11 +66,18 @@ class MADDPG(DDPG):
         stats = {"q": q.detach().mean().item(), "critic_loss": critic_loss.item(),
                  "critic_grad_norm": mi.step("critic", critic_loss, self.grad_clip)}
         model.increment_step()
-        seat = torch.eye(model.seats, dtype=torch.bool, device=x.device)[:, None, :, None]  # [critic, 1, seat, 1]
         with frozen(model.critics):
-            a = torch.where(seat, model.actions(x), batch["a"].float())  # [S, B, S, D]: a_i -> mu_i(o_i) for Q_i
-            actor_loss = -(model.q_each(x, a) * live).sum(0).mean()
+            actor_loss = self.actor_loss(model, x, batch["a"].float(), live)
         stats["actor_grad_norm"] = mi.step("policy", actor_loss, self.grad_clip)
         stats["actor_loss"] = actor_loss.item()
         self.target(mi, model.step)
         return stats, ((q - y).abs() * live).detach().max(0).values
+
+    @staticmethod
+    def actor_loss(model: SeatActorQ, x: Tensor, a: Tensor, live: Tensor) -> Tensor:
+        """``-sum_i mean_b live_i Q_i(o, a_1..mu_i(o_i)..a_S)`` at the joint ``x`` ``[B, S, obs_dim]``,
+        replayed actions ``a`` ``[B, S, D]``, ``live`` ``[S, B]``: critic ``i`` sees seat ``i``'s
+        actor's action and the other seats' replayed ones."""
+        seat = torch.eye(model.seats, dtype=torch.bool, device=x.device)[:, None, :, None]  # [critic, 1, seat, 1]
+        own = torch.where(seat, model.actions(x), a)  # [S, B, S, D]: row i is critic i's joint action
+        return -(model.q_each(x, own) * live).sum(0).mean()

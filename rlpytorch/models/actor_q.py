@@ -59,7 +59,8 @@ def box_bounds(space: Any, model: str = "actor_q") -> tuple[np.ndarray, np.ndarr
     """``(low, high)`` of a Box action space that an actor can squash into: a vector
     with finite bounds; anything else is a ``ValueError`` naming the space (and ``model``)."""
     if not isinstance(space, spaces.Box):
-        raise ValueError(f"{model} models need one Box action; this game's action space is {space}")
+        shown = spaces.Discrete(space) if isinstance(space, int) else space  # one Discrete action comes as its n
+        raise ValueError(f"{model} models need one Box action; this game's action space is {shown}")
     if len(space.shape) != 1 or not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
         raise ValueError(f"{model} models need a vector Box action with finite bounds, got {space}")
     return space.low.astype(np.float32), space.high.astype(np.float32)
