@@ -27,7 +27,8 @@ from .value_matcher import ValueMatcher
 from .window import final_values, forward_window, masked_mean, normalized, returns_of, window_cuts
 
 VALUE_METHODS = {"dqn": DQN, "r2d2": R2D2, "drqn": DRQN}  # learn from replay (rlpytorch.value_trainer)
-OFFPOLICY_METHODS = {"ddpg": DDPG, "td3": TD3, "sac": SAC, "maddpg": MADDPG}  # Box actions, from replay (rlpytorch.offpolicy_trainer)
+# Box actions, from replay (rlpytorch.offpolicy_trainer)
+OFFPOLICY_METHODS = {"ddpg": DDPG, "td3": TD3, "sac": SAC, "maddpg": MADDPG}
 METHODS = {"actor_critic": ActorCritic, "ppo": PPO, **VALUE_METHODS, **OFFPOLICY_METHODS}
 
 __all__ = [

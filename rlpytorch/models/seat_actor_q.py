@@ -99,7 +99,7 @@ class SeatActorQ(Model):
         return int(self.action_center.shape[0])
 
     def joint(self, x: Tensor, a: Tensor) -> Tensor:
-        """The critics' input ``[...,  S * (obs_dim + D)]`` from ``x`` ``[..., S, obs_dim]`` and ``a`` ``[..., S, D]``."""
+        """The critics' input ``[..., S * (obs_dim + D)]`` from ``x`` ``[..., S, obs_dim]``, ``a`` ``[..., S, D]``."""
         a_norm = (a - self.action_center) / self.action_half
         return torch.cat([x.flatten(-2), a_norm.flatten(-2)], -1)
 
