@@ -136,6 +136,27 @@ def test_maddpg_and_independent_ddpg_train_on_simple_spread_through_rlpytorch_tr
     assert len(result.returns) == 3 and (result.lengths == 25).all()
 
 
+def test_maddpg_replay_rows_hold_every_seat_of_one_game_at_the_same_step(monkeypatch):
+    trainers = []
+
+    def keep(*args, **kwargs):
+        trainers.append(build(*args, **kwargs))
+        return trainers[-1]
+
+    build = train.build_offpolicy_trainer
+    monkeypatch.setattr(train, "build_offpolicy_trainer", keep)
+    # odd batch sizes scatter a game's seats over different window batches
+    train.main(["--method", "maddpg", "--num_frames", "600", "--learning_starts", "600", "--save_dir", "",
+                "--no-eval_at_end", *SPREAD, "--actor_batch", "5", "--train_batch", "5", "--T", "4"])
+    sample = trainers[0].replay.sample(200)
+    for obs in (sample["s"], sample["next_s"]):  # simple_spread: [vel, pos, landmarks (6), the others' positions
+        pos = obs[..., 2:4]                      # relative to one's own (2 x 2), communication]
+        for i in range(3):
+            for k, j in enumerate(j for j in range(3) if j != i):
+                torch.testing.assert_close(obs[:, i, 10 + 2 * k : 12 + 2 * k], pos[:, j] - pos[:, i])
+    assert sample["live"].all() and (sample["discount"] == 0.95).all()  # nobody leaves; time limits bootstrap
+
+
 def test_maddpg_refuses_a_game_of_one_seat():
     with pytest.raises(ValueError, match="at least 2 seats"):
         train.main(["--method", "maddpg", "--game", "pendulum", "--save_dir", "", "--no-progress"])
