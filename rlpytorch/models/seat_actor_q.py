@@ -4,10 +4,11 @@
 ``actor_q.py`` for a game of ``S`` seats that share one observation layout
 and one Box action key (a PettingZoo game hosted by ``elfpy.pz_host``):
 
-- ``actors``: ``S`` ``DeterministicActorHead``\\ s, ``mu_i(o_i) = c + h tanh(MLP_i(o_i))``:
+- ``actor``: ``S`` ``DeterministicActorHead``\\ s, ``mu_i(o_i) = c + h tanh(MLP_i(o_i))``:
   seat ``i``'s actor reads only seat ``i``'s own observation row. Parameters
-  per seat, as in Lowe et al. (2017), not shared: the seats' agents may play
-  different roles, and a critic per seat learns its own seat's reward anyway;
+  per seat by default, as in Lowe et al. (2017): the seats' agents may play
+  different roles. ``share_actors``: one actor for every seat, ``mu(o_i)``
+  (parameter sharing, as independent learners on one policy do);
 - ``critics``: ``QCritics(S)`` over the joint vector
   ``[o_1; ..; o_S; a_1_norm; ..; a_S_norm]`` (``a_norm = (a - c) / h``): critic ``i``
   is ``Q_i(o_1..o_S, a_1..a_S)``, the ``S`` critics run side by side.
@@ -45,6 +46,8 @@ class SeatActorQSettings(Configurable):
     net_arch: str = net_arch_setting()
     seats: int = setting(0, "seat_actor_q models: seats of the game, one actor and one critic each "
                             "(0: every seat of the game, filled in by rlpytorch.train)")
+    share_actors: bool = setting(False, "seat_actor_q models: one actor for every seat (parameter sharing) "
+                                        "instead of one per seat; the critics stay one per seat")
 
 
 class SeatActorQ(Model):
@@ -71,7 +74,7 @@ class SeatActorQ(Model):
         self.flatten = MLPEncoder(spec, None, 0, 0, "relu")  # no layers: flattened, concatenated observations
         hidden = widths(settings.net_arch)
         self.actor = nn.ModuleList(DeterministicActorHead(self.flatten.out_dim, hidden, low, high)
-                                   for _ in range(self.seats))
+                                   for _ in range(1 if settings.share_actors else self.seats))
         self.policy_family = self.actor[0].family
         self.critics = QCritics(self.seats, self.seats * (self.flatten.out_dim + len(low)), hidden)
         self.register_buffer("action_center", torch.as_tensor((high + low) / 2))
@@ -81,12 +84,21 @@ class SeatActorQ(Model):
         """``[..., obs_dim]``: the (normalised, when the model normalises) observations, flattened."""
         return self.flatten(self.as_obs({k: obs[k] for k in self.obs_keys}))
 
+    @property
+    def shared(self) -> bool:
+        """Whether one actor plays every seat."""
+        return len(self.actor) == 1
+
     def actions(self, x: Tensor) -> Tensor:
         """Every seat's action from its own observation: ``x`` ``[..., S, obs_dim]`` -> ``[..., S, D]``."""
+        if self.shared:
+            return self.actor[0](x)["action"]
         return torch.stack([actor(x[..., i, :])["action"] for i, actor in enumerate(self.actor)], -2)
 
     def act_rows(self, x: Tensor, seats: Tensor) -> Tensor:
         """``[B, D]``: row ``b``'s action by the actor of its seat ``seats[b]`` (``x`` ``[B, obs_dim]``)."""
+        if self.shared:
+            return self.actor[0](x)["action"]
         action = torch.empty(*x.shape[:-1], self.action_dim, device=x.device)
         for i, actor in enumerate(self.actor):
             rows = seats == i

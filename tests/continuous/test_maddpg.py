@@ -61,29 +61,28 @@ def test_maddpg_critic_targets_are_each_seats_reward_plus_its_target_critic_at_t
     assert model.step == 1 and "actor_loss" in stats
 
 
-def test_each_actor_learns_through_its_own_critic_with_only_its_own_action_replaced():
+@pytest.mark.parametrize("share_actors", [False, True])
+def test_each_actor_learns_through_its_own_critic_with_only_its_own_action_replaced(share_actors):
     torch.manual_seed(0)
-    model = linear_model(seats=3, net_arch="8")
+    model = SeatActorQ({"s": (1,)}, UNIT_BOX, SeatActorQSettings(net_arch="8", seats=3, share_actors=share_actors))
+    assert len(model.actor) == (1 if share_actors else 3)
     x = torch.randn(5, 3, 1)
     a = torch.rand(5, 3, 1) * 2 - 1  # replayed actions
-    live = torch.ones(3, 5)
-    loss = MADDPG.actor_loss(model, x, a, live)
-    loss.backward()
-    got = [[p.grad.clone() for p in actor.parameters()] for actor in model.actor]
-    for i, actor in enumerate(model.actor):
-        model.zero_grad()
+    MADDPG.actor_loss(model, x, a, torch.ones(3, 5)).backward()
+    got = [p.grad.clone() for p in model.actor.parameters()]
+    model.zero_grad()
+    for i in range(3):  # -mean Q_i with seat i's action from its actor, the others as replayed; critic i only
         joint = a.clone()
-        joint[:, i] = actor(x[:, i])["action"]  # seat i's action from its actor; the others as replayed
-        reference = -model.q_values(x, joint)[i].mean()  # critic i only
-        reference.backward()
-        for p, g in zip(actor.parameters(), got[i], strict=True):
-            torch.testing.assert_close(g, p.grad)
-    # the actions each critic judges: row i of the joint actions differs from the replay only at seat i
-    seat = torch.eye(3, dtype=torch.bool)[:, None, :, None]
-    own = torch.where(seat, model.actions(x), a)
+        joint[:, i] = model.actor[0 if share_actors else i](x[:, i])["action"]
+        (-model.q_values(x, joint)[i].mean()).backward()
+    for g, p in zip(got, model.actor.parameters(), strict=True):
+        torch.testing.assert_close(g, p.grad)
+    # the joint actions critic i judges differ from the replayed ones at seat i only
+    own = torch.where(torch.eye(3, dtype=torch.bool)[:, None, :, None], model.actions(x), a)
     for i in range(3):
         others = [j for j in range(3) if j != i]
         torch.testing.assert_close(own[i][:, others], a[:, others])
+        assert not torch.equal(own[i][:, i], a[:, i])
 
 
 def test_joint_replay_gives_every_seat_its_reward_discount_next_observation_and_liveness():
