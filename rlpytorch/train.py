@@ -260,10 +260,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     start = 0 if checkpoint is None else checkpoint["resume"]["runner"]["engine_starts"] + 1
     gc = loader.context(seed=engine_seed(loader.seed, start))
     obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
-    if "seats" in config and not config["seats"]:  # a model with a part per seat (seat_actor_q): the game's
-        config["seats"] = gc.num_seats
     try:
-        model = ModelLoader.from_config(config).build(obs_spec, num_actions)
+        model = ModelLoader.from_config(config).build(obs_spec, num_actions, gc.num_seats)
         trainer = build_trainer(method, config, loader, gc, model)
     except BaseException:
         gc.stop()  # release what the context holds (a hosted one: its worker processes)

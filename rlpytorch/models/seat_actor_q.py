@@ -45,7 +45,7 @@ class SeatActorQSettings(Configurable):
 
     net_arch: str = net_arch_setting()
     seats: int = setting(0, "seat_actor_q models: seats of the game, one actor and one critic each "
-                            "(0: every seat of the game, filled in by rlpytorch.train)")
+                            "(0: every seat of the game it is built for)")
     share_actors: bool = setting(False, "seat_actor_q models: one actor for every seat (parameter sharing) "
                                         "instead of one per seat; the critics stay one per seat")
 
