@@ -29,9 +29,11 @@ class MADDPG(DDPG):
 
     ``mi``: ``model`` (a ``SeatActorQ``), its optimized parts ``critic`` and
     ``policy`` (every seat's critic and actor; their losses are sums over seats
-    that share no parameter, so one Adam each is ``S`` independent ones), and
-    ``target``. The batch (``Replay.sample`` with ``joint_seats = S``): joint
-    observations ``[B, S, ...]`` and ``next_<key>``, actions ``a`` ``[B, S, D]``,
+    that share no parameter, so one Adam each is ``S`` independent ones, but
+    ``--grad_clip`` bounds the norm over all seats together; a shared actor,
+    ``--share_actors``, sums its seats' gradients), and ``target``. The batch
+    (``Replay.sample`` with ``joint_seats = S``): joint observations ``[B, S, ...]``
+    and ``next_<key>``, actions ``a`` ``[B, S, D]``,
     ``reward`` and ``discount`` ``[B, S]`` (``gamma (1 - terminal_i)``, a time-limit
     truncation bootstrapping from its final observation), ``live`` ``[B, S]`` (false
     for a seat whose agent left the game's episode earlier: its rows are empty) and
