@@ -45,7 +45,7 @@ def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, .
     if loader.game != "minirts":
         raise ValueError(f"{path} was trained on {loader.game!r}, not minirts")
     probe = loader.context(num_games=1)  # the training options: the model's inputs as trained
-    model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe))
+    model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe), probe.num_seats)
     model.eval()
     device = torch.device("cpu")
 

@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
     loader = GameLoader.from_config(config)
     probe = loader.context(num_games=1)  # the spec the model was trained on; never started
     try:
-        model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe))
+        model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe), probe.num_seats)
     finally:
         probe.stop()
     result = evaluate(

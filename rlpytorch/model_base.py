@@ -23,7 +23,9 @@ import torch
 from torch import nn
 from typing_extensions import Self
 
-__all__ = ["CheckpointMismatchError", "Model", "read_checkpoint"]
+__all__ = ["SEAT_KEY", "CheckpointMismatchError", "Model", "read_checkpoint"]
+
+SEAT_KEY = "seat"  # the acting input of a model that reads_seats: each row's seat
 
 
 class CheckpointMismatchError(RuntimeError):
@@ -49,6 +51,7 @@ class Model(nn.Module):
     name: str = "model"
     obs_keys: tuple[str, ...] = ("s",)
     state_size: int = 0
+    reads_seats: bool = False  # acting, it also reads SEAT_KEY [B], each row's seat (rlpytorch.trainer.observations)
 
     def __init__(self) -> None:
         super().__init__()

@@ -13,6 +13,7 @@ from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActor
 from .models import obs_spec as normalized_spec
 from .models.actor_q import ActorQ
 from .models.q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
+from .models.seat_actor_q import SeatActorQ
 from .normalization import add_normalizers
 from .prev_inputs import PrevInputs
 
@@ -40,7 +41,7 @@ def register_model(cls: type[Model]) -> type[Model]:
 
 
 for _cls in (MLPActorCritic, SharedActorCritic, LSTMActorCritic, GRUActorCritic, QNetwork, LSTMQNetwork, GRUQNetwork,
-             ActorQ):
+             ActorQ, SeatActorQ):
     register_model(_cls)
 
 
@@ -93,10 +94,10 @@ class ModelLoader(Configurable):
         """The chosen class (``auto`` resolved against ``obs_spec``)."""
         return MODELS[default_model_name(obs_spec) if self.model == "auto" else self.model]
 
-    def build(self, obs_spec: Mapping[str, Any], num_actions: int) -> Model:
-        """A model of the chosen class with the given settings, loaded if asked."""
+    def build(self, obs_spec: Mapping[str, Any], num_actions: int, seats: int = 1) -> Model:
+        """A model of the chosen class with the given settings, loaded if asked, for a game of ``seats`` seats."""
         model = _construct(self.model_class(obs_spec), obs_spec, num_actions, self.values,
-                           self.prev_action, self.prev_reward)
+                           self.prev_action, self.prev_reward, seats)
         add_normalizers(model, self.norm_obs, self.norm_reward, self.norm_gamma)
         if self.load:
             model.load(self.load)
@@ -104,9 +105,10 @@ class ModelLoader(Configurable):
 
 
 def _construct(cls: type[Model], obs_spec: Mapping[str, Any], num_actions: int, values: Mapping[str, Any],
-               prev_action: bool = False, prev_reward: bool = False) -> Model:
+               prev_action: bool = False, prev_reward: bool = False, seats: int = 1) -> Model:
     """``cls`` built on ``obs_spec`` and, when asked, the previous action and reward
-    (two more float observation keys, see ``rlpytorch.prev_inputs``)."""
+    (two more float observation keys, see ``rlpytorch.prev_inputs``). A model with a
+    part per seat (a ``seats`` setting, 0 meaning the game's) is built for ``seats``."""
     prev = PrevInputs(num_actions, prev_action, prev_reward) if prev_action or prev_reward else None
     if prev is not None:
         obs_spec = normalized_spec(obs_spec)
@@ -114,17 +116,21 @@ def _construct(cls: type[Model], obs_spec: Mapping[str, Any], num_actions: int, 
         if clash:
             raise ValueError(f"the game already has observation keys {clash}; --prev_action/--prev_reward add them")
         obs_spec = {**obs_spec, **prev.shapes()}
-    model = cls(obs_spec, num_actions, cls.Settings.from_config(values))
+    settings = cls.Settings.from_config(values)
+    if getattr(settings, "seats", None) == 0:
+        settings.seats = seats
+    model = cls(obs_spec, num_actions, settings)
     model.prev_inputs = prev
     return model
 
 
-def load_model(path: str | Path, obs_spec: Mapping[str, Any], num_actions: int) -> Model:
-    """Rebuild the model saved at ``path`` from the settings stored with it."""
+def load_model(path: str | Path, obs_spec: Mapping[str, Any], num_actions: int, seats: int = 1) -> Model:
+    """Rebuild the model saved at ``path`` from the settings stored with it (for a game of ``seats`` seats)."""
     checkpoint = read_checkpoint(path)
     cls = MODELS[checkpoint["model"]]
     args = checkpoint["args"]
-    model = _construct(cls, obs_spec, num_actions, args, args.get("prev_action", False), args.get("prev_reward", False))
+    model = _construct(cls, obs_spec, num_actions, args, args.get("prev_action", False), args.get("prev_reward", False),
+                       seats)
     add_normalizers(model, args.get("norm_obs", False), args.get("norm_reward", False), args.get("norm_gamma", 0.99))
     model.load_weights(checkpoint["state_dict"], source=str(path))
     model.step = int(checkpoint["step"])

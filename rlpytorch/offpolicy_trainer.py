@@ -8,11 +8,16 @@ Gaussian's own samples), replying ``a``. ``offpolicy_interface`` gathers the
 learner (an ``ActorQ``), its acting copy, its target network and one optimizer
 per learned part: ``critic`` (the critics) and ``policy`` (the actor and, for
 a Gaussian actor, the temperature).
+
+``JointTrainer`` (MADDPG) is the ``OffPolicyTrainer`` for a ``SeatActorQ``:
+each row acts by its seat's actor, and the train windows pass through
+``SeatWindows``, which joins every seat of a game into one window
+``[T, 1, S, ...]``, stored in a replay of joint transitions (one lane per game).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +28,11 @@ from torch import nn
 from .exploration import Exploration
 from .model_interface import ModelInterface
 from .models.actor_q import ActorQ
+from .seat_windows import SeatWindows
 from .trainer import to_tensors
 from .value_trainer import ValueTrainer
 
-__all__ = ["OffPolicyTrainer", "offpolicy_interface"]
+__all__ = ["JointTrainer", "OffPolicyTrainer", "offpolicy_interface"]
 
 
 def offpolicy_interface(model: ActorQ, mi: ModelInterface | None = None) -> ModelInterface:
@@ -64,3 +70,41 @@ class OffPolicyTrainer(ValueTrainer):
 
     def exploration_stats(self) -> dict[str, float]:
         return {}
+
+
+@dataclass(eq=False)
+class JointTrainer(OffPolicyTrainer):
+    """Actor and train callbacks of MADDPG over ``mi`` (a ``SeatActorQ``) and a ``Replay``
+    of joint transitions (``joint_seats`` = the game's seats, one lane per game).
+
+    A train window batch holds one column per (game, seat) in no fixed order;
+    ``SeatWindows`` queues them per (game, seat) and hands back each game's
+    window as soon as every seat's has come (every seat of a game steps together,
+    so the k-th windows of its seats cover the same steps): its keys
+    ``[T, 1, S, ...]`` are one lane's rows, every seat's step on each row.
+    """
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.seat_windows = SeatWindows(range(self.seats_per_game), games=1)
+
+    def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """Reply each row's explored action by its seat's actor; record finished episodes."""
+        first_frame = self.frames
+        self.record_acting(batch)
+        model = self.mi["actor"]
+        seats = torch.as_tensor(np.asarray(batch.seats, np.int64))
+        with torch.inference_mode():
+            action = model.act_rows(model.encode(to_tensors(batch, model.obs_keys, self.device)), seats)
+        return {"a": self.sampler(model.policy_family({"action": action}), first_frame).numpy()}
+
+    def windows(self, batch: Mapping[str, Any]) -> Iterator[tuple[Mapping[str, Any], np.ndarray]]:
+        """Each game's joint window, once every seat's has come, in the game's lane."""
+        for joint in self.seat_windows.add(batch):
+            game_ids = joint.pop("game_ids")
+            yield joint, game_ids
+
+    def games_restarted(self) -> None:
+        """New games: windows still waiting for their other seats belong to the old ones."""
+        super().games_restarted()
+        self.seat_windows = SeatWindows(range(self.seats_per_game), games=1)

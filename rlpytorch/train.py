@@ -18,8 +18,10 @@ a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` starts from their weights,
 with an empty replay. The off-policy methods on Box actions (``--method ddpg``,
 ``td3``, ``sac``) learn from a ``Replay`` through the ``OffPolicyTrainer`` (the
 same replay ratio and learning starts, ``Exploration`` for acting) with an
-``actor_q`` model. Under ``--runner multi`` their replay lives in the learner
-process (``runner.multi_process``).
+``actor_q`` model; ``--method maddpg`` through the ``JointTrainer`` with a
+``seat_actor_q`` model, its replay holding every seat of a game on each row.
+Under ``--runner multi`` the replay lives in the learner process
+(``runner.multi_process``; not for MADDPG).
 
 ``--resume FOLDER`` continues the run in FOLDER from its ``last.pt`` (or
 ``--resume FILE`` from that checkpoint): its configuration, with the command
@@ -50,7 +52,7 @@ from .model_base import Model
 from .model_interface import ModelInterface
 from .model_loader import ModelLoader
 from .models.q_networks import QValueHead
-from .offpolicy_trainer import OffPolicyTrainer, offpolicy_interface
+from .offpolicy_trainer import JointTrainer, OffPolicyTrainer, offpolicy_interface
 from .prev_inputs import prev_shapes
 from .replay import Replay
 from .resume import engine_seed, read_resume_checkpoint, resume_argument, resumed_config
@@ -184,19 +186,29 @@ def build_offpolicy_trainer(
     method: str, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model, mi: ModelInterface
 ) -> OffPolicyTrainer:
     """The ``OffPolicyTrainer`` of ``method`` (DDPG, TD3, SAC) over an ``actor_q`` ``model``
-    and a fresh ``Replay`` (one lane per game and seat), with ``gc``'s tags added."""
+    and a fresh ``Replay`` (one lane per game and seat), with ``gc``'s tags added; for
+    MADDPG the ``JointTrainer`` over a ``seat_actor_q`` model and a replay of joint
+    transitions (one lane per game, every seat on each row)."""
     learner = METHODS[method].from_config(config, seed=loader.seed)
     learner.check_model(model)
     if distributed.is_distributed():
         raise ValueError(f"--method {method} does not run under torchrun (its replay is one process's)")
-    add_tags(method, loader, gc, model)
     seats = gc.num_seats
-    replay = Replay.from_config(config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys,
-                                gamma=learner.gamma, seed=loader.seed)
+    joint = getattr(learner, "joint", False)
+    if joint and config["runner"] != "single":
+        raise ValueError(f"--method {method} runs with --runner single (its trainer joins a game's seats)")
+    if joint and (seats < 2 or model.seats != seats):
+        raise ValueError(f"--method {method} learns from every seat of a game together: it needs a game of at "
+                         f"least 2 seats and a model of as many; game {loader.game!r} has {seats}, the model "
+                         f"{model.seats}")
+    add_tags(method, loader, gc, model)
+    replay = Replay.from_config(config, num_lanes=loader.num_games * (1 if joint else seats),
+                                obs_keys=model.obs_keys, gamma=learner.gamma, joint_seats=seats if joint else 0,
+                                seed=loader.seed)
     family = model.policy_family
     exploration = Exploration.from_config(config, low=family.low, high=family.high,
                                           random_frames=config["learning_starts"], seed=loader.seed)
-    return OffPolicyTrainer.from_config(
+    return (JointTrainer if joint else OffPolicyTrainer).from_config(
         config, mi=offpolicy_interface(model, mi), method=learner, sampler=exploration, replay=replay,
         seats_per_game=seats, statistics=loader.statistic_keys(gc),
     )
@@ -246,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     gc = loader.context(seed=engine_seed(loader.seed, start))
     obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
     try:
-        model = ModelLoader.from_config(config).build(obs_spec, num_actions)
+        model = ModelLoader.from_config(config).build(obs_spec, num_actions, gc.num_seats)
         trainer = build_trainer(method, config, loader, gc, model)
     except BaseException:
         gc.stop()  # release what the context holds (a hosted one: its worker processes)

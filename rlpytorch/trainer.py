@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -37,7 +37,7 @@ from torch import Tensor
 from . import distributed
 from .args_provider import Configurable, setting
 from .distributions import action_replies, behaviour_key, policy_family, policy_of
-from .model_base import Model
+from .model_base import SEAT_KEY, Model
 from .model_interface import ModelInterface
 from .normalization import normalize_window
 from .prev_inputs import PreviousActions, add_final_inputs
@@ -242,11 +242,17 @@ class ActingRecord:
         (``learning()``), then the updates it makes, each counted, the actor copy
         following the learner every ``actor_sync_every`` updates."""
         learning = self.learning()
-        window = {key: torch.as_tensor(np.asarray(batch[key])) for key in batch.keys()}  # views: no copy
-        for stats in learning.take(window, lanes_of(batch, self.seats_per_game), self.frames, self.progress):
-            self._updated(stats)
+        for window, lanes in self.windows(batch):
+            for stats in learning.take(window, lanes, self.frames, self.progress):
+                self._updated(stats)
         for _ in range(learning.owed(self.updates)):
             self._updated(learning.update())
+
+    def windows(self, batch: Mapping[str, Any]) -> Iterator[tuple[Mapping[str, Tensor], np.ndarray]]:
+        """What the learning half takes of a window batch, as (window, lanes) pairs:
+        the batch itself, each column the lane of its (game, seat)."""
+        yield ({key: torch.as_tensor(np.asarray(batch[key])) for key in batch.keys()},  # views: no copy
+               lanes_of(batch, self.seats_per_game))
 
     def _updated(self, stats: Mapping[str, float]) -> None:
         self.record_update(stats)
@@ -431,8 +437,11 @@ def observations(
     staging: HostStaging | None = None,
 ) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
     """The model's inputs for an actor batch, and among them the previous inputs
-    ``previous`` made (none without it: then they must be keys of ``batch``, as in ``predict``)."""
+    ``previous`` made (none without it: then they must be keys of ``batch``, as in ``predict``);
+    for a model that ``reads_seats``, ``seat`` ``[B]``: each row's seat (``batch.seats``)."""
     obs = to_tensors(batch, model.obs_keys, device, staging)
+    if model.reads_seats:
+        obs[SEAT_KEY] = torch.as_tensor(np.asarray(batch.seats, np.int64), device=device)
     prev = previous.inputs(batch, device) if previous is not None else {}
     missing = [k for k in model.obs_keys if k not in obs and k not in prev]
     if missing:

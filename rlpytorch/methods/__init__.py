@@ -4,8 +4,8 @@
 FinalReward) + ValueMatcher``; ``PPO = ClippedPolicyGradient + (GAE | ...) +
 ValueMatcher`` over several minibatch passes per window. All inputs are
 time-major ``[T, B, ...]``. The methods on replay (``VALUE_METHODS``: the DQN
-family; ``OFFPOLICY_METHODS``: DDPG, TD3, SAC on Box actions) learn from
-replayed transitions ``[B, ...]``.
+family; ``OFFPOLICY_METHODS``: DDPG, TD3, SAC on Box actions, and MADDPG on
+the joint transitions of a game's seats) learn from replayed transitions ``[B, ...]``.
 """
 
 from .actor_critic import RETURNS, ActorCritic
@@ -16,6 +16,7 @@ from .dqn import DQN
 from .final_reward import FinalReward
 from .gae import GAE
 from .lambda_return import LambdaReturn
+from .maddpg import MADDPG
 from .policy_gradient import PolicyGradient
 from .ppo import PPO
 from .r2d2 import DRQN, R2D2
@@ -26,7 +27,8 @@ from .value_matcher import ValueMatcher
 from .window import final_values, forward_window, masked_mean, normalized, returns_of, window_cuts
 
 VALUE_METHODS = {"dqn": DQN, "r2d2": R2D2, "drqn": DRQN}  # learn from replay (rlpytorch.value_trainer)
-OFFPOLICY_METHODS = {"ddpg": DDPG, "td3": TD3, "sac": SAC}  # Box actions, from replay (rlpytorch.offpolicy_trainer)
+# Box actions, from replay (rlpytorch.offpolicy_trainer)
+OFFPOLICY_METHODS = {"ddpg": DDPG, "td3": TD3, "sac": SAC, "maddpg": MADDPG}
 METHODS = {"actor_critic": ActorCritic, "ppo": PPO, **VALUE_METHODS, **OFFPOLICY_METHODS}
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "DQN",
     "DRQN",
     "GAE",
+    "MADDPG",
     "METHODS",
     "OFFPOLICY_METHODS",
     "PPO",

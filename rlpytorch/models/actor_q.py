@@ -55,13 +55,14 @@ __all__ = [
 ACTOR_HEADS = ("deterministic", "tanh_gaussian")
 
 
-def box_bounds(space: Any) -> tuple[np.ndarray, np.ndarray]:
+def box_bounds(space: Any, model: str = "actor_q") -> tuple[np.ndarray, np.ndarray]:
     """``(low, high)`` of a Box action space that an actor can squash into: a vector
-    with finite bounds; anything else is a ``ValueError`` naming the space."""
+    with finite bounds; anything else is a ``ValueError`` naming the space (and ``model``)."""
     if not isinstance(space, spaces.Box):
-        raise ValueError(f"actor_q models need one Box action; this game's action space is {space}")
+        shown = spaces.Discrete(space) if isinstance(space, int) else space  # one Discrete action comes as its n
+        raise ValueError(f"{model} models need one Box action; this game's action space is {shown}")
     if len(space.shape) != 1 or not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
-        raise ValueError(f"actor_q models need a vector Box action with finite bounds, got {space}")
+        raise ValueError(f"{model} models need a vector Box action with finite bounds, got {space}")
     return space.low.astype(np.float32), space.high.astype(np.float32)
 
 
@@ -94,7 +95,8 @@ class EnsembleLinear(nn.Module):
 
 class QCritics(nn.Module):
     """``n`` critics ``Q_i(x)``, MLPs ``in_dim -> hidden... -> 1`` with ReLU, run side by side:
-    ``x`` ``[..., in_dim]`` -> ``[n, ...]``."""
+    ``x`` ``[..., in_dim]`` -> ``[n, ...]`` (every critic on the same inputs), or with ``each``
+    ``x`` ``[n, ..., in_dim]`` -> ``[n, ...]`` (critic ``i`` on its own inputs ``x[i]``)."""
 
     def __init__(self, n: int, in_dim: int, hidden: Sequence[int]) -> None:
         super().__init__()
@@ -105,13 +107,21 @@ class QCritics(nn.Module):
         self.layers = nn.ModuleList(EnsembleLinear(n, a, b) for a, b in zip(sizes[:-1], sizes[1:], strict=True))
 
     def forward(self, x: Tensor) -> Tensor:
-        lead = x.shape[:-1]
-        y = x.reshape(-1, x.shape[-1])
+        return self._run(x.reshape(-1, x.shape[-1])).reshape(self.n, *x.shape[:-1])
+
+    def each(self, x: Tensor) -> Tensor:
+        """Critic ``i`` on ``x[i]``: ``[n, ..., in_dim]`` -> ``[n, ...]``."""
+        if x.shape[0] != self.n:
+            raise ValueError(f"QCritics.each needs one input per critic: [{self.n}, ..., in], got {list(x.shape)}")
+        return self._run(x.reshape(self.n, -1, x.shape[-1])).reshape(x.shape[:-1])
+
+    def _run(self, y: Tensor) -> Tensor:
+        """``[B, in]`` (shared) or ``[n, B, in]`` -> ``[n, B, 1]``."""
         for i, layer in enumerate(self.layers):
             y = layer(y)
             if i < len(self.layers) - 1:
                 y = torch.relu(y)
-        return y.reshape(self.n, *lead)
+        return y
 
 
 class DeterministicActorHead(nn.Module):
@@ -146,11 +156,21 @@ class SquashedGaussianHead(nn.Module):
         return {"mean": self.mean(z), "std": self.log_std(z).clamp(-20.0, 2.0).exp()}
 
 
+def net_arch_setting() -> Any:
+    """Hidden widths of the actor and critic MLPs, a setting of ``actor_q`` and ``seat_actor_q``."""
+    return setting("256,256", "actor_q models: hidden widths of the actor and of each critic")
+
+
+def widths(net_arch: str) -> list[int]:
+    """``"64,64"`` -> ``[64, 64]``."""
+    return [int(w) for w in net_arch.split(",") if w.strip()]
+
+
 @dataclass
 class ActorQSettings(Configurable):
     """The settings of ``actor_q`` models."""
 
-    net_arch: str = setting("256,256", "actor_q models: hidden widths of the actor and of each critic")
+    net_arch: str = net_arch_setting()
     critics: int = setting(2, "actor_q models: number of Q critics (1: DDPG, 2: TD3's and SAC's twins)")
     actor_head: str = setting("tanh_gaussian", "actor_q models: deterministic (DDPG, TD3) or a tanh-squashed "
                                                "Gaussian (SAC)", choices=ACTOR_HEADS)
@@ -158,7 +178,7 @@ class ActorQSettings(Configurable):
 
     @property
     def widths(self) -> list[int]:
-        return [int(w) for w in self.net_arch.split(",") if w.strip()]
+        return widths(self.net_arch)
 
 
 class Temperature(nn.Module):

@@ -110,7 +110,8 @@ class LaneStore:
         for key, store in self.data.items():
             value = rows[key]
             store[pos, lane] = value[:, :, -1] if key in self.frame_keys else value
-        self.start[pos, lane] = rows["terminal"] | (absolute == 0)
+        # A row starts an episode where every seat on it is terminal (joint rows [.., S]: the game reset).
+        self.start[pos, lane] = rows["terminal"].reshape(*pos.shape, -1).all(-1) | (absolute == 0)
         if self.final_frames:
             self._write_finals(rows, absolute, pos, lane)
         self.count[lanes] += m

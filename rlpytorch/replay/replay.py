@@ -6,6 +6,14 @@ the n-step targets of ``nstep.py``. Transitions come with their n-step reward
 sum and bootstrap observation, so a learner computes
 ``y = reward + discount * Q(next_obs)``; sequences come as consecutive rows
 with the stored recurrent state ``h`` of their first row (for burn-in).
+
+Joint transitions (``joint_seats = S``, MADDPG): a lane is a game, and each row
+holds every seat's step (``SeatWindows``' windows, keys ``[T, B, S, ...]``).
+A sample is one step of a game for all its seats: observations and actions
+``[B, S, ...]``, one-step ``reward`` and ``discount`` per seat ``[B, S]``, each
+seat's next observation (its ``final_<key>`` where its episode was truncated),
+and ``live`` ``[B, S]``: false for a seat that left the game's episode before
+the row (terminal while the game's other seats are not), whose row is empty.
 """
 
 from __future__ import annotations
@@ -49,11 +57,16 @@ class Replay(Configurable):
     frame_stack: int = setting(0, "observations [k, H, W] of k stacked frames stored one frame per step (0: off)")
     gamma: float = 0.99
     sequence_length: int = 0
+    joint_seats: int = 0  # S > 0: one lane per game, rows [S, ...] of every seat (joint transitions)
     seed: int | None = None
 
     def __post_init__(self) -> None:
         if self.n_step < 1:
             raise ValueError(f"n_step must be >= 1, got {self.n_step}")
+        if self.joint_seats and (self.n_step != 1 or self.sequence_length or self.frame_stack):
+            raise ValueError(f"joint transitions of {self.joint_seats} seats are one-step transitions of vector "
+                             f"observations: n_step 1, no sequences, no frame_stack; got n_step {self.n_step}, "
+                             f"sequence_length {self.sequence_length}, frame_stack {self.frame_stack}")
         self.obs_keys = tuple(self.obs_keys)
         self.store = LaneStore(self.replay_capacity, self.num_lanes, self.frame_stack)
         horizon = self.sequence_length - 1 if self.sequence_length else self.n_step
@@ -94,7 +107,12 @@ class Replay(Configurable):
     def sample(self, batch_size: int) -> dict[str, Tensor]:
         """Transitions ``[B]`` (``sequence_length = 0``) or sequences ``[L, B]``."""
         absolute, lanes, weight, index = self.sampler.sample(self.store, batch_size)
-        out = self._sequences(absolute, lanes) if self.sequence_length else self._transitions(absolute, lanes)
+        if self.joint_seats:
+            out = self._joint_transitions(absolute, lanes)
+        elif self.sequence_length:
+            out = self._sequences(absolute, lanes)
+        else:
+            out = self._transitions(absolute, lanes)
         keep = out.pop("_keep", None)  # a truncation whose final frame was recycled cannot bootstrap
         out["weight"] = torch.from_numpy(weight if keep is None else weight * keep.numpy())
         out["index"] = torch.from_numpy(index)
@@ -121,6 +139,24 @@ class Replay(Configurable):
                 weight_mask[ended[value[1]]] = False
             out["next_" + key] = torch.from_numpy(nxt)
         out["_keep"] = torch.from_numpy(weight_mask)
+        return out
+
+    def _joint_transitions(self, absolute: np.ndarray, lanes: np.ndarray) -> dict[str, Tensor]:
+        store = self.store
+        rows = absolute[None] + np.arange(2)[:, None]  # [2, B]: t, t + 1
+        flags = {k: torch.from_numpy(store.get(k, rows, lanes)) for k in ("r", "terminal", "truncated")
+                 if k in store.data}  # [2, B, S]
+        targets = nstep_targets(flags["r"], flags["terminal"], flags.get("truncated"), self.gamma, 1)
+        out = {k: torch.from_numpy(store.get(k, absolute, lanes)) for k in (*self.obs_keys, "a")}
+        out["reward"], out["discount"] = targets.reward[0], targets.discount[0]
+        now = flags["terminal"][0].bool()
+        out["live"] = ~(now & ~now.all(-1, keepdim=True))
+        b, seat = np.nonzero(targets.final[0].numpy())
+        for key in self.obs_keys:
+            nxt = store.get(key, absolute + 1, lanes)
+            if b.size:  # a seat whose episode was truncated bootstraps from its final observation
+                nxt[b, seat] = store.get(FINAL + key, absolute[b] + 1, lanes[b])[np.arange(b.size), seat]
+            out["next_" + key] = torch.from_numpy(nxt)
         return out
 
     def _final(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
