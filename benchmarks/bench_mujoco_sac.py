@@ -23,13 +23,13 @@ A contender per process, so the two can run side by side on two cores:
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+from offpolicy_runs import sb3_progress, train_keeping_trainer
 
 CONFIG = Path(__file__).resolve().parents[1] / "examples" / "configs" / "mujoco_halfcheetah_sac.yaml"
 ENV_ID = "HalfCheetah-v5"
@@ -37,25 +37,12 @@ EVAL_EPISODES = 10
 
 
 def run_ours(steps: int, seed: int, folder: Path) -> dict:
-    from rlpytorch import train
-
-    trainers = []
-    real_build = train.build_trainer
-
-    def keep(*args, **kwargs):
-        trainers.append(real_build(*args, **kwargs))
-        return trainers[-1]
-
-    train.build_trainer = keep
     argv = ["--config", str(CONFIG), "--num_frames", str(steps), "--seed", str(seed), "--save_dir", str(folder),
             "--no-progress", "--log_every", "2000", "--eval_episodes", str(EVAL_EPISODES)]
-    wall, cpu = time.perf_counter(), time.process_time()
-    try:
-        result = train.main(argv)
-    finally:
-        train.build_trainer = real_build
+    cpu = time.process_time()
+    result, trainer = train_keeping_trainer(argv)
     wall, cpu = result["summary"].seconds, time.process_time() - cpu  # CPU: training and the final evaluation
-    returns = trainers[0].episodes.returns
+    returns = trainer.episodes.returns
     return {"contender": "rlpytorch SAC", "seed": seed, "steps": result["summary"].frames, "wall_s": wall,
             "cpu_s": cpu, "last10_train_mean": float(np.mean(list(returns)[-10:])),
             "eval_mean": result["eval"].mean, "eval_std": result["eval"].std}
@@ -64,35 +51,12 @@ def run_ours(steps: int, seed: int, folder: Path) -> dict:
 def run_sb3(steps: int, seed: int, folder: Path) -> dict:
     import gymnasium as gym
     from stable_baselines3 import SAC
-    from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.monitor import Monitor
 
-    folder.mkdir(parents=True, exist_ok=True)
-
-    class Progress(BaseCallback):
-        """rlpytorch.plot's columns every 2000 steps: the mean of the last 100 training episodes."""
-
-        def _on_training_start(self) -> None:
-            self.file = open(folder / "progress.csv", "w", newline="")  # noqa: SIM115 (closed at the end)
-            self.csv = csv.writer(self.file)
-            self.csv.writerow(["frames", "time", "return_mean"])
-            self.start = time.perf_counter()
-
-        def _on_step(self) -> bool:
-            if self.num_timesteps % 2000 == 0:
-                returns = [e["r"] for e in self.model.ep_info_buffer]
-                self.csv.writerow([self.num_timesteps, time.perf_counter() - self.start,
-                                   np.mean(returns) if returns else "nan"])
-                self.file.flush()
-            return True
-
-        def _on_training_end(self) -> None:
-            self.file.close()
-
     model = SAC("MlpPolicy", Monitor(gym.make(ENV_ID)), learning_starts=10_000, seed=seed, device="cpu", verbose=0)
     wall, cpu = time.perf_counter(), time.process_time()
-    model.learn(steps, callback=Progress())
+    model.learn(steps, callback=sb3_progress(folder))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     last10 = [e["r"] for e in model.ep_info_buffer][-10:]
     mean, std = evaluate_policy(model, Monitor(gym.make(ENV_ID)), n_eval_episodes=EVAL_EPISODES, deterministic=True)

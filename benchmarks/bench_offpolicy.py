@@ -21,7 +21,6 @@ every seed counted; medians and ratios are printed as Markdown. The runs'
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import platform
@@ -31,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
-from rlpytorch import train
+from offpolicy_runs import sb3_progress, train_keeping_trainer
 
 TARGET = -200.0
 CONFIGS = Path(__file__).resolve().parents[1] / "examples" / "configs"
@@ -53,24 +51,13 @@ class Result:
 
 def run_ours(method: str, seed: int, budget: int, out: Path) -> Result:
     """``python -m rlpytorch.train --config examples/configs/pendulum_<method>.yaml``, stopping at the target."""
-    trainers = []
-    real_build = train.build_trainer
-
-    def keep(*args, **kwargs):
-        trainers.append(real_build(*args, **kwargs))
-        return trainers[-1]
-
-    train.build_trainer = keep
-    try:
-        argv = ["--config", str(CONFIGS / f"pendulum_{method}.yaml"), "--seed", str(seed), "--num_frames",
-                str(budget), "--stop_at_return", str(TARGET), "--save_dir", str(out / f"rlpytorch_{method}" /
-                                                                              f"seed{seed}"), *QUIET]
-        wall, cpu = time.perf_counter(), time.process_time()
-        summary = train.main(argv)["summary"]
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    finally:
-        train.build_trainer = real_build
-    episodes = trainers[0].episodes
+    argv = ["--config", str(CONFIGS / f"pendulum_{method}.yaml"), "--seed", str(seed), "--num_frames",
+            str(budget), "--stop_at_return", str(TARGET), "--save_dir", str(out / f"rlpytorch_{method}" /
+                                                                          f"seed{seed}"), *QUIET]
+    wall, cpu = time.perf_counter(), time.process_time()
+    result, trainer = train_keeping_trainer(argv)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    summary, episodes = result["summary"], trainer.episodes
     reached = summary.target_reached_at is not None and len(episodes.returns) >= 100
     return Result(f"rlpytorch {method.upper()}", seed, summary.frames, wall, cpu, reached, episodes.total,
                   episodes.mean_return)
@@ -80,35 +67,13 @@ def run_sb3(seed: int, budget: int, out: Path, train_freq: int) -> Result:
     """Stable-Baselines3 SAC, rl-zoo's Pendulum-v1 settings, one update every ``train_freq`` steps."""
     import gymnasium as gym
     from stable_baselines3 import SAC
-    from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.monitor import Monitor
 
     folder = out / f"sb3_sac_ratio{1 / train_freq:g}" / f"seed{seed}"
-    folder.mkdir(parents=True, exist_ok=True)
-
-    class StopAtTarget(BaseCallback):
-        """Stops at the target; writes rlpytorch.plot's columns every 2000 steps."""
-
-        def _on_training_start(self) -> None:
-            self.file = open(folder / "progress.csv", "w", newline="")  # noqa: SIM115 (closed at the end)
-            self.csv = csv.writer(self.file)
-            self.csv.writerow(["frames", "time", "return_mean"])
-            self.start = time.perf_counter()
-
-        def _on_step(self) -> bool:
-            returns = [e["r"] for e in self.model.ep_info_buffer]
-            if self.num_timesteps % 2000 == 0:
-                self.csv.writerow([self.num_timesteps, time.perf_counter() - self.start,
-                                   np.mean(returns) if returns else "nan"])
-            return not (len(returns) >= 100 and np.mean(returns) >= TARGET)
-
-        def _on_training_end(self) -> None:
-            self.file.close()
-
     model = SAC("MlpPolicy", Monitor(gym.make("Pendulum-v1")), learning_rate=1e-3, train_freq=train_freq,
                 gradient_steps=1, seed=seed, device="cpu", verbose=0)
     wall, cpu = time.perf_counter(), time.process_time()
-    model.learn(budget, callback=StopAtTarget())
+    model.learn(budget, callback=sb3_progress(folder, stop_at=TARGET))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     returns = [e["r"] for e in model.ep_info_buffer]
     reached = bool(len(returns) >= 100 and np.mean(returns) >= TARGET)
