@@ -173,8 +173,9 @@ class _Worker:
         self.reshape_reward = reshape_reward
         self.seed = seed
         self.envs: dict[int, Any] = {}
-        self.seats = None if layout is None else ParallelServer(layout, board, views["action/a"], env_action,
-                                                                  self.store)
+        self.seats = None if layout is None else ParallelServer(
+            layout, board, lambda space, channel: env_action(space, stored_action(space, self.views, channel)),
+            self.store)
 
     def serve(self, game: int) -> None:
         try:
@@ -281,9 +282,9 @@ class GymHost:
 
                 self.layout: SeatLayout | None = SeatLayout.of(
                     self.name, probe, observation, lambda sample: observation_arrays(prepared(sample)))
-                self.keys = [*self.layout.observation_keys(
-                    observation, lambda sample: observation_keys(prepared(sample), chosen.bounds)),
-                    action_key(probe.action_space(self.layout.agents[0]))]
+                observed = self.layout.observation_keys(
+                    observation, lambda sample: observation_keys(prepared(sample), chosen.bounds))
+                self.keys = [*observed, *action_keys(probe.action_space(self.layout.agents[0]), observed)]
             else:
                 self.layout = None
                 observed = observation_keys(preprocess(observation) if preprocess else observation, chosen.bounds)

@@ -13,8 +13,9 @@ without its `_<n>` suffix: `adversary_0` -> `adversary`) gets its own keys,
 `s_adversary` and `s_agent` for simple_adversary; a seat's other groups' keys
 are zero, and `KeySpec.seats` says which seats write a key. Agents of one
 group with different observations are refused (ValueError naming them). All
-agents share one action key `a` (Discrete or Box, ...): different action
-spaces are refused.
+agents share one action space and its keys, named as the Gymnasium host
+names them (`a` for Discrete, MultiDiscrete or Box; a Dict's entries under
+their own names): different action spaces are refused.
 
 Step. Each seat's reward is its agent's. An agent that PettingZoo removes
 from `agents` while others play on leaves its seat as the engine describes
@@ -89,8 +90,8 @@ class SeatLayout:
                              f"agents {list(env.agents)}")
         spaces = {agent: env.action_space(agent) for agent in agents}
         if any(spaces[agent] != spaces[agents[0]] for agent in agents):
-            raise ValueError(f"game '{name}': the agents' action spaces differ ({spaces}); one action key 'a' "
-                             "needs one space for every seat")
+            raise ValueError(f"game '{name}': the agents' action spaces differ ({spaces}); the action keys "
+                             "need one space for every seat")
         signatures = {agent: _signature(arrays(observations[agent])) for agent in agents}
         if len(set(signatures.values())) == 1:
             return cls(agents, ("",) * len(agents))
@@ -131,11 +132,10 @@ class ParallelServer:
     `store(prefix, channel, observation, suffix)` writes one seat's
     observation into the board's slots."""
 
-    def __init__(self, layout: SeatLayout, board: Any, action_view: np.ndarray, env_action: Any, store: Any) -> None:
+    def __init__(self, layout: SeatLayout, board: Any, action_of: Any, store: Any) -> None:
         self.layout = layout
         self.board = board
-        self.action_view = action_view  # [games * seats, ...]
-        self.env_action = env_action
+        self.action_of = action_of  # (space, channel) -> the action env.step takes, from the board
         self.store = store
 
     def channel(self, game: int, seat: int) -> int:
@@ -151,7 +151,7 @@ class ParallelServer:
         joined = sorted(set(live) - set(self.layout.agents))
         if joined:
             raise ValueError(f"agents {joined} are not among possible_agents {list(self.layout.agents)}")
-        actions = {agent: self.env_action(env.action_space(agent), self.action_view[self.channel(game, seat)])
+        actions = {agent: self.action_of(env.action_space(agent), self.channel(game, seat))
                    for seat, agent in enumerate(self.layout.agents) if agent in live}
         observations, rewards, terminations, truncations, _ = env.step(actions)
         rewards_by_seat = [float(rewards.get(agent, 0.0)) for agent in self.layout.agents]

@@ -262,3 +262,41 @@ def test_a_terminal_row_of_length_zero_ends_no_episode_in_the_stats():
     np.testing.assert_array_equal(rows, [0, 3])  # row 1: a seat out of its game
     np.testing.assert_array_equal(returns, [-3.0, 7.5])
     np.testing.assert_array_equal(lengths, [4, 9])
+
+
+class DictRelay(Relay):
+    """Relay whose agents act in Dict(move: Discrete(3), push: Box(2)); the reward
+    reports both entries: 10 * seat + move + push[0] + 100 * push[1]."""
+
+    def action_space(self, agent):
+        return gymnasium.spaces.Dict({"move": gymnasium.spaces.Discrete(3),
+                                      "push": gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)})
+
+    def step(self, actions):
+        for action in actions.values():
+            assert set(action) == {"move", "push"} and action["push"].shape == (2,)
+        observations, _, terminations, truncations, infos = super().step(
+            {agent: action["move"] for agent, action in actions.items()})
+        rewards = {a: 10.0 * AGENTS.index(a) + int(actions[a]["move"]) + float(actions[a]["push"][0])
+                   + 100.0 * float(actions[a]["push"][1]) for a in actions}
+        return observations, rewards, terminations, truncations, infos
+
+
+@pytest.mark.timeout(60)
+def test_a_dict_action_space_gives_every_seat_one_key_per_entry_and_reaches_env_step():
+    gc = elfpy.GameContext(DictRelay, num_games=2, num_workers=1)
+    spec = gc.spec()
+    assert "a" not in spec and spec["move"].space == gymnasium.spaces.Discrete(3)
+    assert spec["push"].space.shape == (2,)
+    gc.add_tag("actor", batch_size=6, inputs=["s", "r"], replies=["move", "push"])
+    with gc:
+        batches = iter(gc)
+        batch = next(batches)
+        seats = np.asarray(batch.seats)
+        push = np.stack([0.25 * seats, np.full(len(batch), 0.01)], 1).astype(np.float32)
+        batch.reply({"move": (seats + 1) % 3, "push": push})
+        batch = next(batches)
+        seats = np.asarray(batch.seats)
+        expected = 10.0 * seats + (seats + 1) % 3 + 0.25 * seats + 1.0
+        np.testing.assert_allclose(np.asarray(batch["r"]), expected, rtol=1e-5)
+
