@@ -159,9 +159,10 @@ class ValueTrainer(ActingRecord, Configurable):
         return {**reply, **{key: value.cpu().numpy() for key, value in inputs.items()}}
 
     def learning(self) -> ReplayLearning:
-        """The learning half over this trainer's learner and replay."""
+        """The learning half over this trainer's learner and replay, at the frames stepped so far
+        (its updates are owed by them even when a call hands it no window: MADDPG's joining)."""
         return ReplayLearning(self.mi, self.method, self.learner_on, self.window_staging, self.replay,
-                              **self._ratio_fields())
+                              **self._ratio_fields(), frames=self.frames, progress=self.progress)
 
     def process_learning(self) -> Callable[[torch.device], ReplayLearning]:
         """What builds the learning half in a learner process (``MultiProcessRun``), picklable:
