@@ -11,6 +11,11 @@ started again, so an interrupted sweep resumes where it stopped; a failed run
 is tried again: from its last checkpoint (``--resume``) when it wrote one, else
 afresh, its earlier files moved into ``attempt<N>/`` (a run never overwrites
 another's files). Arguments after ``--`` go to every run unchanged.
+
+A setting named ``NAME.KEY`` varies one key of an options setting written
+'k=v,k=v' (``--set game_options.army_shaping=0,0.05``): each run gets
+``--NAME`` with the base's keys (the ``--NAME`` after ``--``, else the config
+file's) and its own value of KEY, which wins over the base's.
 """
 
 from __future__ import annotations
@@ -22,11 +27,12 @@ import os
 import queue
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .args_provider import read_config_file
 from .run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
 
 __all__ = ["Run", "main", "parse_seeds", "parse_sets", "plan_runs"]
@@ -42,10 +48,18 @@ class Run:
     seed: int
     settings: tuple[tuple[str, str], ...] = field(default=())
 
-    def train_args(self) -> list[str]:
+    def train_args(self, option_bases: Mapping[str, str] | None = None) -> list[str]:
+        """The run's arguments; ``NAME.KEY`` settings join ``option_bases[NAME]`` as key=value."""
         args = ["--seed", str(self.seed), "--save_dir", str(self.folder)]
+        options: dict[str, list[str]] = {}
         for name, value in self.settings:
-            args += [f"--{name}", value]
+            setting, dot, key = name.partition(".")
+            if dot:
+                options.setdefault(setting, [(option_bases or {}).get(setting, "")]).append(f"{key}={value}")
+            else:
+                args += [f"--{name}", value]
+        for setting, items in options.items():
+            args += [f"--{setting}", ",".join(filter(None, items))]
         return args
 
     @property
@@ -78,7 +92,7 @@ def parse_sets(items: Sequence[str]) -> list[tuple[str, list[str]]]:
 
 def setting_folder(settings: Sequence[tuple[str, str]]) -> str:
     """A readable folder name for one combination, e.g. 'lr=1e-3_T=6' ('default' for none)."""
-    return "_".join(f"{name}={value}" for name, value in settings).replace("/", "-") or "default"
+    return "_".join(f"{name.partition('.')[2] or name}={value}" for name, value in settings).replace("/", "-") or "default"
 
 
 def plan_runs(out: Path, seeds: Sequence[int], sets: Sequence[tuple[str, list[str]]]) -> list[Run]:
@@ -92,12 +106,27 @@ def plan_runs(out: Path, seeds: Sequence[int], sets: Sequence[tuple[str, list[st
     return runs
 
 
-def execute(run: Run, base_cmd: Sequence[str], devices: queue.Queue) -> int:
+def option_bases(names: Iterable[str], config: str, passthrough: Sequence[str]) -> dict[str, str]:
+    """For each options setting in ``names``: its last value after ``--``, else the config file's, else ''."""
+    from_config = read_config_file(config) if config else {}
+    bases = {}
+    for name in names:
+        flag, value = f"--{name}", str(from_config.get(name, ""))
+        for i, arg in enumerate(passthrough):
+            if arg == flag and i + 1 < len(passthrough):
+                value = passthrough[i + 1]
+            elif arg.startswith(flag + "="):
+                value = arg[len(flag) + 1:]
+        bases[name] = value
+    return bases
+
+
+def execute(run: Run, base_cmd: Sequence[str], devices: queue.Queue, bases: Mapping[str, str]) -> int:
     """Runs one training process on a free device slot; marks it done on success."""
     device = devices.get()
     try:
         run.folder.mkdir(parents=True, exist_ok=True)
-        cmd = [*base_cmd, *run.train_args(), *retry_args(run.folder)]
+        cmd = [*base_cmd, *run.train_args(bases), *retry_args(run.folder)]
         env = dict(os.environ)
         if device.startswith("cuda"):
             index = device.partition(":")[2] or "0"
@@ -145,7 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.jobs < 1:
         parser.error("--jobs must be >= 1")
 
-    runs = plan_runs(args.out, parse_seeds(args.seeds), parse_sets(args.set))
+    sets = parse_sets(args.set)
+    runs = plan_runs(args.out, parse_seeds(args.seeds), sets)
+    bases = option_bases({name.partition(".")[0] for name, _ in sets if "." in name}, args.config, passthrough)
     todo = [run for run in runs if not run.done]
     base_cmd = [sys.executable, "-m", args.entry, *(["--config", args.config] if args.config else []), *passthrough]
     devices: queue.Queue = queue.Queue()
@@ -155,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(runs)} runs in {args.out}: {len(runs) - len(todo)} done already, {len(todo)} to run "
           f"on {args.jobs} slot(s)", flush=True)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # threads only wait on the runs' processes
-        codes = list(pool.map(lambda run: execute(run, base_cmd, devices), todo))
+        codes = list(pool.map(lambda run: execute(run, base_cmd, devices, bases), todo))
     failed = [run for run, code in zip(todo, codes, strict=True) if code != 0]
     for run in failed:
         print(f"failed: {run.folder} (see {run.folder / 'console.txt'})", flush=True)

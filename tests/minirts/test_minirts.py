@@ -28,7 +28,7 @@ def test_spec_states_planes_scalars_and_commands():
     assert spec["a"].role == "action" and spec["a"].bounds == (0, NUM_COMMANDS - 1)
     assert gc.num_seats == 1
     assert {name for name, _, _ in elfpy.GameContext.game_options("minirts")} >= {
-        "map_size", "max_tick", "frame_skip", "opponent", "seats", "shaped_reward"}
+        "map_size", "max_tick", "frame_skip", "opponent", "seats", "shaped_reward", "army_shaping", "flag_shaping"}
 
 
 def test_random_actions_run_on_an_actor_tag():
@@ -186,3 +186,52 @@ def test_minirts_works_as_a_gymnasium_vector_env():
         assert obs["v"].shape == (2, NUM_SCALARS) and reward.shape == (2,)
     finally:
         env.close()
+
+
+def shaping_rewards(options: dict, rows_per_game: int) -> list[tuple[np.ndarray, np.ndarray, float, bool]]:
+    """(v, board, r, terminal) rows of an AI-against-AI game (seats=0: the seat observes player 0)."""
+    gc = elfpy.GameContext("minirts", num_games=1, num_threads=1, seed=11, seats=0, frame_skip=5,
+                           board=True, board_fog=False, **options)
+    gc.add_tag("actor", batch_size=1, inputs=["v", "board", "r", "terminal"], replies=["a"])
+    rows = []
+    with gc:
+        for batch in gc:
+            rows.append((batch["v"][0].copy(), batch["board"][0].copy(), float(batch["r"][0]), bool(batch["terminal"][0])))
+            batch.reply({"a": np.zeros(1, dtype=np.int64)})
+            if len(rows) >= rows_per_game:
+                break
+    return rows
+
+
+def test_army_shaping_pays_the_change_in_own_minus_enemy_troops():
+    # Own troops from `v` (melee, ranged / 10), the enemy's counted on the whole board ('m', 'r').
+    rows = shaping_rewards({"army_shaping": 0.25}, 600)
+
+    def balance(v, board):
+        return round(10 * (v[2] + v[3])) - int(np.isin(board, [ord("m"), ord("r")]).sum())
+
+    checked = changed = 0
+    for (v0, b0, _, _), (v1, b1, r, terminal) in zip(rows, rows[1:]):
+        if terminal:
+            assert r in (-1.0, 0.0, 1.0)  # the final row stays the bare outcome
+            continue
+        change = balance(v1, b1) - balance(v0, b0)
+        assert r == pytest.approx(0.25 * change), (r, change)
+        checked += 1
+        changed += change != 0
+    assert checked > 500 and changed >= 5  # troops were built and killed, not just an idle game
+
+
+def test_flag_shaping_pays_when_a_flag_is_picked_up_and_charges_when_ours_is():
+    # ctf scalars 14 and 15: own and enemy flag, 1 while carried.
+    rows = shaping_rewards({"variant": "ctf", "flag_shaping": 0.5, "max_tick": 20000}, 2000)
+
+    def carried(v):
+        return int(v[15] == 1.0) - int(v[14] == 1.0)
+
+    pickups = 0
+    for (v0, _, _, _), (v1, _, r, terminal) in zip(rows, rows[1:]):
+        if not terminal:
+            assert r == 0.5 * (carried(v1) - carried(v0))
+            pickups += r != 0
+    assert pickups >= 2

@@ -66,6 +66,23 @@ def test_runs_get_their_folders_skip_when_done_and_failures_are_counted(tmp_path
     assert (out / "lr=1" / "seed2" / "console.txt").exists()
 
 
+def test_one_key_of_an_options_setting_varies_and_the_base_keys_stay(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "fake_train.py").write_text(FAKE_TRAIN)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    config = tmp_path / "c.yaml"
+    config.write_text("game_options: frame_skip=10,army_shaping=1\nlr: 0.1\n")
+    out = tmp_path / "sweep"
+    common = ["--entry", "fake_train", "--config", str(config), "--out", str(out),
+              "--set", "game_options.army_shaping=0,0.05", "--set", "game_options.flag_shaping=2"]
+    assert launch.main(common) == 0
+    args = json.loads((out / "army_shaping=0.05_flag_shaping=2" / "seed0" / "args.json").read_text())
+    # the config's keys, then the run's: parse_options lets the later army_shaping win
+    assert args[args.index("--game_options") + 1] == "frame_skip=10,army_shaping=1,army_shaping=0.05,flag_shaping=2"
+    launch.main([*common, "--out", str(tmp_path / "other"), "--", "--game_options", "variant=ctf"])
+    args = json.loads((tmp_path / "other" / "army_shaping=0_flag_shaping=2" / "seed0" / "args.json").read_text())
+    assert args[-2:] == ["--game_options", "variant=ctf,army_shaping=0,flag_shaping=2"]
+
+
 def test_device_slots_set_the_visible_gpu(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "fake_train.py").write_text(FAKE_TRAIN)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))

@@ -11,6 +11,12 @@
 // also for every Python seat when `max_tick` is reached: `timeout_reward`),
 // 0 for a draw; so the win rate is the fraction of terminal rows with r > 0.
 // With shaped_reward, other rows carry (damage dealt - damage taken) / 500.
+// army_shaping and flag_shaping add the change of a potential over the step
+// (other rows only, so the terminal row stays exactly +1 / -1):
+// army_shaping x (own troops - enemy troops) + flag_shaping x (ctf: 1 while a
+// troop of ours carries the enemy flag, minus 1 while the enemy carries ours).
+// A potential's changes sum to its last value over an episode, so they guide
+// without paying for anything the game does not (Ng et al. 1999).
 // Reaching max_tick is a loss by the rules, so it is reported as terminated,
 // not truncated. The observation `frames` counts the ticks each step ran, for
 // frames-per-second figures; `won` marks the terminal rows of won episodes.
@@ -55,6 +61,8 @@ class MiniRTS : public Game {
     int seats = 1;
     bool shaped_reward = false;
     float timeout_reward = -1.0f;
+    float army_shaping = 0.0f;
+    float flag_shaping = 0.0f;
     Rules rules;
     bool board = false;
     bool board_fog = true;
@@ -79,6 +87,10 @@ class MiniRTS : public Game {
     config.seats = spec.Option("seats", 1, "1: Python vs the opponent AI; 2: self-play; 0: AI vs AI, observed");
     config.shaped_reward = spec.Option("shaped_reward", false, "add (damage dealt - taken) / 500 each step");
     config.timeout_reward = spec.Option("timeout_reward", -1.0f, "reward of a Python seat when max_tick is reached");
+    config.army_shaping = spec.Option(
+        "army_shaping", 0.0f, "add this times the step's change in (own troops - enemy troops)");
+    config.flag_shaping = spec.Option(
+        "flag_shaping", 0.0f, "ctf: add this when a troop of ours picks up the enemy flag, minus it when ours is taken");
     config.rules.variant = ParseVariant(
         spec.Option<std::string>("variant", "standard", "rules: standard, ctf (capture the flag) or tower_defense"),
         "variant");
@@ -161,6 +173,7 @@ class MiniRTS : public Game {
       ApplyCommand(world_, seat, static_cast<int>(replies[seat].Scalar(config_.a)));
     }
     const int dealt0 = world_.damage_dealt(0), dealt1 = world_.damage_dealt(1);
+    const float potential_before[2] = {Potential(0), Potential(1)};
     const int tick_before = world_.tick();
     // The built-in AIs decide on their own clock, whatever the agents' frame_skip.
     for (int k = 0; k < config_.frame_skip && world_.winner() < 0 && world_.tick() < config_.max_tick; ++k) {
@@ -188,9 +201,9 @@ class MiniRTS : public Game {
       } else if (config_.shaped_reward) {
         const int dealt = world_.damage_dealt(player) - (player == 0 ? dealt0 : dealt1);
         const int taken = world_.damage_dealt(1 - player) - (player == 0 ? dealt1 : dealt0);
-        rewards_[player] = static_cast<float>(dealt - taken) / 500.0f;
+        rewards_[player] = static_cast<float>(dealt - taken) / 500.0f + Potential(player) - potential_before[player];
       } else {
-        rewards_[player] = 0.0f;
+        rewards_[player] = Potential(player) - potential_before[player];
       }
     }
     Outcome outcome;
@@ -201,6 +214,17 @@ class MiniRTS : public Game {
   float Reward(int seat) const override { return rewards_[seat]; }
 
  private:
+  // The shaping potential of `player` (see the top of this file).
+  float Potential(int player) const {
+    const auto troops = [this](int p) { return world_.count(p, kMelee) + world_.count(p, kRanged); };
+    float potential = config_.army_shaping * static_cast<float>(troops(player) - troops(1 - player));
+    if (config_.rules.variant == Variant::kCaptureTheFlag) {
+      potential += config_.flag_shaping * static_cast<float>(static_cast<int>(world_.flag(1 - player).Carried()) -
+                                                             static_cast<int>(world_.flag(player).Carried()));
+    }
+    return potential;
+  }
+
   Config config_;
   World world_;
   Fog fog_;
