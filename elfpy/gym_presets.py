@@ -3,7 +3,7 @@
 `GameContext("gym:ALE/Pong-v5", num_games=16, preset="atari")` runs Pong
 with the standard DQN preprocessing instead of raw frames; preset="minigrid"
 turns MiniGrid's dict observation (image, direction, mission text) into
-arrays. A preset is a factory `make(env, **env_kwargs)` (`env`: the id's
+arrays; preset="minatar" gives MinAtar's object planes channels first. A preset is a factory `make(env, **env_kwargs)` (`env`: the id's
 EnvSpec, see `registered_spec`) and optional
 `preprocess` and `reshape_reward` hooks (see `elfpy.gym_host`); add one to
 `PRESETS`.
@@ -132,10 +132,18 @@ def minigrid_observation(observation: dict[str, Any]) -> dict[str, np.ndarray]:
     return out
 
 
+def minatar_observation(observation: Any) -> np.ndarray:
+    """MinAtar's boolean object planes ``[10, 10, C]`` as float32 ``[C, 10, 10]``, so the
+    default model reads them with the conv encoder (as MinAtar's own DQN does) rather
+    than flattening them into an MLP."""
+    return np.ascontiguousarray(np.asarray(observation, np.float32).transpose(2, 0, 1))
+
+
 PRESETS: dict[str, Preset] = {
     "atari": Preset(atari_env, reshape_reward=clip_reward),
     "minigrid": Preset(make_gym_env, preprocess=minigrid_observation,
                        bounds={"mission": (0.0, float(MINIGRID_VOCAB - 1))}),
+    "minatar": Preset(make_gym_env, preprocess=minatar_observation),
 }
 
 

@@ -47,3 +47,22 @@ def test_hosted_breakout_matches_minatar_row_for_row_across_episodes():
             batch.reply({"a": actions})
             if episodes >= 4:
                 break
+
+
+def test_the_minatar_preset_gives_channels_first_float_planes_the_conv_encoder_reads():
+    from rlpytorch.models.encoders import ConvEncoder, default_encoder, obs_spec
+
+    gc = elfpy.GameContext("gym:MinAtar/SpaceInvaders-v1", num_games=2, num_workers=1, num_threads=1, seed=1,
+                           deterministic=True, preset="minatar")
+    gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])
+    spec = gc.spec()
+    assert tuple(spec["s"].shape) == (6, 10, 10) and spec["s"].dtype == np.float32
+    reference = gym.make(registered_spec("MinAtar/SpaceInvaders-v1"))
+    first, _ = reference.reset(seed=game_seed(1, 0))
+    with gc:
+        batch = next(iter(gc))
+        row = list(batch.game_ids).index(0)
+        np.testing.assert_array_equal(batch["s"][row], first.transpose(2, 0, 1).astype(np.float32))
+        batch.reply({"a": np.zeros(len(batch), np.int64)})
+    encoder = default_encoder(obs_spec({"s": spec["s"]}), 32, 2, "relu", "16", 16)
+    assert any(isinstance(part, ConvEncoder) for part in encoder.modules())
