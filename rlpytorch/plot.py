@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,21 +61,35 @@ def read_columns(csv_path: Path, x_key: str, y_key: str) -> tuple[np.ndarray, np
     return column(x_key), column(y_key)
 
 
-def curve_label(run_dir: Path) -> str:
-    """The curve a run belongs to: its parent for ``seed<N>`` folders, else itself."""
-    return run_dir.parent.name if _SEED_FOLDER.fullmatch(run_dir.name) else run_dir.name
+def curve_folder(run_dir: Path) -> Path:
+    """The folder naming a run's curve: its parent for ``seed<N>`` folders, else itself."""
+    return run_dir.parent if _SEED_FOLDER.fullmatch(run_dir.name) else run_dir
+
+
+def curve_labels(folders: Sequence[Path]) -> dict[Path, str]:
+    """Each curve folder's label: its path below the folders' common parent, so that
+    settings of the same name in two sweeps (``dqn/game=X``, ``rainbow/game=X``) stay
+    apart; a lone folder is labelled by its name."""
+    unique = sorted(set(folders))
+    if len(unique) == 1:
+        return {unique[0]: unique[0].name}
+    common = Path(os.path.commonpath([f.resolve() for f in unique]))
+    return {f: f.resolve().relative_to(common).as_posix() for f in unique}
 
 
 def load_curves(paths: Sequence[Path], x_key: str = "frames", y_key: str = "return_mean") -> list[Curve]:
     """Every run under ``paths`` (folders searched for ``progress.csv``), grouped into curves."""
-    curves: dict[str, Curve] = {}
+    runs: list[tuple[Path, Path]] = []
     for path in paths:
         found = sorted(Path(path).rglob("progress.csv")) if Path(path).is_dir() else [Path(path)]
         if not found:
             raise FileNotFoundError(f"no progress.csv under {path}")
-        for csv_path in found:
-            label = curve_label(csv_path.parent)
-            curves.setdefault(label, Curve(label)).add_run(*read_columns(csv_path, x_key, y_key))
+        runs += [(curve_folder(csv_path.parent), csv_path) for csv_path in found]
+    labels = curve_labels([folder for folder, _ in runs])
+    curves: dict[str, Curve] = {}
+    for folder, csv_path in runs:
+        label = labels[folder]
+        curves.setdefault(label, Curve(label)).add_run(*read_columns(csv_path, x_key, y_key))
     return [curve for curve in curves.values() if curve.runs]
 
 

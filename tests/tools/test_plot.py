@@ -29,6 +29,15 @@ def test_seed_folders_form_one_curve_and_other_folders_their_own(tmp_path: Path)
     assert len(curves["lr=1e-3"].runs) == 2 and len(curves["single"].runs) == 1
 
 
+def test_same_setting_in_two_sweeps_gives_two_curves_named_by_their_paths(tmp_path: Path) -> None:
+    write_progress(tmp_path / "dqn" / "game=X" / "seed0", [0, 100], [1, 2])
+    write_progress(tmp_path / "rainbow" / "game=X" / "seed0", [0, 100], [3, 4])
+    write_progress(tmp_path / "rainbow" / "game=X" / "seed1", [0, 100], [5, 6])
+    curves = {c.label: c for c in plot.load_curves([tmp_path / "dqn", tmp_path / "rainbow" / "game=X"])}
+    assert sorted(curves) == ["dqn/game=X", "rainbow/game=X"]
+    assert len(curves["dqn/game=X"].runs) == 1 and len(curves["rainbow/game=X"].runs) == 2
+
+
 def test_curve_mean_is_taken_where_every_run_has_data(tmp_path: Path) -> None:
     # seed0 goes to 200 frames, seed1 stops at 100: the grid ends at 100.
     write_progress(tmp_path / "a" / "seed0", [0, 100, 200], [0, 10, 20])
