@@ -3,10 +3,10 @@
 `GameContext("gym:ALE/Pong-v5", num_games=16, preset="atari")` runs Pong
 with the standard DQN preprocessing instead of raw frames; preset="minigrid"
 turns MiniGrid's dict observation (image, direction, mission text) into
-arrays; preset="minatar" gives MinAtar's object planes channels first. A preset is a factory `make(env, **env_kwargs)` (`env`: the id's
-EnvSpec, see `registered_spec`) and optional
-`preprocess` and `reshape_reward` hooks (see `elfpy.gym_host`); add one to
-`PRESETS`.
+arrays; preset="minatar" gives MinAtar's object planes channels first. A
+preset is a factory `make(env, **env_kwargs)` (`env`: the id's EnvSpec, see
+`registered_spec`) and optional `preprocess` and `reshape_reward` hooks (see
+`elfpy.gym_host`); add one to `PRESETS`.
 """
 
 from __future__ import annotations

@@ -92,7 +92,8 @@ def parse_sets(items: Sequence[str]) -> list[tuple[str, list[str]]]:
 
 def setting_folder(settings: Sequence[tuple[str, str]]) -> str:
     """A readable folder name for one combination, e.g. 'lr=1e-3_T=6' ('default' for none)."""
-    return "_".join(f"{name.partition('.')[2] or name}={value}" for name, value in settings).replace("/", "-") or "default"
+    named = (f"{name.partition('.')[2] or name}={value}" for name, value in settings)
+    return "_".join(named).replace("/", "-") or "default"
 
 
 def plan_runs(out: Path, seeds: Sequence[int], sets: Sequence[tuple[str, list[str]]]) -> list[Run]:

@@ -196,7 +196,8 @@ def shaping_rewards(options: dict, rows_per_game: int) -> list[tuple[np.ndarray,
     rows = []
     with gc:
         for batch in gc:
-            rows.append((batch["v"][0].copy(), batch["board"][0].copy(), float(batch["r"][0]), bool(batch["terminal"][0])))
+            row = (batch["v"][0].copy(), batch["board"][0].copy(), float(batch["r"][0]), bool(batch["terminal"][0]))
+            rows.append(row)
             batch.reply({"a": np.zeros(1, dtype=np.int64)})
             if len(rows) >= rows_per_game:
                 break
@@ -211,7 +212,7 @@ def test_army_shaping_pays_the_change_in_own_minus_enemy_troops():
         return round(10 * (v[2] + v[3])) - int(np.isin(board, [ord("m"), ord("r")]).sum())
 
     checked = changed = 0
-    for (v0, b0, _, _), (v1, b1, r, terminal) in zip(rows, rows[1:]):
+    for (v0, b0, _, _), (v1, b1, r, terminal) in zip(rows, rows[1:], strict=False):
         if terminal:
             assert r in (-1.0, 0.0, 1.0)  # the final row stays the bare outcome
             continue
@@ -230,7 +231,7 @@ def test_flag_shaping_pays_when_a_flag_is_picked_up_and_charges_when_ours_is():
         return int(v[15] == 1.0) - int(v[14] == 1.0)
 
     pickups = 0
-    for (v0, _, _, _), (v1, _, r, terminal) in zip(rows, rows[1:]):
+    for (v0, _, _, _), (v1, _, r, terminal) in zip(rows, rows[1:], strict=False):
         if not terminal:
             assert r == 0.5 * (carried(v1) - carried(v0))
             pickups += r != 0

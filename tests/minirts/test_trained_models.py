@@ -40,6 +40,9 @@ def greedy_win_rate(path: Path, episodes: int) -> float:
     return evaluate(model, loader, episodes, "greedy", progress=False).statistic_mean("won")
 
 
-@pytest.mark.parametrize(("name", "min_win_rate"), [("minirts_simple_ac.pt", 0.85), ("minirts_hit_and_run_ac.pt", 0.8), ("minirts_ctf_ac.pt", 0.75)])
+@pytest.mark.parametrize(
+    ("name", "min_win_rate"),
+    [("minirts_simple_ac.pt", 0.85), ("minirts_hit_and_run_ac.pt", 0.8), ("minirts_ctf_ac.pt", 0.75)],
+)
 def test_committed_model_beats_its_built_in_opponent(name, min_win_rate, one_torch_thread):
     assert greedy_win_rate(PRETRAINED / name, episodes=128) >= min_win_rate
