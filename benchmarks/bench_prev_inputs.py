@@ -52,13 +52,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=30000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save_dir", default="",
+                        help="keep each run's folder as DIR/observation_only and DIR/previous_inputs (for plots)")
     args = parser.parse_args()
     common = ["--game", f"gym:{ENV_ID}", "--method", "ppo", "--model", "lstm", "--num_games", "16",
               "--actor_batch", "16", "--train_batch", "16", "--num_workers", "1", "--T", "11", "--lr", "1e-3",
-              "--num_frames", str(args.frames), "--eval_episodes", "200", "--seed", str(args.seed),
-              "--no-progress", "--save_dir", ""]
-    for extra in ([], ["--prev_action", "--prev_reward"]):
-        result = train.main(common + extra)
+              "--num_frames", str(args.frames), "--log_every", "1500", "--eval_episodes", "200",
+              "--seed", str(args.seed),
+              "--no-progress"]
+    for name, extra in (("observation_only", []), ("previous_inputs", ["--prev_action", "--prev_reward"])):
+        save_dir = f"{args.save_dir}/{name}" if args.save_dir else ""
+        result = train.main(common + extra + ["--save_dir", save_dir])
         print(f"PPO lstm {' '.join(extra) or '(no previous inputs)'}: greedy {result['eval']}", flush=True)
 
 
