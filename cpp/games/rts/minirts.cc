@@ -90,7 +90,8 @@ class MiniRTS : public Game {
     config.army_shaping = spec.Option(
         "army_shaping", 0.0f, "add this times the step's change in (own troops - enemy troops)");
     config.flag_shaping = spec.Option(
-        "flag_shaping", 0.0f, "ctf: add this when a troop of ours picks up the enemy flag, minus it when ours is taken");
+        "flag_shaping", 0.0f,
+        "ctf: add this times the step's change in (enemy flag carried by us - our flag carried by the enemy)");
     config.rules.variant = ParseVariant(
         spec.Option<std::string>("variant", "standard", "rules: standard, ctf (capture the flag) or tower_defense"),
         "variant");
