@@ -115,6 +115,7 @@ class NetworkEvaluator:
 
     def __init__(self, net: PolicyValueNet, size: int) -> None:
         self.net, self.size = net.eval(), size
+        self.device = next(net.parameters()).device
 
     def _run(self, state):
         legal = np.zeros((1, self.size * self.size + 1), np.uint8)
@@ -122,8 +123,8 @@ class NetworkEvaluator:
         for a in actions:
             legal[0, to_openspiel(a, self.size)] = 1
         with torch.inference_mode():
-            logits, value = self.net(torch.from_numpy(openspiel_features(state, self.size)[None]))
-            policy = masked_policy(logits, torch.from_numpy(legal))[0].numpy()
+            logits, value = self.net(torch.from_numpy(openspiel_features(state, self.size)[None]).to(self.device))
+            policy = masked_policy(logits, torch.from_numpy(legal).to(self.device))[0].cpu().numpy()
         return actions, policy, float(value[0])
 
     def evaluate(self, state):
