@@ -187,3 +187,16 @@ def test_learner_loop_lags_at_most_batch_slots_windows_by_hand(when_behind, made
     assert sum(len(stats) for stats, _, _ in news) == made and sum(frames for _, frames, _ in news) == 40
     assert news[-1][2] == dropped
     assert sorted(queues["free"].get_nowait() for _ in range(4)) == [0, 0, 1, 1]  # every slot freed
+
+
+def test_pong_dqn_config_runs_with_frame_based_replay_and_holds_its_ratio(tmp_path, counting_runs):
+    """examples/configs/dqn_pong.yaml (its multi runner, 3-step Double Dueling DQN
+    on 4-frame stacks stored one frame per step), shrunk to a few hundred frames on the CPU."""
+    out = train.main(["--config", str(CONFIGS / "dqn_pong.yaml"), "--num_frames", "600", "--num_games", "4",
+                      "--num_workers", "2", "--actor_batch", "4", "--train_batch", "4", "--hidden", "16",
+                      "--replay_batch", "8", "--learning_starts", "200", "--no-eval_at_end", "--no-progress",
+                      "--no-tensorboard", "--save_dir", str(tmp_path / "run")])
+    summary, run, config = out["summary"], counting_runs[0], out["config"]
+    assert (config["frame_stack"], config["n_step"], config["double"], config["dueling"]) == (4, 3, True, True)
+    assert run.frames_learned == run.frames_windowed
+    assert summary.updates == int(config["replay_ratio"] * (run.frames_at_last_window - 200)) > 0
