@@ -102,8 +102,9 @@ class ReplayLearning:
         self.replay.anneal(self.progress)
         sample = self.replay.sample(self.replay_batch)
         index = sample.pop("index")
-        if self.staging is not None:  # a GPU: through pinned buffers
-            sample = self.staging.to_device(sample)
+        if self.staging is not None:  # a GPU: through pinned buffers, but for the frames stored there
+            there = {k: v for k, v in sample.items() if v.device.type != "cpu"}
+            sample = {**self.staging.to_device({k: v for k, v in sample.items() if k not in there}), **there}
         else:
             sample = {k: v.to(self.device, non_blocking=True) for k, v in sample.items()}
         stats, priorities = self.method.step(self.mi, sample)

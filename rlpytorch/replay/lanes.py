@@ -18,6 +18,12 @@ The state an episode ended in (``final_<key>`` on a truncated row) is the
 previous ``k - 1`` frames plus one new frame, kept in a small ring of its own
 (``final_slots`` frames; a truncation whose frame has been recycled is
 reported ``lost``).
+
+With ``device`` set, the frames (and the final frames) are torch tensors on
+that device, so a sampled stack is rebuilt there and never crosses the bus:
+on a GPU the replay's largest arrays and the learner's batches both live in
+its memory. Everything else (flags, actions, rewards, the bookkeeping)
+stays in numpy arrays in host memory.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
+import torch
 
 __all__ = ["LaneStore"]
 
@@ -35,18 +42,23 @@ FINAL = "final_"
 class LaneStore:
     """Rows ``[rows, num_lanes, ...]`` per key; ``count[lane]`` rows ever written to each lane."""
 
-    def __init__(self, capacity: int, num_lanes: int, frame_stack: int = 0, final_slots: int = 0) -> None:
+    def __init__(self, capacity: int, num_lanes: int, frame_stack: int = 0, final_slots: int = 0,
+                 device: str = "") -> None:
         if capacity < 1 or num_lanes < 1:
             raise ValueError(f"replay capacity and lanes must be >= 1, got {capacity} and {num_lanes}")
+        if device and frame_stack <= 1:
+            raise ValueError(f"a replay device ({device!r}) holds stacked frames: it needs frame_stack > 1, "
+                             f"got {frame_stack}")
+        self.device = torch.device(device) if device else None
         self.num_lanes = num_lanes
         self.rows = math.ceil(capacity / num_lanes)
         self.frame_stack = frame_stack if frame_stack > 1 else 0
         self.count = np.zeros(num_lanes, np.int64)
-        self.data: dict[str, np.ndarray] = {}
+        self.data: dict[str, np.ndarray | torch.Tensor] = {}
         self.frame_keys: tuple[str, ...] = ()
         self.start = np.zeros((self.rows, num_lanes), bool)
         self.final_slots = final_slots or 2 * num_lanes + self.rows * num_lanes // 16
-        self.final_frames: dict[str, np.ndarray] = {}
+        self.final_frames: dict[str, np.ndarray | torch.Tensor] = {}
         self.final_slot = np.full((0, 0), -1, np.int64)
         self.slot_owner = np.full(0, -1, np.int64)
         self.next_slot = 0
@@ -92,13 +104,21 @@ class LaneStore:
         self.frame_keys = tuple(frames)
         for key, value in window.items():
             if key.startswith(FINAL) and key[len(FINAL) :] in frames:
-                self.final_frames[key[len(FINAL) :]] = np.zeros((self.final_slots, *value.shape[3:]), value.dtype)
+                self.final_frames[key[len(FINAL) :]] = self._zeros((self.final_slots, *value.shape[3:]), value.dtype)
                 continue
-            shape = value.shape[3:] if key in frames else value.shape[2:]
-            self.data[key] = np.zeros((R, L, *shape), value.dtype)
+            if key in frames:
+                self.data[key] = self._zeros((R, L, *value.shape[3:]), value.dtype)
+            else:
+                self.data[key] = np.zeros((R, L, *value.shape[2:]), value.dtype)
         if self.final_frames:
             self.final_slot = np.full((R, L), -1, np.int64)
             self.slot_owner = np.full(self.final_slots, -1, np.int64)
+
+    def _zeros(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | torch.Tensor:
+        """Frame storage: in host memory, or on ``device``."""
+        if self.device is None:
+            return np.zeros(shape, dtype)
+        return torch.zeros(shape, dtype=torch.from_numpy(np.zeros(0, dtype)).dtype, device=self.device)
 
     def _write(self, rows: Mapping[str, np.ndarray], lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         m = rows["terminal"].shape[0]
@@ -109,7 +129,7 @@ class LaneStore:
         pos, lane = absolute % self.rows, np.broadcast_to(lanes, absolute.shape)
         for key, store in self.data.items():
             value = rows[key]
-            store[pos, lane] = value[:, :, -1] if key in self.frame_keys else value
+            _put(store, (pos, lane), value[:, :, -1] if key in self.frame_keys else value)
         # A row starts an episode where every seat on it is terminal (joint rows [.., S]: the game reset).
         self.start[pos, lane] = rows["terminal"].reshape(*pos.shape, -1).all(-1) | (absolute == 0)
         if self.final_frames:
@@ -128,7 +148,7 @@ class LaneStore:
         slots = (self.next_slot + np.arange(t.size)) % self.final_slots
         self.next_slot = int(slots[-1] + 1) % self.final_slots
         for key, ring in self.final_frames.items():
-            ring[slots] = rows[FINAL + key][t, b, -1]
+            _put(ring, (slots,), rows[FINAL + key][t, b, -1])
         self.slot_owner[slots] = absolute[t, b] * self.num_lanes + lane[t, b]
         self.final_slot[pos[t, b], lane[t, b]] = slots
 
@@ -167,7 +187,7 @@ class LaneStore:
         starts = self.start[rows % self.rows, lanes[..., None]] & (rows >= 0)
         last_start = np.where(starts, rows, -1).max(-1)
         source = np.maximum(absolute[..., None] - (k - 1) + np.arange(k), last_start[..., None])
-        return self.data[key][source % self.rows, lanes[..., None]]
+        return _take(self.data[key], source % self.rows, lanes[..., None])
 
     def final_stack(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The stack an episode ended in at truncated rows ``absolute`` (zeros elsewhere)
@@ -176,9 +196,13 @@ class LaneStore:
         owner = np.where(slot >= 0, self.slot_owner[slot.clip(min=0)], -2)
         kept = owner == absolute * self.num_lanes + lanes
         before = self._stack(key, absolute - 1, lanes)[..., 1:, :, :]
-        frame = self.final_frames[key][slot.clip(min=0)][..., None, :, :]
-        stack = np.concatenate([before, frame], axis=-3)
-        stack[~kept] = 0
+        frame = _take(self.final_frames[key], slot.clip(min=0))[..., None, :, :]
+        if self.device is None:
+            stack = np.concatenate([before, frame], axis=-3)
+            stack[~kept] = 0
+        else:
+            stack = torch.cat([before, frame], dim=-3)
+            stack[torch.from_numpy(~kept).to(self.device)] = 0
         return stack, (slot >= 0) & ~kept
 
     @property
@@ -186,9 +210,24 @@ class LaneStore:
         """Bytes held by the stored rows (all keys, flags and final frames)."""
         arrays = [*self.data.values(), self.start, self.count, *self.final_frames.values(),
                   self.final_slot, self.slot_owner]
-        return int(sum(a.nbytes for a in arrays))
+        return int(sum(a.nbytes if isinstance(a, np.ndarray) else a.numel() * a.element_size() for a in arrays))
 
     @property
     def stored(self) -> int:
         """Steps held now (all lanes)."""
         return int(np.minimum(self.count, self.rows).sum())
+
+
+def _take(array: np.ndarray | torch.Tensor, *index: np.ndarray) -> np.ndarray | torch.Tensor:
+    """``array[index]`` (numpy index arrays, broadcast together), on the array's device."""
+    if isinstance(array, np.ndarray):
+        return array[index]
+    return array[tuple(torch.tensor(i, device=array.device) for i in index)]
+
+
+def _put(array: np.ndarray | torch.Tensor, index: tuple[np.ndarray, ...], value: np.ndarray) -> None:
+    """``array[index] = value`` (numpy index arrays and value), on the array's device."""
+    if isinstance(array, np.ndarray):
+        array[index] = value
+        return
+    array[tuple(torch.tensor(i, device=array.device) for i in index)] = torch.tensor(value, device=array.device)

@@ -55,6 +55,8 @@ class Replay(Configurable):
     priority_eps: float = setting(1e-6, "prioritized replay: p = |td error| + eps")
     n_step: int = setting(1, "steps summed before bootstrapping (n-step returns)")
     frame_stack: int = setting(0, "observations [k, H, W] of k stacked frames stored one frame per step (0: off)")
+    replay_device: str = setting("", "where the stored frames live and stacks are rebuilt (--frame_stack): "
+                                 "host memory (empty) or a torch device, e.g. cuda: sampled frames never cross the bus")
     gamma: float = 0.99
     sequence_length: int = 0
     joint_seats: int = 0  # S > 0: one lane per game, rows [S, ...] of every seat (joint transitions)
@@ -68,7 +70,7 @@ class Replay(Configurable):
                              f"observations: n_step 1, no sequences, no frame_stack; got n_step {self.n_step}, "
                              f"sequence_length {self.sequence_length}, frame_stack {self.frame_stack}")
         self.obs_keys = tuple(self.obs_keys)
-        self.store = LaneStore(self.replay_capacity, self.num_lanes, self.frame_stack)
+        self.store = LaneStore(self.replay_capacity, self.num_lanes, self.frame_stack, device=self.replay_device)
         horizon = self.sequence_length - 1 if self.sequence_length else self.n_step
         self.sampler: UniformSampler | PrioritizedSampler
         if self.prioritized:
@@ -126,18 +128,18 @@ class Replay(Configurable):
         targets = nstep_targets(flags["r"], flags["terminal"], flags.get("truncated"), self.gamma, self.n_step)
         boot = absolute + targets.boot[0].numpy()
         final = targets.final[0].numpy()
-        out = {k: torch.from_numpy(store.get(k, absolute, lanes)) for k in self.obs_keys}
+        out = {k: _tensor(store.get(k, absolute, lanes)) for k in self.obs_keys}
         out["a"] = torch.from_numpy(store.get("a", absolute, lanes))
         out["reward"], out["discount"] = targets.reward[0], targets.discount[0]
         weight_mask = np.ones(len(absolute), bool)
         for key in self.obs_keys:
-            nxt = store.get(key, boot, lanes)
+            nxt = _tensor(store.get(key, boot, lanes))
             if final.any():
                 ended = np.flatnonzero(final)
                 value = self._final(key, boot[ended], lanes[ended])
-                nxt[ended] = value[0]
+                nxt[torch.from_numpy(ended).to(nxt.device)] = _tensor(value[0])
                 weight_mask[ended[value[1]]] = False
-            out["next_" + key] = torch.from_numpy(nxt)
+            out["next_" + key] = nxt
         out["_keep"] = torch.from_numpy(weight_mask)
         return out
 
@@ -159,7 +161,7 @@ class Replay(Configurable):
             out["next_" + key] = torch.from_numpy(nxt)
         return out
 
-    def _final(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _final(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray | Tensor, np.ndarray]:
         """The state episodes ended in at truncated rows, and which of them were lost."""
         if key in self.store.final_frames:
             stack, lost = self.store.final_stack(key, absolute, lanes)
@@ -170,10 +172,10 @@ class Replay(Configurable):
     def _sequences(self, absolute: np.ndarray, lanes: np.ndarray) -> dict[str, Tensor]:
         rows = absolute[None] + np.arange(self.sequence_length)[:, None]  # [L, B]
         keys = [k for k in self.store.data if not k.startswith(FINAL)]
-        out = {k: torch.from_numpy(self.store.get(k, rows, lanes)) for k in keys}
+        out = {k: _tensor(self.store.get(k, rows, lanes)) for k in keys}
         for key in self.obs_keys:
             if FINAL + key in self.store.data or key in self.store.final_frames:
-                out[FINAL + key] = torch.from_numpy(self._final(key, rows, lanes)[0])
+                out[FINAL + key] = _tensor(self._final(key, rows, lanes)[0])
         return out
 
     def stats(self) -> dict[str, float]:
@@ -187,6 +189,11 @@ class Replay(Configurable):
         if isinstance(self.sampler, PrioritizedSampler):
             stats["replay_beta"] = self.sampler.beta
         return stats
+
+
+def _tensor(value: np.ndarray | Tensor) -> Tensor:
+    """A sampled array as a tensor (frames stored on a device are tensors already)."""
+    return value if isinstance(value, Tensor) else torch.from_numpy(value)
 
 
 def _numpy(value: Any) -> np.ndarray:

@@ -224,6 +224,37 @@ def test_frame_stacks_are_rebuilt_exactly_at_episode_starts_and_truncations():
     assert checked_final > 0
 
 
+DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("settings", [{"n_step": 2}, {"n_step": 3, "prioritized": True}, {"sequence_length": 4}])
+def test_frames_stored_on_a_device_give_the_batches_of_host_storage(device, settings):
+    """--replay_device: the same windows and seed give the same samples as frames
+    kept in host memory, at episode starts, truncations and recycled finals too."""
+    history = stacked_history(steps=61, games=3, k=4, seed=0)
+    host, there = (Replay(num_lanes=3, obs_keys=["s"], replay_capacity=3 * 40, frame_stack=4, seed=1,
+                          replay_device=where, **settings) for where in ("", device))
+    feed(host, history, T=6)
+    feed(there, history, T=6)
+    assert isinstance(there.store.data["s"], torch.Tensor) and there.store.data["s"].device.type == device
+    assert there.store.nbytes == host.store.nbytes
+    for _ in range(3):
+        expected, got = host.sample(200), there.sample(200)
+        assert set(got) == set(expected)
+        for key, value in expected.items():
+            torch.testing.assert_close(got[key].cpu(), value, rtol=0, atol=0, msg=key)
+        if settings.get("prioritized"):
+            for replay in (host, there):
+                replay.update_priorities(expected["index"], np.arange(200) % 7 + 0.5)
+    assert history["truncated"].any() and host.lost_finals == there.lost_finals
+
+
+def test_a_replay_device_needs_frame_storage():
+    with pytest.raises(ValueError, match="frame_stack > 1"):
+        Replay(num_lanes=2, obs_keys=["s"], replay_device="cpu")
+
+
 def test_frame_storage_takes_at_least_3_5x_less_memory_than_full_stacks():
     history = stacked_history(steps=201, games=4, k=4, seed=2)
     history = {k: (np.repeat(np.repeat(v, 28, -1), 42, -2) if k in ("s", "final_s") else v) for k, v in history.items()}
