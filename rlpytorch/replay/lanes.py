@@ -171,7 +171,7 @@ class LaneStore:
         last = self.count[lanes] - 1
         return last - (last - pos) % self.rows
 
-    def get(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+    def get(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> np.ndarray | torch.Tensor:
         """Key ``key`` at rows ``absolute`` of ``lanes`` (broadcast together); frame keys rebuilt."""
         if key in self.frame_keys:
             return self._stack(key, absolute, lanes)
@@ -179,7 +179,7 @@ class LaneStore:
             return self.final_stack(key[len(FINAL) :], absolute, lanes)[0]
         return self.data[key][absolute % self.rows, lanes]
 
-    def _stack(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+    def _stack(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> np.ndarray | torch.Tensor:
         """Frames ``t-k+1 .. t``, each source row clamped to the episode's first row."""
         k = self.frame_stack
         back = np.arange(k - 1)  # rows t, t-1, ..., t-k+2 may start the episode
@@ -189,7 +189,8 @@ class LaneStore:
         source = np.maximum(absolute[..., None] - (k - 1) + np.arange(k), last_start[..., None])
         return _take(self.data[key], source % self.rows, lanes[..., None])
 
-    def final_stack(self, key: str, absolute: np.ndarray, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def final_stack(self, key: str, absolute: np.ndarray,
+                    lanes: np.ndarray) -> tuple[np.ndarray | torch.Tensor, np.ndarray]:
         """The stack an episode ended in at truncated rows ``absolute`` (zeros elsewhere)
         and ``lost``: truncations whose final frame has been recycled."""
         slot = self.final_slot[absolute % self.rows, lanes]
