@@ -102,6 +102,44 @@ TEST(search_with_a_fixed_evaluator_puts_most_visits_on_the_capture) {
   CHECK_EQ(distribution[win], static_cast<float>(visits) / TotalRootVisits(search));
 }
 
+TEST(pass_only_when_done_searches_the_pass_once_only_own_eyes_are_left) {
+  // Black to move with open points: no pass edge, so the pass gets no visits.
+  SearchConfig config;
+  config.pass_only_when_done = true;
+  Search open(config);
+  open.Reset(CaptureToWin(1000));
+  elf::Rng rng(3);
+  RunSimulations(open, 200, 8, rng);
+  CHECK_EQ(open.Visits(81), 0);
+  CHECK_EQ(open.Prior(81), 0.0f);
+  // Black's only empty points are its own single-point eyes (A9, C9) or
+  // illegal: the pass is its one move, and the search plays it.
+  const Board settled = FromDiagram({
+                                        ".X.XO.O.O",
+                                        "XXXXOOOOO",
+                                        "OOOOOOOOO",
+                                        "OOOOOOOOO",
+                                        "OOOOOOOOO",
+                                        "OOOOOOOOO",
+                                        "OOOOOOOOO",
+                                        "OOOOOOOOO",
+                                        "OOOOOOOOO",
+                                    },
+                                    elf::go::kBlack, 1000);
+  CHECK(!settled.HasMoveBesidesEyes());
+  CHECK(settled.FillsOwnEye(settled.ParseAction("A9")));
+  Search done(config);
+  done.Reset(settled);
+  RunSimulations(done, 50, 8, rng);
+  CHECK(done.Prior(81) > 0.0f);
+  CHECK(done.Visits(81) > 0);
+  // The same open position without the option searches the pass like any move.
+  Search free(SearchConfig{});
+  free.Reset(CaptureToWin(1000));
+  RunSimulations(free, 200, 8, rng);
+  CHECK(free.Prior(81) > 0.0f);
+}
+
 TEST(leaves_in_flight_are_distinct_positions_and_a_collision_stops_selection) {
   Search search(SearchConfig{});
   search.Reset(Board(9));

@@ -91,6 +91,22 @@ const char* Board::Illegal(int point, uint64_t* next_hash) const {
   return nullptr;
 }
 
+bool Board::FillsOwnEye(int action) const {
+  const int point = PointOf(action);
+  for (int d = 0; d < 4; ++d) {
+    const Color neighbor = color_[Neighbor(point, d)];
+    if (neighbor != to_move_ && neighbor != kBorder) return false;
+  }
+  return true;
+}
+
+bool Board::HasMoveBesidesEyes() const {
+  for (int action = 0; action < pass(); ++action) {
+    if (color_[PointOf(action)] == kEmpty && !FillsOwnEye(action) && IsLegal(action)) return true;
+  }
+  return false;
+}
+
 bool Board::IsLegal(int action) const {
   if (action < 0 || action > pass()) return false;
   if (action == pass()) return true;

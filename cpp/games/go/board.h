@@ -57,6 +57,11 @@ class Board {
   bool IsLegal(int action) const;
   // out[action] = 1 if legal (N*N + 1 entries; the pass is always legal).
   void LegalMask(uint8_t* out) const;
+  // Whether the stone `action` would fill one of the mover's own single-point
+  // eyes (an empty point whose neighbours are all the mover's stones or the edge).
+  bool FillsOwnEye(int action) const;
+  // Whether the mover has a legal stone besides filling its own single-point eyes.
+  bool HasMoveBesidesEyes() const;
   // Plays `action` for the side to move; throws std::invalid_argument naming
   // the move and the reason if it is illegal. Returns the stones captured.
   int Play(int action);
@@ -133,13 +138,7 @@ int Board::RandomMove(Random&& random) const {
     const int pick = static_cast<int>(random(count));
     const int action = candidates[pick];
     candidates[pick] = candidates[--count];
-    const int point = PointOf(action);
-    bool own_eye = true;
-    for (int d = 0; d < 4 && own_eye; ++d) {
-      const Color neighbor = color_[Neighbor(point, d)];
-      own_eye = neighbor == to_move_ || neighbor == kBorder;
-    }
-    if (!own_eye && IsLegal(action)) return action;
+    if (!FillsOwnEye(action) && IsLegal(action)) return action;
   }
   return pass();
 }

@@ -62,6 +62,8 @@ class GoMcts : public Game {
     config.search.dirichlet_alpha =
         spec.Option("dirichlet_alpha", static_cast<float>(10.0 / (n * n)), "root noise concentration (0: none)");
     config.search.noise_fraction = spec.Option("noise_fraction", 0.25f, "weight of the root noise");
+    config.search.pass_only_when_done = spec.Option(
+        "pass_only_when_done", false, "search the pass only when every other legal move fills an own single-point eye");
     config.temperature = spec.Option("temperature", 1.0f, "move sampling temperature for the opening moves");
     config.temperature_moves =
         spec.Option("temperature_moves", static_cast<int>(n * n / 10), "moves sampled with temperature");

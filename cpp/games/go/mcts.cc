@@ -111,6 +111,7 @@ int Search::Select(int max_leaves, std::vector<Leaf>* leaves) {
     leaf.node = node;
     leaf.legal.resize(leaf.board.num_actions());
     leaf.board.LegalMask(leaf.legal.data());
+    if (config_.pass_only_when_done && leaf.board.HasMoveBesidesEyes()) leaf.legal[leaf.board.pass()] = 0;
     leaves->push_back(std::move(leaf));
     ++found;
   }

@@ -33,6 +33,11 @@ struct SearchConfig {
   float dirichlet_alpha = 0.0f;  // <= 0: no root noise
   float noise_fraction = 0.25f;
   float komi = 7.5f;
+  // The pass is searched only when every other legal move fills one of the
+  // mover's own single-point eyes, so games are played out to a settled board
+  // (self-play: a young network's early passes lose games it need not lose,
+  // and a side that always passes teaches the value head nothing).
+  bool pass_only_when_done = false;
 };
 
 // A position waiting for its evaluation.
