@@ -24,6 +24,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import re  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -98,10 +99,16 @@ def engine_sims_per_second(evaluator, num_games: int, leaves: int, threads: int,
         return done / (time.perf_counter() - start), done / (time.process_time() - cpu)
 
 
+@functools.lru_cache
+def feature_planes(size: int) -> int:
+    """Planes of the Go games' features ``s``."""
+    return elfpy.GameContext("go", num_games=1, num_threads=1, board_size=size).spec()["s"].shape[0]
+
+
 def openspiel_features(state, size: int) -> np.ndarray:
-    """Our 17 planes from an OpenSpiel state's current stones (history planes
-    left empty: the cost of the network call is what is compared)."""
-    planes = np.zeros((17, size, size), np.uint8)
+    """Our planes from an OpenSpiel state's current stones (history and
+    liberty planes left empty: the cost of the network call is what is compared)."""
+    planes = np.zeros((feature_planes(size), size, size), np.uint8)
     obs = np.asarray(state.observation_tensor(0), np.float32).reshape(4, size, size)[:, ::-1]
     black_to_move = state.current_player() == 0
     mine, theirs = (obs[0], obs[1]) if black_to_move else (obs[1], obs[0])
@@ -145,7 +152,7 @@ def bench_sims(args) -> None:
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
-    net = PolicyValueNet(17, 9, 82, PolicyValueSettings(args.channels, args.blocks))
+    net = PolicyValueNet(feature_planes(9), 9, 82, PolicyValueSettings(args.channels, args.blocks))
     evaluator = network_evaluator(net, args.device)
     print(f"network: {args.channels} channels, {args.blocks} blocks on {args.device}; torch threads 1")
     print("engine (go_mcts, C++ search, one network call per batch of leaves):")

@@ -264,9 +264,50 @@ TEST(features_hold_the_last_eight_positions_from_the_movers_view) {
   CHECK_EQ(at(10, "E5"), 1);
   CHECK_EQ(at(11, "E5"), 0);  // three moves ago: the empty board
   CHECK_EQ(at(16, "A1"), 0);  // white to move
+  CHECK_EQ(at(19, "D4"), 1);  // white's stone has 4 liberties: 3 or more
+  CHECK_EQ(at(22, "E5"), 1);  // so have black's
+  CHECK_EQ(at(22, "C3"), 1);
   int ones = 0;
   for (uint8_t v : planes) ones += v;
-  CHECK_EQ(ones, 1 + 2 + 1 + 1 + 1);
+  CHECK_EQ(ones, 1 + 2 + 1 + 1 + 1 + 3);
+}
+
+TEST(liberty_planes_count_each_shared_liberty_once) {
+  Board board = FromDiagram({
+      "XO...",
+      ".XX..",
+      "O.X..",
+      "X....",
+      "O....",
+  });  // black to move
+  auto libs = [&](const char* vertex) { return board.Liberties(board.ParseAction(vertex)); };
+  CHECK_EQ(libs("B4"), 6);  // B3 touches B4 and C3 and counts once: A4 B3 C5 D4 D3 C2
+  CHECK_EQ(libs("C3"), 6);
+  CHECK_EQ(libs("A5"), 1);  // A4, shared with two other groups
+  CHECK_EQ(libs("B5"), 1);  // C5
+  CHECK_EQ(libs("A3"), 2);  // A4 B3
+  CHECK_EQ(libs("A2"), 1);  // B2
+  CHECK_EQ(libs("A1"), 1);  // B1
+  CHECK_EQ(libs("E1"), 0);  // empty
+  std::vector<uint8_t> planes(elf::go::kFeaturePlanes * 25);
+  board.Features(planes.data());
+  auto planes_at = [&](const char* vertex) {
+    std::string on;
+    for (int plane = 17; plane < elf::go::kFeaturePlanes; ++plane) {
+      if (planes[plane * 25 + board.ParseAction(vertex)]) on += std::to_string(plane) + " ";
+    }
+    return on;
+  };
+  // 17-19: black's (to move) stones in groups of 1, 2, 3+ liberties; 20-22 white's.
+  CHECK_EQ(planes_at("A5"), std::string("17 "));
+  CHECK_EQ(planes_at("A2"), std::string("17 "));
+  CHECK_EQ(planes_at("B4"), std::string("19 "));
+  CHECK_EQ(planes_at("C4"), std::string("19 "));
+  CHECK_EQ(planes_at("C3"), std::string("19 "));
+  CHECK_EQ(planes_at("B5"), std::string("20 "));
+  CHECK_EQ(planes_at("A1"), std::string("20 "));
+  CHECK_EQ(planes_at("A3"), std::string("21 "));
+  CHECK_EQ(planes_at("E1"), std::string(""));
 }
 
 TEST(starting_moves_with_colours_and_errors_name_the_move) {

@@ -5,7 +5,7 @@ leaves evaluated by a Python callable). Each call runs a one-game context for
 the few steps it needs (about a millisecond to set up).
 
 An evaluator is ``fn(s, legal) -> (policy, value)``: ``s`` the leaves'
-feature planes ``[B, 17, N, N]`` (uint8), ``legal`` their legal moves
+feature planes ``[B, 23, N, N]`` (uint8; the game's ``s``), ``legal`` their legal moves
 ``[B, N * N + 1]``; ``policy`` ``[B, N * N + 1]`` probabilities and ``value``
 ``[B]`` in [-1, 1] for each leaf's side to move.
 """

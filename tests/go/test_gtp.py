@@ -8,6 +8,7 @@ import sys
 
 import torch
 
+import elfpy
 from elfpy.gtp import GtpEngine, load_evaluator, serve
 from rlpytorch.models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator
 
@@ -78,10 +79,11 @@ def test_command_line_entry_point_speaks_gtp_over_pipes():
 
 def test_exported_network_plays_through_gtp(tmp_path):
     path = str(tmp_path / "net.pt2")
-    net = PolicyValueNet(17, 9, 82, PolicyValueSettings(channels=4, blocks=1))
-    export_evaluator(net, torch.zeros(2, 17, 9, 9, dtype=torch.uint8), torch.ones(2, 82, dtype=torch.uint8), path)
+    planes = elfpy.GameContext("go", num_games=1, num_threads=1).spec()["s"].shape[0]
+    net = PolicyValueNet(planes, 9, 82, PolicyValueSettings(channels=4, blocks=1))
+    export_evaluator(net, torch.zeros(2, planes, 9, 9, dtype=torch.uint8), torch.ones(2, 82, dtype=torch.uint8), path)
     evaluator = load_evaluator(path)
-    policy, value = evaluator(torch.zeros(3, 17, 9, 9, dtype=torch.uint8).numpy(),
+    policy, value = evaluator(torch.zeros(3, planes, 9, 9, dtype=torch.uint8).numpy(),
                               torch.ones(3, 82, dtype=torch.uint8).numpy())
     assert policy.shape == (3, 82) and value.shape == (3,)
     assert abs(policy.sum(axis=1) - 1).max() < 1e-5 and abs(value).max() <= 1

@@ -18,7 +18,7 @@ def test_search_game_declares_its_reply_keys_as_bounded_boxes():
     assert gc.num_seats == 4
     assert spec["policy"].shape == (170,) and spec["policy"].role == "action" and spec["policy"].bounds == (0, 1)
     assert spec["value"].shape == () and spec["value"].bounds == (-1, 1)
-    assert spec["s"].shape == (17, 13, 13) and spec["s"].dtype == np.uint8
+    assert spec["s"].shape == (23, 13, 13) and spec["s"].dtype == np.uint8
     gc.stop()
 
 

@@ -265,6 +265,44 @@ void Board::Features(uint8_t* planes) const {
     }
   }
   std::fill(planes + 2 * kHistory * area, planes + (2 * kHistory + 1) * area, to_move_ == kBlack ? 1 : 0);
+  uint8_t* by_liberties = planes + (2 * kHistory + 1) * area;
+  std::fill(by_liberties, by_liberties + 2 * kLibertyPlanes * area, 0);
+  std::array<int16_t, kMaxPoints> counted_by;
+  counted_by.fill(-1);
+  std::array<int16_t, kMaxPoints> liberties{};  // at a head, once counted
+  for (int action = 0; action < area; ++action) {
+    const int point = PointOf(action);
+    const Color color = color_[point];
+    if (color != kBlack && color != kWhite) continue;
+    const int head = head_[point];
+    if (liberties[head] == 0) liberties[head] = static_cast<int16_t>(CountLiberties(head, counted_by));
+    const int plane = (color == me ? 0 : kLibertyPlanes) + std::min<int>(liberties[head], kLibertyPlanes) - 1;
+    by_liberties[plane * area + action] = 1;
+  }
+}
+
+int Board::CountLiberties(int head, std::array<int16_t, kMaxPoints>& counted_by) const {
+  int count = 0;
+  int stone = head;
+  do {
+    for (int d = 0; d < 4; ++d) {
+      const int neighbor = Neighbor(stone, d);
+      if (color_[neighbor] == kEmpty && counted_by[neighbor] != head) {
+        counted_by[neighbor] = static_cast<int16_t>(head);
+        ++count;
+      }
+    }
+    stone = next_[stone];
+  } while (stone != head);
+  return count;
+}
+
+int Board::Liberties(int action) const {
+  const int point = PointOf(action);
+  if (color_[point] != kBlack && color_[point] != kWhite) return 0;
+  std::array<int16_t, kMaxPoints> counted_by;
+  counted_by.fill(-1);
+  return CountLiberties(head_[point], counted_by);
 }
 
 std::string Board::ActionName(int action) const {

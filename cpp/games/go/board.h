@@ -30,8 +30,10 @@ enum Color : uint8_t { kEmpty = 0, kBlack = 1, kWhite = 2, kBorder = 3 };
 inline Color Opponent(Color color) { return static_cast<Color>(3 - color); }
 
 inline constexpr int kMaxSize = 19;
-inline constexpr int kHistory = 8;                         // positions in the features
-inline constexpr int kFeaturePlanes = 2 * kHistory + 1;    // own x8, opponent x8, black to move
+inline constexpr int kHistory = 8;        // positions in the features
+inline constexpr int kLibertyPlanes = 3;   // stones whose group has 1, 2, 3 or more liberties
+// own x8, opponent x8, black to move, own by liberties x3, opponent's x3
+inline constexpr int kFeaturePlanes = 2 * kHistory + 1 + 2 * kLibertyPlanes;
 
 class Board {
  public:
@@ -68,9 +70,14 @@ class Board {
   // Tromp-Taylor: black's area (stones + empty regions reaching only black)
   // minus white's, minus komi.
   float Score(float komi) const;
+  // Liberties of the group with a stone at `action` (0 for an empty point).
+  int Liberties(int action) const;
   // [kFeaturePlanes, N, N]: planes 0-7 the side to move's stones now, one move
   // ago, ... seven moves ago; planes 8-15 the opponent's; plane 16 all ones
-  // if black is to move. Positions before the first move are empty.
+  // if black is to move; planes 17-19 the side to move's stones whose group
+  // has 1, 2, 3 or more liberties, 20-22 the opponent's. Positions before the
+  // first move are empty. (The liberty planes spare a small network from
+  // learning to count: ataris and captures are what it must see first.)
   void Features(uint8_t* planes) const;
   // Uniformly random legal move that does not fill one of the mover's own
   // single-point eyes; the pass when there is none. `random(n)` is in [0, n).
@@ -104,6 +111,8 @@ class Board {
   int RemoveGroup(int head);
   void Merge(int head, int other);
   void PushSnapshot();
+  // Liberties of the group at `head`; marks each one counted with `head` in `counted_by`.
+  int CountLiberties(int head, std::array<int16_t, kMaxPoints>& counted_by) const;
 
   int size_;
   int stride_;
