@@ -223,7 +223,8 @@ def bench_gnugo(args) -> None:
     wins = 0
     for game_index in range(args.games):
         ours = "b" if game_index % 2 == 0 else "w"
-        engine = GtpEngine(evaluator, args.playouts, 9, 7.5, resign_threshold=args.resign_threshold)
+        engine = GtpEngine(evaluator, args.playouts, 9, 7.5, resign_threshold=args.resign_threshold,
+                           pass_only_when_done=args.pass_only_when_done)
         gnugo = GnuGo(args.level, 9, 7.5)
         color, passes, resigned = "b", 0, None
         while passes < 2 and len(engine.moves) < 2 * 81:
@@ -267,7 +268,8 @@ def bench_mctsbot(args) -> None:
         while not state.is_terminal():
             color = "b" if state.current_player() == 0 else "w"
             if state.current_player() == ours:
-                action = play.search(evaluator, 9, 7.5, moves, color, args.playouts).action
+                action = play.search(evaluator, 9, 7.5, moves, color, args.playouts,
+                                     pass_only_when_done=args.pass_only_when_done).action
                 os_action = to_openspiel(action, 9)
             else:
                 os_action = bot.step(state)
@@ -291,7 +293,8 @@ def bench_versus(args) -> None:
         color, passes = "b", 0
         while passes < 2 and len(moves) < 2 * 81:
             evaluator = evaluators["net" if color == ours else "none"]
-            action = play.search(evaluator, 9, 7.5, moves, color, args.playouts).action
+            action = play.search(evaluator, 9, 7.5, moves, color, args.playouts,
+                                 pass_only_when_done=args.pass_only_when_done).action
             moves.append((color, play.vertex(action, 9)))
             passes = passes + 1 if action == 81 else 0
             color = "w" if color == "b" else "b"
@@ -335,6 +338,9 @@ def main() -> None:
         p.add_argument("--resign_threshold", type=float, default=-1.0)
         p.add_argument("--level", type=int, default=1)
         p.add_argument("--bot_sims", type=int, default=1000)
+        p.add_argument("--pass_only_when_done", action="store_true",
+                       help="the network's side passes only when every other move fills its own eye "
+                            "(as in go9.yaml's self-play)")
     args = parser.parse_args()
     {"playouts": bench_playouts, "rules": bench_rules, "sims": bench_sims, "selfplay": bench_selfplay,
      "gnugo": bench_gnugo, "mctsbot": bench_mctsbot,

@@ -32,8 +32,10 @@ class GtpEngine:
     """The game state (moves from the empty board) and the command handlers."""
 
     def __init__(self, evaluator: play.Evaluator = play.uniform_evaluator, playouts: int = 100,
-                 board_size: int = 9, komi: float = 7.5, leaves: int = 8, resign_threshold: float = -1.0) -> None:
+                 board_size: int = 9, komi: float = 7.5, leaves: int = 8, resign_threshold: float = -1.0,
+                 pass_only_when_done: bool = False) -> None:
         self.evaluator = evaluator
+        self.pass_only_when_done = pass_only_when_done
         self.playouts = playouts
         self.leaves = leaves
         self.resign_threshold = resign_threshold
@@ -113,7 +115,7 @@ class GtpEngine:
             raise GtpError("syntax error")
         color = _color(args[0])
         result = play.search(self.evaluator, self.board_size, self.komi, self.moves, color, self.playouts,
-                             self.leaves, self.resign_threshold)
+                             self.leaves, self.resign_threshold, self.pass_only_when_done)
         if result.action == play.RESIGN:
             return "resign"
         where = play.vertex(result.action, self.board_size)
@@ -199,9 +201,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--board_size", type=int, default=9)
     parser.add_argument("--komi", type=float, default=7.5)
     parser.add_argument("--resign_threshold", type=float, default=-1.0, help="resign below this value (-1: never)")
+    parser.add_argument("--pass_only_when_done", action="store_true",
+                        help="pass only when every other legal move fills an own single-point eye (as go9.yaml's "
+                             "self-play: its networks never learn when to pass)")
     args = parser.parse_args(argv)
     evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
-    engine = GtpEngine(evaluator, args.playouts, args.board_size, args.komi, args.leaves, args.resign_threshold)
+    engine = GtpEngine(evaluator, args.playouts, args.board_size, args.komi, args.leaves, args.resign_threshold,
+                       args.pass_only_when_done)
     serve(engine, sys.stdin, sys.stdout)
 
 

@@ -103,8 +103,10 @@ class GameStats:
 class SelfPlayRecords:
     """Collects each game's records until its end, then gives them their
     outcome ``z = r * player`` (``r`` the final reward of the side ``player =
-    +1``) and adds them to the window. ``on_game_end(game_id, moves, players, r)``
-    sees every finished game (e.g. to write it as SGF)."""
+    +1``) and adds them to the window, except those whose visits are all zero
+    (moves of a fast search, which give no policy target).
+    ``on_game_end(game_id, moves, players, r)`` sees every finished game (e.g.
+    to write it as SGF)."""
 
     def __init__(self, keys: RecordKeys, replay: PositionReplay,
                  on_game_end: Callable[[int, list[int], list[float], float], None] | None = None) -> None:
@@ -133,7 +135,8 @@ class SelfPlayRecords:
         pi = np.stack([r[1] for r in records])
         players = [r[2] for r in records]
         z = np.array([reward * p for p in players], np.float32)
-        self.replay.add(planes, pi, z)
+        searched = pi.sum(axis=1) > 0
+        self.replay.add(planes[searched], pi[searched], z[searched])
         moves = [r[3] for r in records]
         s = self.stats
         s.games += 1

@@ -211,6 +211,13 @@ TEST(root_noise_mixes_dirichlet_samples_into_the_priors) {
   plain.Select(1, &leaves);
   plain.Expand(leaves[0], uniform.data(), 0.0f, rng);
   CHECK_EQ(plain.Prior(0), 1.0f / 82);
+  Search quiet(config);  // noise configured, but off for this search (a fast one)
+  quiet.set_root_noise(false);
+  quiet.Reset(Board(9));
+  leaves.clear();
+  quiet.Select(1, &leaves);
+  quiet.Expand(leaves[0], uniform.data(), 0.0f, rng);
+  CHECK_EQ(quiet.Prior(0), 1.0f / 82);
 }
 
 TEST(expand_rejects_evaluations_that_are_not_probabilities_or_values) {
@@ -282,6 +289,38 @@ TEST(self_play_games_send_leaves_and_report_each_move_once) {
     ctx.SubmitReplies(ref);
   }
   ctx.Stop();
+}
+
+TEST(fast_searches_report_their_moves_with_no_visits_at_the_fraction_asked) {
+  elf::Options options({{"playouts", "16"}, {"fast_playouts", "4"}, {"full_search_fraction", "0.25"},
+                        {"leaves", "2"}, {"max_moves", "40"}, {"resign_threshold", "-1"}});
+  elf::Context ctx("go_mcts", 4, 2, 0, true, options);
+  ctx.AddTag(elf::testing::MakeTag("eval", 4, {"move", "visits"}, {"policy", "value"}));
+  ctx.Start();
+  int full = 0, fast = 0;
+  while (full + fast < 400) {
+    const elf::BatchRef ref = elf::testing::NextBatch(ctx);
+    const int64_t* move = elf::testing::Input<int64_t>(ctx, ref, "move");
+    const float* visits = elf::testing::Input<float>(ctx, ref, "visits");
+    float* policy = elf::testing::Reply<float>(ctx, ref, "policy");
+    float* value = elf::testing::Reply<float>(ctx, ref, "value");
+    for (int i = 0; i < ref.size; ++i) {
+      if (move[i] >= 0) {
+        float sum = 0;
+        for (int a = 0; a < 82; ++a) sum += visits[i * 82 + a];
+        CHECK(sum == 0.0f || std::fabs(sum - 1.0f) < 1e-5f);
+        ++(sum == 0.0f ? fast : full);
+      }
+      for (int a = 0; a < 82; ++a) policy[i * 82 + a] = 1.0f / 82;
+      value[i] = 0.0f;
+    }
+    ctx.SubmitReplies(ref);
+  }
+  ctx.Stop();
+  // 400 moves at 1/4: 100 full searches expected, sd 8.7.
+  CHECK(full >= 70 && full <= 130);
+  CHECK_THROWS(elf::Context("go_mcts", 1, 1, 0, true, elf::Options({{"playouts", "4"}, {"fast_playouts", "8"}})),
+               std::invalid_argument, "fast_playouts");
 }
 
 TEST(a_bad_evaluation_or_a_failed_evaluator_stops_every_search) {

@@ -73,13 +73,17 @@ def observe(board_size: int, komi: float, moves: Sequence[Move], to_move: str | 
 
 
 def search(evaluator: Evaluator, board_size: int, komi: float, moves: Sequence[Move], to_move: str | None,
-           playouts: int, leaves: int = 8, resign_threshold: float = -1.0) -> SearchResult:
+           playouts: int, leaves: int = 8, resign_threshold: float = -1.0,
+           pass_only_when_done: bool = False) -> SearchResult:
     """The move a search of `playouts` simulations picks after `moves` (the most
     visited; no root noise), or RESIGN when its root value is below
-    `resign_threshold`."""
+    `resign_threshold`. With `pass_only_when_done` the search passes only when
+    every other legal move fills its own single-point eye (the rule of
+    self-play in `go9.yaml`, under which a network never learns when to pass)."""
     gc = elfpy.GameContext("go_mcts", num_games=1, num_threads=1, playouts=playouts, leaves=leaves,
                            dirichlet_alpha=0, temperature_moves=0, resign_threshold=resign_threshold,
-                           resign_check=0, **_options(board_size, komi, moves, to_move))
+                           resign_check=0, pass_only_when_done=pass_only_when_done,
+                           **_options(board_size, komi, moves, to_move))
     gc.add_tag("eval", batch_size=leaves, inputs=["s", "legal", "move", "visits", "root_value"],
                replies=["policy", "value"])
     with gc:

@@ -81,6 +81,22 @@ def test_records_get_the_outcome_of_their_game_for_the_side_that_moved():
     assert records.stats.games == 1 and records.stats.resigned == 1
 
 
+def test_moves_of_fast_searches_count_in_the_game_but_give_no_record():
+    replay = PositionReplay(10, (1, 2, 2), 3)
+    keys = RecordKeys("root", "visits", "move", "player")
+    ended = []
+    records = SelfPlayRecords(keys, replay, lambda g, moves, players, r: ended.append(moves))
+    visits = [[0.5, 0.5, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]  # the second move: a fast search
+    for i, (player, pi) in enumerate(zip([1.0, -1.0, 1.0], visits, strict=True)):
+        records.add_batch({"root": np.full((1, 1, 2, 2), i, np.uint8), "visits": np.array([pi], np.float32),
+                           "move": np.array([i]), "player": np.array([player], np.float32),
+                           "terminal": np.array([i == 2]), "r": np.array([1.0 if i == 2 else 0.0], np.float32)},
+                          np.array([3]))
+    assert replay.size == 2
+    assert replay.planes[:2, 0, 0, 0].tolist() == [0, 2] and replay.z[:2].tolist() == [1.0, 1.0]
+    assert ended == [[0, 1, 2]] and records.stats.moves == 3
+
+
 # A tiny self-play set-up: 4 games of 10 moves on 9x9, 4 playouts a move.
 TINY = [
     "--game", "go_mcts", "--num_games", "4", "--num_threads", "1", "--actor_batch", "8", "--seed", "1",

@@ -6,6 +6,7 @@ import io
 import subprocess
 import sys
 
+import numpy as np
 import torch
 
 import elfpy
@@ -90,3 +91,16 @@ def test_exported_network_plays_through_gtp(tmp_path):
     out = transcript("genmove b\nplay w pass\ngenmove b\n", evaluator=evaluator, playouts=8)
     answers = out.split("\n\n")
     assert answers[0].startswith("= ") and answers[1] == "= " and answers[2].startswith("= ")
+
+
+def test_pass_only_when_done_keeps_a_network_that_wants_to_pass_playing():
+    def wants_to_pass(s, legal):
+        policy = np.zeros(legal.shape, np.float32)
+        policy[:, -1] = 1.0
+        return policy, np.zeros(len(s), np.float32)
+
+    # After black's pass, white's pass ends the game won on komi: the search takes it...
+    assert transcript("play b pass\ngenmove w\n", evaluator=wants_to_pass, playouts=16) == "= \n\n= pass\n\n"
+    # ...unless the pass is kept for a board where only own eyes are left.
+    out = transcript("play b pass\ngenmove w\n", evaluator=wants_to_pass, playouts=16, pass_only_when_done=True)
+    assert out.startswith("= \n\n= ") and out != "= \n\n= pass\n\n"

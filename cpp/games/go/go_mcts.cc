@@ -8,6 +8,12 @@
 // `temperature` for the first `temperature_moves` moves, then the most
 // visited) and keeps its subtree.
 //
+// Playout cap randomisation (KataGo; Wu 2019), on when `fast_playouts` > 0:
+// each move is searched fully (`playouts`, root noise) with probability
+// `full_search_fraction`, else quickly (`fast_playouts`, no noise). Only full
+// searches give a policy target: a fast one reports its move with visits all
+// zero. The games so finish several times faster for the same targets.
+//
 // Seat 0 also reports the move played in the step just before (`move` >= 0,
 // or -2 for a resignation; -1 when none): the root position (`root_s`), the
 // visit distribution (`visits`), who played it (`player`: +1 black, -1
@@ -17,6 +23,7 @@
 // falls below `resign_threshold`, except in a `resign_check` fraction of
 // games, played out to the end, whose terminal row tells whether the side
 // that would have resigned lost (`resign_check` 1) or won (2: a false alarm).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -37,6 +44,8 @@ class GoMcts : public Game {
     go::BoardOptions board;
     go::SearchConfig search;
     int playouts = 100;
+    int fast_playouts = 0;
+    float full_search_fraction = 0.25f;
     int leaves = 8;
     float temperature = 1.0f;
     int temperature_moves = 0;
@@ -55,6 +64,10 @@ class GoMcts : public Game {
     const int64_t n = config.board.size;
     config.search.komi = config.board.komi;
     config.playouts = spec.Option("playouts", 100, "simulations per move");
+    config.fast_playouts =
+        spec.Option("fast_playouts", 0, "simulations of a fast search (playout cap randomisation; 0: off)");
+    config.full_search_fraction = spec.Option("full_search_fraction", 0.25f,
+                                              "with fast_playouts: the fraction of moves searched fully");
     config.leaves = spec.Option("leaves", 8, "leaves in flight per search (one seat each)");
     config.search.c_puct = spec.Option("c_puct", 1.5f, "exploration constant of PUCT");
     config.search.virtual_loss = spec.Option("virtual_loss", 1.0f, "value a leaf in flight counts as lost");
@@ -71,6 +84,12 @@ class GoMcts : public Game {
     config.resign_check = spec.Option("resign_check", 0.1f, "fraction of games played out to check resignation");
     config.reuse_tree = spec.Option("reuse_tree", true, "keep the subtree of the move played");
     if (config.playouts < 1) throw std::invalid_argument("option 'playouts' must be >= 1");
+    if (config.fast_playouts < 0 || config.fast_playouts > config.playouts) {
+      throw std::invalid_argument("option 'fast_playouts' must be in [0, playouts]");
+    }
+    if (config.full_search_fraction < 0 || config.full_search_fraction > 1) {
+      throw std::invalid_argument("option 'full_search_fraction' must be in [0, 1]");
+    }
     if (config.leaves < 1) throw std::invalid_argument("option 'leaves' must be >= 1");
     if (go::NewBoard(config.board).Over()) throw std::invalid_argument("option 'moves': the game is already over");
     spec.Seats(config.leaves);
@@ -94,6 +113,7 @@ class GoMcts : public Game {
         root_s_(go::kFeaturePlanes * config.board.size * config.board.size) {}
 
   void Reset(Rng& rng) override {
+    ChooseSearchSize(rng);
     search_.Reset(go::NewBoard(config_.board));
     playing_out_ = rng.Uniform() < config_.resign_check;
     would_resign_ = go::kEmpty;
@@ -130,7 +150,7 @@ class GoMcts : public Game {
     resign_outcome_ = 0;
     bool moved = false;
     while (leaves_.empty()) {
-      if (search_.root_expanded() && search_.simulations() >= config_.playouts) {
+      if (search_.root_expanded() && search_.simulations() >= playouts_) {
         if (moved) break;  // one record per step: send this one first (a step without leaves)
         moved = true;
         if (PlayMove(rng)) return {true, false};
@@ -150,11 +170,22 @@ class GoMcts : public Game {
  private:
   void SelectLeaves(Rng&) { search_.Select(config_.leaves, &leaves_); }
 
+  // Full or fast search for the next move (playout cap randomisation).
+  void ChooseSearchSize(Rng& rng) {
+    full_search_ = config_.fast_playouts == 0 || rng.Uniform() < config_.full_search_fraction;
+    playouts_ = full_search_ ? config_.playouts : config_.fast_playouts;
+    search_.set_root_noise(full_search_);
+  }
+
   // Records the search's result, then plays its move; true if the game ended.
   bool PlayMove(Rng& rng) {
     const go::Board& root = search_.root_board();
     const go::Color mover = root.to_move();
-    search_.VisitDistribution(visits_.data());
+    if (full_search_) {
+      search_.VisitDistribution(visits_.data());
+    } else {
+      std::fill(visits_.begin(), visits_.end(), 0.0f);  // no policy target
+    }
     root.Features(root_s_.data());
     record_player_ = mover == go::kBlack ? 1.0f : -1.0f;
     record_value_ = search_.RootValue();
@@ -169,6 +200,7 @@ class GoMcts : public Game {
     const float temperature = root.moves_played() < config_.temperature_moves ? config_.temperature : 0.0f;
     const int action = search_.ChooseMove(temperature, rng);
     record_move_ = action;
+    ChooseSearchSize(rng);
     if (config_.reuse_tree) {
       search_.Advance(action, rng);
     } else {
@@ -187,6 +219,8 @@ class GoMcts : public Game {
   Config config_;
   go::Search search_;
   std::vector<go::Leaf> leaves_;
+  bool full_search_ = true;
+  int playouts_ = 0;  // simulations for this move
   bool playing_out_ = false;
   go::Color would_resign_ = go::kEmpty;
   go::Color resigned_ = go::kEmpty;

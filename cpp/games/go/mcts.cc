@@ -172,7 +172,7 @@ void Search::Backup(const std::vector<int>& path, float value) {
 void Search::AddNoise(Rng& rng) {
   root_noised_ = true;
   const Node& root = nodes_[0];
-  if (config_.dirichlet_alpha <= 0 || config_.noise_fraction <= 0 || root.num_edges == 0) return;
+  if (!root_noise_ || config_.dirichlet_alpha <= 0 || config_.noise_fraction <= 0 || root.num_edges == 0) return;
   std::vector<double> noise(root.num_edges);
   double total = 0;
   for (double& x : noise) total += (x = Gamma(config_.dirichlet_alpha, rng));

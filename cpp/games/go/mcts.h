@@ -80,6 +80,10 @@ class Search {
   // Plays `action` at the root; its subtree becomes the tree. Needs no leaf
   // in flight.
   void Advance(int action, Rng& rng);
+  // Whether the root's priors get Dirichlet noise (when the config has any)
+  // from the next Reset or Advance on: off for the fast searches of playout
+  // cap randomisation, whose moves only advance the game.
+  void set_root_noise(bool on) { root_noise_ = on; }
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
 
  private:
@@ -114,6 +118,7 @@ class Search {
   int simulations_ = 0;
   int in_flight_ = 0;
   bool root_noised_ = false;
+  bool root_noise_ = true;
 };
 
 }  // namespace elf::go
