@@ -257,9 +257,9 @@ def bench_mctsbot(args) -> None:
 
     evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
     game = pyspiel.load_game("go", {"board_size": 9, "komi": 7.5})
-    wins = 0
+    results = {"won": 0, "drawn": 0, "lost": 0}
     start = time.perf_counter()
-    for game_index in range(args.games):
+    for game_index in range(args.first_game, args.first_game + args.games):
         rng = np.random.RandomState(game_index)
         bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=args.bot_sims,
                            evaluator=mcts.RandomRolloutEvaluator(1, rng), solve=True, random_state=rng)
@@ -276,10 +276,16 @@ def bench_mctsbot(args) -> None:
                 action = to_openspiel(os_action, 9)
             moves.append((color, play.vertex(action, 9)))
             state.apply_action(os_action)
-        wins += state.returns()[ours] > 0
-        print(f"game {game_index + 1}: we play {'bw'[ours]}, returns {state.returns()}, wins {wins}, "
-              f"{time.perf_counter() - start:.0f} s", flush=True)
-    print(f"won {wins} of {args.games} against MCTSBot ({args.bot_sims} random-rollout simulations)")
+        outcome = "won" if state.returns()[ours] > 0 else "lost" if state.returns()[ours] < 0 else "drawn"
+        results[outcome] += 1
+        # OpenSpiel ends a game in a draw when a stone recreates an earlier
+        # position (our rules forbid that move); the score is then the one before it.
+        score = play.observe(9, 7.5, moves if outcome != "drawn" else moves[:-1]).score
+        print(f"game {game_index}: we play {'bw'[ours]}, {outcome} in {len(moves)} moves "
+              f"(black - white - komi {score:+g}{', by a repetition' if outcome == 'drawn' else ''}), "
+              f"so far {results}, {time.perf_counter() - start:.0f} s", flush=True)
+    print(f"won {results['won']}, drew {results['drawn']}, lost {results['lost']} of {args.games} against MCTSBot "
+          f"({args.bot_sims} random-rollout simulations; {args.playouts} playouts a move for the network)")
 
 
 def bench_versus(args) -> None:
@@ -341,6 +347,8 @@ def main() -> None:
         p.add_argument("--pass_only_when_done", action="store_true",
                        help="the network's side passes only when every other move fills its own eye "
                             "(as in go9.yaml's self-play)")
+    sub.choices["mctsbot"].add_argument("--first_game", type=int, default=0,
+                                        help="index of the first game (its seed and colours), to split a match")
     args = parser.parse_args()
     {"playouts": bench_playouts, "rules": bench_rules, "sims": bench_sims, "selfplay": bench_selfplay,
      "gnugo": bench_gnugo, "mctsbot": bench_mctsbot,
