@@ -191,12 +191,13 @@ def bench_selfplay(args) -> None:
 class GnuGo:
     """GNU Go over GTP in a subprocess."""
 
-    def __init__(self, level: int, size: int, komi: float) -> None:
+    def __init__(self, level: int, size: int, komi: float, seed: int) -> None:
         self.process = subprocess.Popen(["gnugo", "--mode", "gtp", "--level", str(level)], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True,
                                         env={**os.environ, "PATH": os.environ["PATH"] + ":/usr/games"})
         self.send(f"boardsize {size}")
         self.send(f"komi {komi}")
+        self.send(f"set_random_seed {seed}")  # varies its choice among moves of equal value
 
     def send(self, command: str) -> str:
         self.process.stdin.write(command + "\n")
@@ -221,11 +222,11 @@ class GnuGo:
 def bench_gnugo(args) -> None:
     evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
     wins = 0
-    for game_index in range(args.games):
+    for game_index in range(args.first_game, args.first_game + args.games):
         ours = "b" if game_index % 2 == 0 else "w"
         engine = GtpEngine(evaluator, args.playouts, 9, 7.5, resign_threshold=args.resign_threshold,
                            pass_only_when_done=args.pass_only_when_done)
-        gnugo = GnuGo(args.level, 9, 7.5)
+        gnugo = GnuGo(args.level, 9, 7.5, seed=game_index)
         color, passes, resigned = "b", 0, None
         while passes < 2 and len(engine.moves) < 2 * 81:
             if color == ours:
@@ -244,7 +245,7 @@ def bench_gnugo(args) -> None:
         score = engine.handle("final_score")[0][2:].strip()
         winner = ("w" if resigned == "b" else "b") if resigned else score[0].lower()
         wins += winner == ours
-        print(f"game {game_index + 1}: we play {ours}, {len(engine.moves)} moves, "
+        print(f"game {game_index}: we play {ours}, {len(engine.moves)} moves, "
               f"{'resign by ' + resigned if resigned else score} (GNU Go says {gnugo.send('final_score')})",
               flush=True)
         gnugo.close()
@@ -293,7 +294,7 @@ def bench_versus(args) -> None:
     priors, value 0), colours alternating, each move a fresh search."""
     evaluators = {"net": load_evaluator(args.load), "none": play.uniform_evaluator}
     wins = 0
-    for game_index in range(args.games):
+    for game_index in range(args.first_game, args.first_game + args.games):
         ours = "b" if game_index % 2 == 0 else "w"
         moves: list[play.Move] = []
         color, passes = "b", 0
@@ -307,7 +308,7 @@ def bench_versus(args) -> None:
         score = play.observe(9, 7.5, moves).score
         won = (score > 0) == (ours == "b")
         wins += won
-        print(f"game {game_index + 1}: network plays {ours}, {len(moves)} moves, black - white - komi = {score:+g}, "
+        print(f"game {game_index}: network plays {ours}, {len(moves)} moves, black - white - komi = {score:+g}, "
               f"{'won' if won else 'lost'}", flush=True)
     print(f"network won {wins} of {args.games} against the search without a network ({args.playouts} playouts each)")
 
@@ -344,11 +345,10 @@ def main() -> None:
         p.add_argument("--resign_threshold", type=float, default=-1.0)
         p.add_argument("--level", type=int, default=1)
         p.add_argument("--bot_sims", type=int, default=1000)
+        p.add_argument("--first_game", type=int, default=0, help="index of the first game (its seed and colours)")
         p.add_argument("--pass_only_when_done", action="store_true",
                        help="the network's side passes only when every other move fills its own eye "
                             "(as in go9.yaml's self-play)")
-    sub.choices["mctsbot"].add_argument("--first_game", type=int, default=0,
-                                        help="index of the first game (its seed and colours), to split a match")
     args = parser.parse_args()
     {"playouts": bench_playouts, "rules": bench_rules, "sims": bench_sims, "selfplay": bench_selfplay,
      "gnugo": bench_gnugo, "mctsbot": bench_mctsbot,
