@@ -192,8 +192,11 @@ class GnuGo:
     """GNU Go over GTP in a subprocess."""
 
     def __init__(self, level: int, size: int, komi: float, seed: int) -> None:
-        self.process = subprocess.Popen(["gnugo", "--mode", "gtp", "--level", str(level)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True,
+        # Tromp-Taylor's rules: area scoring, positional superko, and every dead
+        # stone captured before passing (no dead stones are removed at the end).
+        rules = ["--chinese-rules", "--positional-superko", "--capture-all-dead"]
+        self.process = subprocess.Popen(["gnugo", "--mode", "gtp", "--level", str(level), *rules],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                         env={**os.environ, "PATH": os.environ["PATH"] + ":/usr/games"})
         self.send(f"boardsize {size}")
         self.send(f"komi {komi}")
