@@ -6,10 +6,12 @@
     python benchmarks/bench_go.py sims                # simulations/s with a network: batch size x threads,
                                                       # beside OpenSpiel's Python MCTSBot with the same network
     python benchmarks/bench_go.py selfplay --num_frames 200000   # a self-play run (its curve: progress.csv)
-    python benchmarks/bench_go.py gnugo --load net.pt2 --games 10 --playouts 200 # vs GNU Go level 1 over GTP
+    python benchmarks/bench_go.py gnugo --load net.pt2 --games 10 --playouts 200 --pass_only_when_done
+                                                      # vs GNU Go level 1 over GTP (Tromp-Taylor rules)
     python benchmarks/bench_go.py versus --load net.pt2 --games 10 --playouts 64  # vs the same search, no network
-    python benchmarks/bench_go.py mctsbot --load net.pt2 --games 100 --playouts 200  # vs OpenSpiel MCTSBot,
-                                                      # random rollouts, 1000 simulations (hours)
+    python benchmarks/bench_go.py mctsbot --load net.pt2 --games 100 --playouts 200 --pass_only_when_done
+                                                      # vs OpenSpiel MCTSBot, random rollouts, 1000
+                                                      # simulations (about 24 s a game; --first_game splits it)
 
 `playouts` runs the C++ test `test_go random_playouts...`, which times 1000
 uniformly random 9x9 games (no filling of one's own single-point eyes; 162
