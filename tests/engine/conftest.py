@@ -1,9 +1,12 @@
 """Every GameContext a test creates is stopped when the test ends, pass or
 fail, so a failing test can not leave worker threads behind for the next one
-(several tests count the process's OS threads)."""
+(several tests count the process's OS threads). Ctrl-C raises
+KeyboardInterrupt in every test, as in a terminal, even when the suite runs
+as a shell's background job (which starts Python with SIGINT ignored)."""
 
 from __future__ import annotations
 
+import signal
 import weakref
 
 import pytest
@@ -26,3 +29,10 @@ def stop_contexts_after_each_test(monkeypatch):
         context = ref()
         if context is not None:
             context.stop()
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_raises_keyboard_interrupt():
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
