@@ -61,7 +61,7 @@ from .run_dir import check_run_dir, resolve_run_dir, save_dir_setting, write_run
 from .runner import MultiProcessRun, SingleProcessRun, evaluate
 from .sampler import Sampler
 from .stats import StatsLogger
-from .trainer import Evaluator, Method, Trainer
+from .trainer import Evaluator, Method, Trainer, check_eval_episodes
 from .value_trainer import ValueTrainer, value_interface
 
 __all__ = [
@@ -245,6 +245,8 @@ def train(argv: Sequence[str] | None) -> dict[str, Any]:
                                  help="continue the run in this folder (its last.pt), or from this checkpoint")
     config = provider.parse(argv, defaults={**METHODS[method].run_defaults, **resumed})
     config.pop("resume")
+    if config["eval_at_end"] or config.get("eval_every"):
+        check_eval_episodes(config["eval_episodes"])
     if distributed.init_from_env(config.get("learner_device") or config["device"]) and config["runner"] != "single":
         raise ValueError("under torchrun each rank is one process: use --runner single")
     if checkpoint is not None and (config["runner"] != "single" or distributed.is_distributed()):

@@ -486,6 +486,12 @@ class EvalResult:
         return text + "".join(f", {name} {self.statistic_mean(name):.3f}" for name in self.statistics)
 
 
+def check_eval_episodes(episodes: int) -> None:
+    """Raises unless ``episodes`` can be evaluated (checked before training, not after it)."""
+    if episodes < 1:
+        raise ValueError(f"eval_episodes must be >= 1, got {episodes} (--no-eval_at_end skips evaluation)")
+
+
 @dataclass(eq=False)
 class Evaluator(Configurable):
     """Plays ``eval_episodes`` episodes with a fixed model and reports their returns.
@@ -506,9 +512,8 @@ class Evaluator(Configurable):
     statistics: tuple[str, ...] = ()  # the game's episode statistics keys
 
     def __post_init__(self) -> None:
+        check_eval_episodes(self.eval_episodes)
         episodes = self.eval_episodes
-        if episodes < 1:
-            raise ValueError(f"eval_episodes must be >= 1, got {episodes} (--no-eval_at_end skips evaluation)")
         self.model.to(self.device)
         self.sampler = Sampler(self.eval_sampler, seed=self.seed)
         self.per_game = math.ceil(episodes / self.num_games)

@@ -62,3 +62,13 @@ def test_periodic_evaluation_logs_a_curve_and_keeps_the_best_model(tmp_path):
     # Greedy episodes on the evaluation's own seeded games depend only on the weights: best.pt scores the best.
     best = evaluate.main(["--load", str(run / "best.pt"), "--eval_episodes", "4", "--no-progress"])
     assert best.mean == max(evals)
+
+
+def test_zero_evaluation_episodes_are_refused_before_training_not_after(tmp_path):
+    run = tmp_path / "run"
+    with pytest.raises(ValueError, match="eval_episodes must be >= 1, got 0"):
+        train.main(["--game", "cartpole", "--eval_episodes", "0", "--save_dir", str(run), "--no-progress"])
+    assert not run.exists()  # refused before the run folder was written
+    result = train.main(["--game", "cartpole", "--num_frames", "1000", "--eval_episodes", "0", "--no-eval_at_end",
+                         "--save_dir", str(run), "--no-progress"])
+    assert result["eval"] is None and result["summary"].frames >= 1000
