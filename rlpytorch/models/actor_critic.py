@@ -42,6 +42,8 @@ class ModelSettings(Configurable):
     layers: int = setting(2, "hidden layers of MLP encoders")
     activation: str = setting("tanh", "hidden activation of MLP encoders", choices=tuple(ACTIVATIONS))
     channels: str = setting("32,32", "channels of the conv encoder's 3x3 layers, comma-separated")
+    pool: bool = setting(True, "2x2 max-pooling after each of the conv encoder's layers (--no-pool keeps "
+                               "every position: more weights in its linear layer)")
     embed_dim: int = setting(32, "token embedding width of the token-sequence encoder")
     core_hidden: int = setting(64, "state width of the recurrent core (lstm, gru models)")
     box_policy: str = setting(
@@ -50,7 +52,8 @@ class ModelSettings(Configurable):
 
     def encoder(self, spec: Mapping[str, ObsKey]) -> Any:
         """``default_encoder`` of ``spec`` with these settings."""
-        return default_encoder(spec, self.hidden, self.layers, self.activation, self.channels, self.embed_dim)
+        return default_encoder(spec, self.hidden, self.layers, self.activation, self.channels, self.embed_dim,
+                               pool=self.pool)
 
 
 class MLPActorCritic(BranchModel):

@@ -119,16 +119,18 @@ class MLPEncoder(nn.Module):
 
 
 class ConvEncoder(nn.Module):
-    """``[C, H, W]`` -> (3x3 conv, ReLU, 2x2 max-pool) per entry of ``channels`` -> Linear -> ReLU."""
+    """``[C, H, W]`` -> (3x3 conv, ReLU, 2x2 max-pool unless ``pool`` is false) per entry of
+    ``channels`` -> Linear -> ReLU."""
 
-    def __init__(self, key: str, shape: Sequence[int], channels: Sequence[int] = (32, 32), hidden: int = 256) -> None:
+    def __init__(self, key: str, shape: Sequence[int], channels: Sequence[int] = (32, 32), hidden: int = 256,
+                 pool: bool = True) -> None:
         super().__init__()
         self.key = key
         c, h, w = shape
         layers: list[nn.Module] = []
         for n_out in channels:
             layers += [nn.Conv2d(c, n_out, 3, padding=1), nn.ReLU()]
-            if h >= 2 and w >= 2:
+            if pool and h >= 2 and w >= 2:
                 layers.append(nn.MaxPool2d(2))
                 h, w = h // 2, w // 2
             c = n_out
@@ -209,6 +211,7 @@ def default_encoder(
     activation: str,
     channels: str | Sequence[int],
     embed_dim: int,
+    pool: bool = True,
 ) -> MultiEncoder:
     """One encoder per kind of key: conv for images (the DQN torso for uint8
     pixels), embedding + GRU for token sequences, one MLP over all the
@@ -221,7 +224,7 @@ def default_encoder(
         if entry.is_pixels:
             parts[key] = PixelEncoder(key, entry.shape, hidden=8 * hidden)
         elif entry.is_image:
-            parts[key] = ConvEncoder(key, entry.shape, channels, hidden=4 * hidden)
+            parts[key] = ConvEncoder(key, entry.shape, channels, hidden=4 * hidden, pool=pool)
         elif entry.is_tokens:
             parts[key] = TokenEncoder(key, int(entry.bounds[1]) + 1, embed_dim, hidden)
         else:

@@ -42,6 +42,16 @@ def test_default_encoder_is_chosen_per_key_from_the_spec():
     assert encoder.out_dim == sum(p.out_dim for p in encoder.parts.values())
 
 
+def test_conv_encoder_pools_each_layer_unless_told_not_to():
+    image = {"image": ObsKey((4, 10, 10))}
+    pooled = ModelSettings(channels="16").encoder(image).parts["image"]
+    unpooled = ModelSettings(channels="16", pool=False).encoder(image).parts["image"]
+    assert pooled.linear[0].in_features == 16 * 5 * 5  # 10x10 halved by the 2x2 max-pool
+    assert unpooled.linear[0].in_features == 16 * 10 * 10  # every position kept
+    assert not any(isinstance(m, nn.MaxPool2d) for m in unpooled.modules())
+    assert unpooled({"image": torch.zeros(3, 4, 10, 10)}).shape == (3, unpooled.out_dim)
+
+
 def test_obs_spec_reads_shapes_engine_key_specs_and_plain_tuples():
     class EngineKey:  # what elfpy.KeySpec offers
         shape, dtype, bounds = (9,), np.dtype(np.int32), (0.0, 26.0)
