@@ -38,6 +38,7 @@ import torch  # noqa: E402
 
 import elfpy  # noqa: E402
 from elfpy.go import play  # noqa: E402
+from elfpy.go.gnugo import GnuGo, play_game  # noqa: E402
 from elfpy.go.openspiel import compare_random_games, to_openspiel  # noqa: E402
 from elfpy.gtp import GtpEngine, load_evaluator  # noqa: E402
 from rlpytorch.models.policy_value import PolicyValueNet, PolicyValueSettings, masked_policy  # noqa: E402
@@ -190,40 +191,6 @@ def bench_selfplay(args) -> None:
     print(f"curve: {args.save_dir}/progress.csv (python -m rlpytorch.plot {args.save_dir} --y loss)")
 
 
-class GnuGo:
-    """GNU Go over GTP in a subprocess."""
-
-    def __init__(self, level: int, size: int, komi: float, seed: int) -> None:
-        # Tromp-Taylor's rules: area scoring, positional superko, and every dead
-        # stone captured before passing (no dead stones are removed at the end).
-        rules = ["--chinese-rules", "--positional-superko", "--capture-all-dead"]
-        self.process = subprocess.Popen(["gnugo", "--mode", "gtp", "--level", str(level), *rules],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        env={**os.environ, "PATH": os.environ["PATH"] + ":/usr/games"})
-        self.send(f"boardsize {size}")
-        self.send(f"komi {komi}")
-        self.send(f"set_random_seed {seed}")  # varies its choice among moves of equal value
-
-    def send(self, command: str) -> str:
-        self.process.stdin.write(command + "\n")
-        self.process.stdin.flush()
-        lines = []
-        while True:
-            line = self.process.stdout.readline()
-            if line.strip() == "" and lines:
-                break
-            if line.strip():
-                lines.append(line.strip())
-        answer = " ".join(lines)
-        if not answer.startswith("="):
-            raise RuntimeError(f"gnugo: {command} -> {answer}")
-        return answer[1:].strip()
-
-    def close(self) -> None:
-        self.send("quit")
-        self.process.wait()
-
-
 def bench_gnugo(args) -> None:
     evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
     wins = 0
@@ -231,29 +198,12 @@ def bench_gnugo(args) -> None:
         ours = "b" if game_index % 2 == 0 else "w"
         engine = GtpEngine(evaluator, args.playouts, 9, 7.5, resign_threshold=args.resign_threshold,
                            pass_only_when_done=args.pass_only_when_done)
-        gnugo = GnuGo(args.level, 9, 7.5, seed=game_index)
-        color, passes, resigned = "b", 0, None
-        while passes < 2 and len(engine.moves) < 2 * 81:
-            if color == ours:
-                move = engine.handle(f"genmove {color}")[0][2:].strip()
-                if move != "resign":
-                    gnugo.send(f"play {color} {move}")
-            else:
-                move = gnugo.send(f"genmove {color}")
-                if move.lower() != "resign":
-                    engine.handle(f"play {color} {move}")
-            if move.lower() == "resign":
-                resigned = color
-                break
-            passes = passes + 1 if move.lower() == "pass" else 0
-            color = "w" if color == "b" else "b"
-        score = engine.handle("final_score")[0][2:].strip()
-        winner = ("w" if resigned == "b" else "b") if resigned else score[0].lower()
-        wins += winner == ours
-        print(f"game {game_index}: we play {ours}, {len(engine.moves)} moves, "
-              f"{'resign by ' + resigned if resigned else score} (GNU Go says {gnugo.send('final_score')})",
+        with GnuGo(args.level, 9, 7.5, seed=game_index) as gnugo:
+            game = play_game(engine, gnugo, ours)
+        wins += game.winner == ours
+        print(f"game {game_index}: we play {ours}, {game.moves} moves, "
+              f"{'resign by ' + game.resigned if game.resigned else game.score} (GNU Go says {game.gnugo_score})",
               flush=True)
-        gnugo.close()
     print(f"won {wins} of {args.games} against GNU Go level {args.level} at {args.playouts} playouts")
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from rlpytorch.game_loader import GameLoader
 from rlpytorch.model_base import read_checkpoint
@@ -21,16 +20,6 @@ from rlpytorch.model_loader import load_model
 from rlpytorch.runner import evaluate
 
 PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
-
-
-@pytest.fixture
-def one_torch_thread():
-    """Torch's spinning intra-op threads beside the engine's worker slow a
-    2-core machine several times over (train.py and evaluate.py use 1)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def greedy_win_rate(path: Path, episodes: int) -> float:

@@ -1,0 +1,118 @@
+"""GNU Go as an opponent over GTP: a client for its process and one match game
+against a ``GtpEngine``.
+
+GNU Go runs with Tromp-Taylor's rules as far as it has them: area scoring
+(``--chinese-rules``), positional superko, and every dead stone captured
+before it passes (``--capture-all-dead``), so that at the end no stone is
+dead by agreement and both programs can score the same board. Debian installs
+it in ``/usr/games`` (``apt-get install gnugo``; ``scripts/setup.sh`` does).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from elfpy.gtp import GtpEngine
+
+TROMP_TAYLOR = ("--chinese-rules", "--positional-superko", "--capture-all-dead")
+_SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/games"])
+
+
+def gnugo_path() -> str | None:
+    """Where the ``gnugo`` program is (the PATH, then /usr/games), or None."""
+    return shutil.which("gnugo", path=_SEARCH_PATH)
+
+
+class GnuGo:
+    """A GNU Go process spoken to over GTP; ``send`` returns the answer's text."""
+
+    def __init__(self, level: int = 1, size: int = 9, komi: float = 7.5, seed: int = 0) -> None:
+        program = gnugo_path()
+        if program is None:
+            raise FileNotFoundError("GNU Go not found on the PATH nor in /usr/games: apt-get install gnugo "
+                                    "(scripts/setup.sh installs it)")
+        self.process = subprocess.Popen([program, "--mode", "gtp", "--level", str(level), *TROMP_TAYLOR],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.send(f"boardsize {size}")
+        self.send(f"komi {komi}")
+        self.send(f"set_random_seed {seed}")  # varies its choice among moves of equal value
+
+    def send(self, command: str) -> str:
+        """The answer to ``command``; RuntimeError naming both if GNU Go refuses it or exits."""
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        lines: list[str] = []
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError(f"gnugo exited (code {self.process.poll()}) after: {command}")
+            if line.strip() == "" and lines:
+                break
+            if line.strip():
+                lines.append(line.strip())
+        answer = " ".join(lines)
+        if not answer.startswith("="):
+            raise RuntimeError(f"gnugo: {command} -> {answer}")
+        return answer[1:].strip()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.send("quit")
+        self.process.wait()
+
+    def __enter__(self) -> GnuGo:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if exc_info[0] is None:
+            self.close()
+        else:  # the pipe may be in any state: do not talk to it
+            self.process.kill()
+            self.process.wait()
+
+
+@dataclass(frozen=True)
+class MatchGame:
+    """How one game against GNU Go ended."""
+
+    ours: str  # our colour, "b" or "w"
+    moves: int
+    resigned: str | None  # the colour that resigned, if one did
+    score: str  # our Tromp-Taylor result ("B+3.5"), or "" after a resignation
+    gnugo_score: str  # GNU Go's own count of the same board
+
+    @property
+    def winner(self) -> str:
+        if self.resigned:
+            return "w" if self.resigned == "b" else "b"
+        return self.score[0].lower()
+
+
+def play_game(engine: GtpEngine, gnugo: GnuGo, ours: str) -> MatchGame:
+    """Plays ``engine`` as ``ours`` against ``gnugo`` from the empty board until
+    two passes in a row, a resignation or 2 N^2 moves; each side's move goes to
+    the other, which refuses an illegal one (GtpEngine by its answer, GNU Go by
+    RuntimeError)."""
+    limit = 2 * engine.board_size ** 2
+    color, passes, resigned = "b", 0, None
+    while passes < 2 and len(engine.moves) < limit:
+        if color == ours:
+            move = engine.handle(f"genmove {color}")[0][2:].strip()
+            if move != "resign":
+                gnugo.send(f"play {color} {move}")
+        else:
+            move = gnugo.send(f"genmove {color}")
+            if move.lower() != "resign":
+                answer = engine.handle(f"play {color} {move}")[0]
+                if not answer.startswith("="):
+                    raise RuntimeError(f"GNU Go played {color} {move}, which the engine refuses: {answer.strip()}")
+        if move.lower() == "resign":
+            resigned = color
+            break
+        passes = passes + 1 if move.lower() == "pass" else 0
+        color = "w" if color == "b" else "b"
+    score = "" if resigned else engine.handle("final_score")[0][2:].strip()
+    return MatchGame(ours, len(engine.moves), resigned, score, gnugo.send("final_score"))

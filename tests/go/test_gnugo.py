@@ -1,0 +1,40 @@
+"""Matches against GNU Go over GTP (installed by scripts/setup.sh): every move of
+each side accepted by the other, and at the end both programs score the board alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from elfpy.go import gnugo as gnugo_module
+from elfpy.go import play
+from elfpy.go.gnugo import GnuGo, play_game
+from elfpy.gtp import GtpEngine, load_evaluator
+
+PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained" / "go9_selfplay_64min.pt2"
+
+
+def test_uniform_search_loses_the_whole_board_and_both_programs_count_it():
+    engine = GtpEngine(play.uniform_evaluator, playouts=8, pass_only_when_done=True)
+    with GnuGo(level=1, seed=0) as gnugo:
+        game = play_game(engine, gnugo, ours="b")
+    # GNU Go captures every black stone before passing: 81 points for white, plus komi.
+    assert game.resigned is None and game.score == game.gnugo_score == "W+88.5"
+    assert game.winner == "w" and 81 < game.moves < 2 * 81
+
+
+def test_trained_network_plays_a_contested_game_scored_alike_by_both(one_torch_thread):
+    # As black with 32 playouts it won all its games against level 1 (benchmarks/README.md, Go).
+    engine = GtpEngine(load_evaluator(str(PRETRAINED)), playouts=32, pass_only_when_done=True)
+    with GnuGo(level=1, seed=0) as gnugo:
+        game = play_game(engine, gnugo, ours="b")
+    assert game.resigned is None and game.score == game.gnugo_score
+    margin = float(game.score[2:])
+    assert margin < 81 + 7.5  # neither side took the whole board: stones of both count
+
+
+def test_missing_gnugo_is_named_with_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(gnugo_module, "gnugo_path", lambda: None)
+    with pytest.raises(FileNotFoundError, match="apt-get install gnugo"):
+        GnuGo()
