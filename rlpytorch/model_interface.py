@@ -33,6 +33,9 @@ class ModelInterface(Configurable):
     optimizer: str = setting("adam", "optimizer of the learner", choices=_OPTIMIZERS)
     lr: float = setting(1e-3, "learning rate")
     optim_eps: float = setting(1e-5, "epsilon of Adam / RMSprop")
+    rmsprop_alpha: float = setting(0.99, "RMSprop's decay of the squared gradients' average")
+    rmsprop_centered: bool = setting(False, "RMSprop divides by the gradients' variance, not their second "
+                                            "moment (DQN's Nature settings: alpha 0.95, epsilon 0.01, centered)")
     weight_decay: float = setting(0.0, "L2 weight decay")
 
     def __post_init__(self) -> None:
@@ -62,7 +65,8 @@ class ModelInterface(Configurable):
             except (RuntimeError, ValueError, TypeError):  # an older torch, or a device without it
                 return torch.optim.Adam(params, lr=self.lr, eps=self.optim_eps, weight_decay=decay)
         if self.optimizer == "rmsprop":
-            return torch.optim.RMSprop(params, lr=self.lr, eps=self.optim_eps, alpha=0.99, weight_decay=decay)
+            return torch.optim.RMSprop(params, lr=self.lr, eps=self.optim_eps, alpha=self.rmsprop_alpha,
+                                       centered=self.rmsprop_centered, weight_decay=decay)
         return torch.optim.SGD(params, lr=self.lr, weight_decay=decay)
 
     def __getitem__(self, name: str) -> Model:

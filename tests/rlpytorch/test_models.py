@@ -88,6 +88,19 @@ def test_scale_lr_sets_a_fraction_of_the_base_rate():
     assert mi.optimizers["model"].param_groups[0]["lr"] == pytest.approx(0.0025)
 
 
+@pytest.mark.parametrize("centered, moved", [(True, 0.451920), (False, 0.440645)])
+def test_rmsprop_takes_the_hand_worked_first_step(centered, moved):
+    # One weight w = 0, loss 3w: g = 3. After one step with alpha 0.95: v = 0.05 g^2 = 0.45,
+    # and, centered, the mean gradient 0.05 g = 0.15 is taken out: v - 0.15^2 = 0.4275.
+    # The step is lr g / (sqrt(v) + eps): 0.3 / (0.653835 + 0.01) centered, 0.3 / (0.670820 + 0.01) not.
+    layer = torch.nn.Linear(1, 1, bias=False)
+    torch.nn.init.zeros_(layer.weight)
+    mi = ModelInterface(optimizer="rmsprop", lr=0.1, optim_eps=0.01, rmsprop_alpha=0.95, rmsprop_centered=centered)
+    mi.add_model("model", layer, optimize=True)
+    mi.step("model", layer(torch.full((1, 1), 3.0)).sum())
+    assert float(layer.weight) == pytest.approx(-moved, abs=2e-6)
+
+
 def test_direct_sequential_computes_and_saves_as_nn_sequential():
     torch.manual_seed(0)
     layers = [torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2)]
