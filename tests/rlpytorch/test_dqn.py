@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from conftest import fake_loader
+from fakes import fake_loader
 
 from rlpytorch.methods.categorical import categorical_loss, project_distribution
 from rlpytorch.methods.dqn import DQN

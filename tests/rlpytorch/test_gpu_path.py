@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 import torch
-from conftest import fake_loader
 from fake_engine import FakeBatch, train_window
+from fakes import fake_loader
 
 import elfpy
 from rlpytorch.args_provider import ArgsProvider

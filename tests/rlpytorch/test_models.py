@@ -98,7 +98,7 @@ def test_rmsprop_takes_the_hand_worked_first_step(centered, moved):
     mi = ModelInterface(optimizer="rmsprop", lr=0.1, optim_eps=0.01, rmsprop_alpha=0.95, rmsprop_centered=centered)
     mi.add_model("model", layer, optimize=True)
     mi.step("model", layer(torch.full((1, 1), 3.0)).sum())
-    assert float(layer.weight) == pytest.approx(-moved, abs=2e-6)
+    assert layer.weight.item() == pytest.approx(-moved, abs=2e-6)
 
 
 def test_direct_sequential_computes_and_saves_as_nn_sequential():

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 import torch
-from conftest import fake_context
+from fakes import fake_context
 
 from rlpytorch.model_base import read_checkpoint
 from rlpytorch.runner import LearnerError, MultiProcessRun

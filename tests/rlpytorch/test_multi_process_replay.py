@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import fake_loader
+from fakes import fake_loader
 
 from rlpytorch import train
 from rlpytorch.methods.dqn import DQN

@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from conftest import cartpole_window
+from fakes import cartpole_window
 
 from rlpytorch.methods import PPO, ClippedPolicyGradient, ValueMatcher
 from rlpytorch.methods.ppo import _sequences

@@ -10,7 +10,7 @@ game's step, and the C++ ``picks`` game (which shows its last picks) and
 import numpy as np
 import pytest
 import torch
-from conftest import fake_loader
+from fakes import fake_loader
 from gymnasium import spaces
 
 import elfpy  # noqa: F401  (the real engine)

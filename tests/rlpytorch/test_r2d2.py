@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from conftest import fake_loader
+from fakes import fake_loader
 
 from rlpytorch.methods.r2d2 import DRQN, R2D2
 from rlpytorch.methods.target_network import TargetNetwork

@@ -2,7 +2,7 @@
 
 
 import pytest
-from conftest import fake_context
+from fakes import fake_context
 
 from rlpytorch.model_base import read_checkpoint
 from rlpytorch.models import MLPActorCritic

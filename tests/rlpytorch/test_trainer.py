@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 import torch
-from conftest import fake_context
 from fake_engine import FakeBatch, train_window
+from fakes import fake_context
 
 from rlpytorch.methods import ActorCritic, forward_window
 from rlpytorch.model_interface import ModelInterface
