@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from elfpy.gtp import GtpEngine
 
 TROMP_TAYLOR = ("--chinese-rules", "--positional-superko", "--capture-all-dead")
-_SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/games"])
 
 
 def gnugo_path() -> str | None:
     """Where the ``gnugo`` program is (the PATH, then /usr/games), or None."""
-    return shutil.which("gnugo", path=_SEARCH_PATH)
+    return shutil.which("gnugo", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/games"]))
 
 
 class GnuGo:
@@ -36,9 +35,13 @@ class GnuGo:
                                     "(scripts/setup.sh installs it)")
         self.process = subprocess.Popen([program, "--mode", "gtp", "--level", str(level), *TROMP_TAYLOR],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.send(f"boardsize {size}")
-        self.send(f"komi {komi}")
-        self.send(f"set_random_seed {seed}")  # varies its choice among moves of equal value
+        try:
+            self.send(f"boardsize {size}")
+            self.send(f"komi {komi}")
+            self.send(f"set_random_seed {seed}")  # varies its choice among moves of equal value
+        except BaseException:
+            self._kill()
+            raise
 
     def send(self, command: str) -> str:
         """The answer to ``command``; RuntimeError naming both if GNU Go refuses it or exits."""
@@ -70,8 +73,13 @@ class GnuGo:
         if exc_info[0] is None:
             self.close()
         else:  # the pipe may be in any state: do not talk to it
-            self.process.kill()
-            self.process.wait()
+            self._kill()
+
+    def _kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        for pipe in (self.process.stdin, self.process.stdout):
+            pipe.close()
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,28 @@ def test_uniform_search_loses_the_whole_board_and_both_programs_count_it():
 
 
 def test_trained_network_plays_a_contested_game_scored_alike_by_both(one_torch_thread):
-    # As black with 32 playouts it won all its games against level 1 (benchmarks/README.md, Go).
+    # With one torch thread the game is the same every time: black, at 32 playouts, loses by 4.5,
+    # on a board where the stones of both sides count.
     engine = GtpEngine(load_evaluator(str(PRETRAINED)), playouts=32, pass_only_when_done=True)
     with GnuGo(level=1, seed=0) as gnugo:
         game = play_game(engine, gnugo, ours="b")
     assert game.resigned is None and game.score == game.gnugo_score
     margin = float(game.score[2:])
     assert margin < 81 + 7.5  # neither side took the whole board: stones of both count
+
+
+def test_a_refused_setup_command_raises_and_leaves_no_process(monkeypatch):
+    started = []
+    popen = gnugo_module.subprocess.Popen
+
+    def recorded_popen(*args, **kwargs):
+        started.append(popen(*args, **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(gnugo_module.subprocess, "Popen", recorded_popen)
+    with pytest.raises(RuntimeError, match="boardsize 99"):
+        GnuGo(size=99)  # GNU Go plays boards up to 19x19
+    assert started and started[0].poll() is not None
 
 
 def test_missing_gnugo_is_named_with_how_to_install_it(monkeypatch):
