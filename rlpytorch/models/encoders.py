@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from .layers import DirectSequential
+from .layers import DirectSequential, Tanh
 
 __all__ = [
     "ACTIVATIONS",
@@ -41,7 +41,7 @@ __all__ = [
     "obs_spec",
 ]
 
-ACTIVATIONS = {"tanh": nn.Tanh, "relu": nn.ReLU}
+ACTIVATIONS = {"tanh": Tanh, "relu": nn.ReLU}
 
 
 class ObsKey(NamedTuple):

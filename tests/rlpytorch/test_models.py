@@ -10,7 +10,7 @@ from rlpytorch.model_base import CheckpointMismatchError, read_checkpoint
 from rlpytorch.model_interface import ModelInterface, clip_grad_norm
 from rlpytorch.model_loader import MODELS, ModelLoader, load_model, register_model
 from rlpytorch.models import MLPActorCritic, ModelSettings
-from rlpytorch.models.layers import DirectSequential
+from rlpytorch.models.layers import DirectSequential, Tanh
 
 
 def make(hidden=8, layers=1, seed=0):
@@ -108,6 +108,25 @@ def test_direct_sequential_computes_and_saves_as_nn_sequential():
     x = torch.randn(5, 4)
     torch.testing.assert_close(direct(x), plain(x), rtol=0, atol=0)
     assert list(direct.state_dict()) == list(plain.state_dict())
+
+
+def test_tanh_matches_torch_tanh_and_its_gradient():
+    x = torch.cat([torch.linspace(-20, 20, 4001), torch.tensor([0.0, 1e-30, -1e-8])]).requires_grad_()
+    y = Tanh()(x)
+    exact = torch.tanh(x.detach().double())
+    assert (y.detach().double() - exact).abs().max() < 3e-7
+    assert y.abs().max() <= 1.0
+    (y * torch.arange(x.numel())).sum().backward()  # a gradient that differs per element
+    expected = torch.arange(x.numel()) * (1 - exact.square())
+    torch.testing.assert_close(x.grad.double(), expected, rtol=1e-6, atol=1e-3)
+    with torch.no_grad():
+        torch.testing.assert_close(Tanh()(x), y.detach(), rtol=0, atol=0)
+
+
+def test_tanh_of_other_dtypes_is_torch_tanh():
+    x = torch.linspace(-3, 3, 101)
+    for dtype in (torch.float64, torch.bfloat16):
+        torch.testing.assert_close(Tanh()(x.to(dtype)), torch.tanh(x.to(dtype)), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("max_norm", [0.05, 1e6])
