@@ -16,7 +16,11 @@
 // army_shaping x (own troops - enemy troops) + flag_shaping x (ctf: 1 while a
 // troop of ours carries the enemy flag, minus 1 while the enemy carries ours).
 // A potential's changes sum to its last value over an episode, so they guide
-// without paying for anything the game does not (Ng et al. 1999).
+// without paying for anything the game does not. That is Ng et al.'s (1999)
+// policy invariance for undiscounted returns only: the game knows no
+// discount, and a learner discounting by gamma < 1 is paid gamma^t times each
+// change, which favours reaching a high potential early (F = gamma Phi(s') -
+// Phi(s) would be invariant under that discount).
 // Reaching max_tick is a loss by the rules, so it is reported as terminated,
 // not truncated. The observation `frames` counts the ticks each step ran, for
 // frames-per-second figures; `won` marks the terminal rows of won episodes.
