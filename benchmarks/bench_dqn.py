@@ -2,8 +2,9 @@
 
 Stable-Baselines3 runs its rl-zoo CartPole-v1 hyperparameters (lr 2.3e-3,
 batch 64, buffer 100k, learning_starts 1000, gamma 0.99, target update every
-10 steps, train_freq 256 with 128 gradient steps, exploration fraction 0.16
-to eps 0.04, net [256, 256]) on one Gymnasium CartPole-v1. Its replay ratio
+10 steps, train_freq 256 with 128 gradient steps, epsilon to 0.04 over the
+first 8,000 steps (exploration fraction 0.16 of its 50K steps; kept in steps
+when ``--sb3_steps`` differs), net [256, 256]) on one Gymnasium CartPole-v1. Its replay ratio
 is 128 / 256 = 0.5 updates per environment step; rlpytorch runs at the same
 ratio (``--replay_ratio 0.5``) with its own other settings
 (``examples/configs/dqn_cartpole.yaml``, trained by ``rlpytorch.train``). A run
@@ -37,6 +38,7 @@ from rlpytorch import evaluate, train
 
 TARGET = 475.0
 RATIO = 0.5
+ZOO_STEPS = 50_000  # rl-zoo's budget; its epsilon decays over the first 16% of it, whatever --sb3_steps
 CONFIGS = Path(__file__).resolve().parents[1] / "examples" / "configs"
 QUIET = ["--no-progress", "--num_threads", "1", "--log_every", str(10**9)]
 
@@ -80,7 +82,7 @@ def run_sb3(seed: int, budget: int) -> Result:
 
     model = SB3DQN("MlpPolicy", Monitor(gym.make("CartPole-v1")), learning_rate=2.3e-3, batch_size=64,
                    buffer_size=100_000, learning_starts=1000, gamma=0.99, target_update_interval=10, train_freq=256,
-                   gradient_steps=128, exploration_fraction=0.16, exploration_final_eps=0.04,
+                   gradient_steps=128, exploration_fraction=0.16 * ZOO_STEPS / budget, exploration_final_eps=0.04,
                    policy_kwargs={"net_arch": [256, 256]}, seed=seed, verbose=0)
     wall, cpu = time.perf_counter(), time.process_time()
     model.learn(budget, callback=StopAtTarget())
@@ -136,7 +138,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--frames", type=int, default=150_000, help="rlpytorch frame budget per run")
-    parser.add_argument("--sb3_steps", type=int, default=50_000, help="SB3 step budget per run (rl-zoo: 5e4)")
+    parser.add_argument("--sb3_steps", type=int, default=ZOO_STEPS, help=f"SB3 step budget per run (rl-zoo: {ZOO_STEPS})")
     parser.add_argument("--memory", action="store_true", help="R2D2 vs feed-forward DQN on the memory game")
     parser.add_argument("--memory_frames", type=int, default=20_000)
     parser.add_argument("--delay", type=int, default=4)
