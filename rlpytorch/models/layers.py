@@ -1,5 +1,5 @@
 """``DirectSequential``: the layer stack of the MLP encoders and the heads;
-``Tanh``: ``nn.Tanh`` at a quarter of the cost on the CPU."""
+``Tanh``: ``nn.Tanh`` at about half the cost (forward and backward) on the CPU."""
 
 from __future__ import annotations
 
@@ -52,10 +52,11 @@ class Tanh(nn.Module):
     ``[512, 64]`` float32 batch it took 69 us where sigmoid took 8 (AMD EPYC,
     one thread), and a quarter of a CartPole training run's CPU time under the
     torch profiler. Through sigmoid the forward and backward of that batch
-    take 45 us instead of 88, and the run went from 150-160K to 161-172K
-    frames/s (benchmarks/README.md, "After the faster tanh"). The absolute error is at most about 2e-7 (torch's tanh:
-    3e-8), negligible beside float32 training noise; other dtypes (whose
-    rounding near 0 would lose more) and other devices use ``torch.tanh``.
+    take 45 us instead of 88, and a CartPole run trained about 1.09x the
+    frames/s (benchmarks/README.md, "After the faster tanh"). The absolute
+    error is at most about 2e-7 (torch's tanh: 3e-8), negligible beside
+    float32 training noise; other dtypes (whose rounding near 0 would lose
+    more) and other devices use ``torch.tanh``.
     """
 
     def forward(self, x: Tensor) -> Tensor:
