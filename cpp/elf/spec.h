@@ -137,7 +137,9 @@ struct GameSpec {
 // options; the engine then rejects options the game never asked for.
 class SpecBuilder {
  public:
-  explicit SpecBuilder(const Options& options) : options_(options) {}
+  // Keeps a copy of the options: a builder made from a temporary
+  // (`SpecBuilder builder{Options()}`) must not outlive what it reads.
+  explicit SpecBuilder(Options options) : options_(std::move(options)) {}
 
   // An observation of C++ type T (float, double, int32_t, int64_t, uint8_t, bool).
   template <typename T>
@@ -235,7 +237,7 @@ class SpecBuilder {
     return "unknown game option '" + name + "'; valid options: " + (valid.empty() ? "(none)" : valid);
   }
 
-  const Options& options_;
+  Options options_;
   GameSpec spec_;
 };
 
