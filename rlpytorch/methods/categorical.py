@@ -16,11 +16,15 @@ def project_distribution(probs: Tensor, reward: Tensor, discount: Tensor, suppor
     index ``b_j = (Tz_j - v_min) / dz`` and splits its mass between its
     neighbours: ``m_l += p_j (u - b_j)``, ``m_u += p_j (b_j - l)``, ``l =
     floor(b_j)``, ``u = ceil(b_j)`` (all of it to ``l`` when ``b_j`` is whole).
+
+    ``b_j`` is clamped to ``[0, N - 1]``: in float32 an atom clipped to ``v_max``
+    can land a rounding error above ``N - 1`` (support ``(-10, 200, 51)``,
+    reward 1000), and ``ceil`` would then index atom ``N``.
     """
     v_min, v_max = float(support[0]), float(support[-1])
     dz = (v_max - v_min) / (support.numel() - 1)
     tz = (reward.unsqueeze(-1) + discount.unsqueeze(-1) * support).clamp(v_min, v_max)
-    b = (tz - v_min) / dz
+    b = ((tz - v_min) / dz).clamp(0, support.numel() - 1)
     lower, upper = b.floor(), b.ceil()
     whole = (upper == lower).to(probs.dtype)
     m = probs.new_zeros(probs.shape)

@@ -5,8 +5,11 @@ a game share one row (the last row of one is the first of the next), so a
 lane's first window is stored whole and every later one without its first
 row: each step is stored once, in order, and a lane's rows are consecutive
 steps. Rows are addressed by their absolute number in the lane (``0, 1, ...``);
-the ring keeps the last ``rows`` of them, so the store holds at most
-``capacity`` steps in all. Keys keep the dtype they arrive in (images stay uint8).
+the ring keeps the last ``rows = capacity // lanes`` of them, so the store holds
+at most ``capacity`` steps in all (and more than ``capacity - lanes``: every ring
+has the same length, so one modulus maps rows to ring positions and to the
+prioritized sampler's leaves); ``capacity`` must be at least the lanes. Keys
+keep the dtype they arrive in (images stay uint8).
 
 Frame-based storage (``frame_stack = k > 1``): an observation of shape
 ``[k, H, W]`` (the last ``k`` frames, oldest first) is stored as its newest
@@ -28,7 +31,6 @@ stays in numpy arrays in host memory.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -44,14 +46,17 @@ class LaneStore:
 
     def __init__(self, capacity: int, num_lanes: int, frame_stack: int = 0, final_slots: int = 0,
                  device: str = "") -> None:
-        if capacity < 1 or num_lanes < 1:
-            raise ValueError(f"replay capacity and lanes must be >= 1, got {capacity} and {num_lanes}")
+        if num_lanes < 1:
+            raise ValueError(f"a replay needs at least one lane, got {num_lanes}")
+        if capacity < num_lanes:
+            raise ValueError(f"replay capacity {capacity} (--replay_capacity) is below its {num_lanes} lanes "
+                             f"(one per game seat): each lane needs a row")
         if device and frame_stack <= 1:
             raise ValueError(f"a replay device ({device!r}) holds stacked frames: it needs frame_stack > 1, "
                              f"got {frame_stack}")
         self.device = torch.device(device) if device else None
         self.num_lanes = num_lanes
-        self.rows = math.ceil(capacity / num_lanes)
+        self.rows = capacity // num_lanes
         self.frame_stack = frame_stack if frame_stack > 1 else 0
         self.count = np.zeros(num_lanes, np.int64)
         self.data: dict[str, np.ndarray | torch.Tensor] = {}
