@@ -32,6 +32,7 @@ stays in numpy arrays in host memory.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import torch
@@ -157,6 +158,46 @@ class LaneStore:
         self.slot_owner[slots] = absolute[t, b] * self.num_lanes + lane[t, b]
         self.final_slot[pos[t, b], lane[t, b]] = slots
 
+    # --- saving --------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything stored, as tensors (``torch.load(weights_only=True)`` reads them):
+        the ring rows written so far (``[filled, lanes, ...]``, rows never written left out),
+        the lanes' counts, the episode starts and the final-frame ring. Host arrays are
+        shared, not copied: write the state out before the store takes another window."""
+        filled = int(min(self.rows, self.count.max()))
+        return {
+            "rows": self.rows, "num_lanes": self.num_lanes, "count": torch.from_numpy(self.count),
+            "data": {key: _saved(value[:filled]) for key, value in self.data.items()},
+            "frame_keys": list(self.frame_keys), "start": torch.from_numpy(self.start[:filled]),
+            "final_frames": {key: _saved(ring) for key, ring in self.final_frames.items()},
+            "final_slot": torch.from_numpy(self.final_slot[:filled]), "slot_owner": torch.from_numpy(self.slot_owner),
+            "next_slot": self.next_slot,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` returned, into a store of the same rows and lanes."""
+        if (state["rows"], state["num_lanes"]) != (self.rows, self.num_lanes):
+            raise ValueError(f"the saved replay holds {state['rows']} rows of {state['num_lanes']} lanes, this one "
+                             f"{self.rows} of {self.num_lanes}: resume with the run's --replay_capacity and games")
+        self.count = state["count"].numpy().copy()
+        self.frame_keys = tuple(state["frame_keys"])
+        self.data = {key: self._restored(key in self.frame_keys, value, self.rows)
+                     for key, value in state["data"].items()}
+        self.start = _padded(state["start"].numpy(), self.rows)
+        self.final_frames = {key: self._restored(True, ring, len(ring)) for key, ring in state["final_frames"].items()}
+        self.final_slot = _padded(state["final_slot"].numpy(), self.rows if self.final_frames else 0, fill=-1)
+        self.slot_owner = state["slot_owner"].numpy().copy()
+        self.next_slot = int(state["next_slot"])
+
+    def _restored(self, frames: bool, saved: torch.Tensor, rows: int) -> np.ndarray | torch.Tensor:
+        """A saved array at its full ``rows``: frames on ``device`` (if set), the rest in host memory."""
+        if frames and self.device is not None:
+            full = torch.zeros((rows, *saved.shape[1:]), dtype=saved.dtype, device=self.device)
+            full[: len(saved)] = saved.to(self.device)
+            return full
+        return _padded(saved.numpy(), rows)
+
     # --- reading -------------------------------------------------------------
 
     @property
@@ -222,6 +263,18 @@ class LaneStore:
     def stored(self) -> int:
         """Steps held now (all lanes)."""
         return int(np.minimum(self.count, self.rows).sum())
+
+
+def _saved(array: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """A stored array as a host tensor (a host array's view; a device array's copy)."""
+    return torch.from_numpy(array) if isinstance(array, np.ndarray) else array.cpu()
+
+
+def _padded(saved: np.ndarray, rows: int, fill: int = 0) -> np.ndarray:
+    """A writable array of ``rows`` rows beginning with ``saved``'s, the rest ``fill``."""
+    full = np.full((rows, *saved.shape[1:]), fill, saved.dtype)
+    full[: len(saved)] = saved
+    return full
 
 
 def _take(array: np.ndarray | torch.Tensor, *index: np.ndarray) -> np.ndarray | torch.Tensor:

@@ -10,7 +10,11 @@ after a learning step ``update`` sets ``p_i = |delta_i| + eps``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
+import torch
 
 from .lanes import LaneStore
 from .sum_tree import SumTree
@@ -70,6 +74,23 @@ class PrioritizedSampler:
         prob = self.tree.get(leaf) / total
         weight = (self.size(store) * prob) ** -self.beta
         return absolute, lanes, (weight / weight.max()).astype(np.float32), leaf
+
+    def state_dict(self) -> dict[str, Any]:
+        """The priorities (the sum tree's leaves: its sums follow from them), the largest
+        priority seen, ``beta`` and the generator's state (to resume a run)."""
+        tree = self.tree
+        return {"priorities": torch.from_numpy(tree.nodes[tree.leaves : tree.leaves + tree.size].copy()),
+                "max_priority": self.max_priority, "beta": self.beta, "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        priorities = state["priorities"].numpy()
+        if len(priorities) != self.tree.size:
+            raise ValueError(f"the saved replay has {len(priorities)} priorities, this one {self.tree.size} rows: "
+                             "resume with the run's --replay_capacity and games")
+        self.tree = SumTree(self.tree.size)
+        self.tree.update(np.arange(len(priorities)), priorities)
+        self.max_priority, self.beta = float(state["max_priority"]), float(state["beta"])
+        self.rng.bit_generator.state = dict(state["rng"])
 
     def update(self, index: np.ndarray, priority: np.ndarray) -> None:
         """Set ``p = |priority| + eps`` for leaves still sampleable (others may have been recycled)."""

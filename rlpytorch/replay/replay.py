@@ -178,6 +178,20 @@ class Replay(Configurable):
                 out[FINAL + key] = _tensor(self._final(key, rows, lanes)[0])
         return out
 
+    def state_dict(self) -> dict[str, Any]:
+        """What continues the replay exactly (``rlpytorch.resume``): the stored rows and
+        lanes' positions, the sampler's priorities and generator, the lost finals counted.
+        The n-step sums and sequences are read from the stored rows when sampled: no
+        state of their own. Tensors, not copies: write the state out before the next ``add``."""
+        return {"store": self.store.state_dict(), "sampler": self.sampler.state_dict(),
+                "lost_finals": self.lost_finals}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` returned, into a replay of the same settings."""
+        self.store.load_state_dict(state["store"])
+        self.sampler.load_state_dict(state["sampler"])
+        self.lost_finals = int(state["lost_finals"])
+
     def stats(self) -> dict[str, float]:
         """Size and memory of the replay (for the stats line)."""
         stats = {

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from .lanes import LaneStore
@@ -43,3 +46,10 @@ class UniformSampler:
 
     def update(self, index: np.ndarray, priority: np.ndarray) -> None:
         """Uniform replay ignores priorities."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """The generator's state (to resume a run)."""
+        return {"rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.rng.bit_generator.state = dict(state["rng"])

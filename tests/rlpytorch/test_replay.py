@@ -1,5 +1,7 @@
 """Replay parts against hand-worked numbers and against the histories they were fed."""
 
+import io
+
 import numpy as np
 import pytest
 import torch
@@ -282,3 +284,77 @@ def test_sequences_are_consecutive_rows_with_the_stored_state_of_their_first_row
     assert (batch["h"][0, :, 0] == 10 * s[0]).all()
     assert set(batch) >= {"a", "r", "terminal", "truncated", "final_s", "weight", "index"}
     assert (s[0] <= 12 - 3).all()  # 13 steps per lane, each start needs 3 more
+
+
+# --- saving and resuming ------------------------------------------------------------------
+
+
+def saved_and_loaded(state):
+    """``state`` through a checkpoint file's round trip (no pickled objects: weights only)."""
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=True)
+
+
+def assert_same(got, expected, where="state"):
+    """Nested dicts and lists of tensors and numbers, equal in every item."""
+    if isinstance(expected, dict):
+        assert set(got) == set(expected), where
+        for key in expected:
+            assert_same(got[key], expected[key], f"{where}.{key}")
+    elif isinstance(expected, torch.Tensor):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0, msg=where)
+    else:
+        assert got == expected, where
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("settings", [{"n_step": 2}, {"n_step": 3, "prioritized": True}, {"sequence_length": 4},
+                                      {"n_step": 2, "frame_stack": 4}, {"prioritized": True, "frame_stack": 4}])
+def test_a_replay_saved_mid_run_and_loaded_samples_what_the_replay_that_went_on_samples(device, settings):
+    """Rows, lanes' positions, episode starts, final frames, priorities and the
+    generator come back: the loaded replay takes the rest of the history and
+    samples exactly what the one never saved does (frames on ``device``, too)."""
+    history = stacked_history(steps=81, games=3, k=4, seed=0)
+    if not settings.get("frame_stack"):  # vector observations: the stack's newest frame, flattened
+        history = {**history, **{k: history[k][:, :, -1].reshape(81, 3, -1).astype(np.float32)
+                                 for k in ("s", "final_s")}}
+    device_setting = {"replay_device": device} if settings.get("frame_stack") else {}
+    make = lambda: Replay(num_lanes=3, obs_keys=["s"], replay_capacity=3 * 40, seed=1, **device_setting,  # noqa: E731
+                          **settings)
+    first_part = {k: v[:46] for k, v in history.items()}
+    rest = {k: v[45:] for k, v in history.items()}
+    unbroken = make()
+    feed(unbroken, first_part, T=6)  # the ring has gone round once
+    unbroken.update_priorities(unbroken.sample(50)["index"], np.arange(50) % 7 + 0.5)
+    resumed = make()
+    resumed.load_state_dict(saved_and_loaded(unbroken.state_dict()))
+    assert_same(resumed.state_dict(), unbroken.state_dict())
+    if settings.get("prioritized"):
+        np.testing.assert_array_equal(resumed.sampler.tree.nodes, unbroken.sampler.tree.nodes)  # sums and all
+    for replay in (unbroken, resumed):
+        feed(replay, rest, T=6)
+    assert resumed.store.stored == unbroken.store.stored == 120  # rows from before and after the save
+    for _ in range(3):
+        expected, got = unbroken.sample(100), resumed.sample(100)
+        assert set(got) == set(expected)
+        for key, value in expected.items():
+            torch.testing.assert_close(got[key], value, rtol=0, atol=0, msg=key)
+        for replay in (unbroken, resumed):
+            replay.update_priorities(expected["index"], np.arange(100) % 5 + 0.25)
+    assert resumed.stats() == unbroken.stats()
+
+
+def test_an_empty_replay_saves_and_loads():
+    replay = Replay(num_lanes=2, obs_keys=["s"], replay_capacity=40, seed=0)
+    other = Replay(num_lanes=2, obs_keys=["s"], replay_capacity=40, seed=0)
+    other.load_state_dict(saved_and_loaded(replay.state_dict()))
+    assert len(other) == 0 and other.store.stored == 0
+
+
+def test_a_replay_refuses_the_state_of_another_capacity():
+    replay = Replay(num_lanes=2, obs_keys=["s"], replay_capacity=40, seed=0)
+    replay.add(window(5, 2), np.arange(2))
+    with pytest.raises(ValueError, match="holds 20 rows of 2 lanes, this one 30 of 2: resume with"):
+        Replay(num_lanes=2, obs_keys=["s"], replay_capacity=60).load_state_dict(replay.state_dict())
