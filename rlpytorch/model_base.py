@@ -4,16 +4,20 @@ A checkpoint is one ``torch.save`` file holding the weights, the update step,
 the model's registered name and the run's effective arguments, so a model can
 be rebuilt and evaluated from the file alone (see ``model_loader``).
 
-The write is atomic: the file is written to a temporary name in the same
-folder and moved into place with ``os.replace``, so a crash never leaves a
-half-written checkpoint behind.
+The write is atomic (``rlpytorch.files.write_atomically``): a crash or a
+signal never leaves a half-written checkpoint behind. The read
+(``read_checkpoint``) refuses a damaged file with one ``CheckpointError``
+naming it: the CRC-32 of every record of the zip archive ``torch.save``
+writes is checked first (torch's reader does not check them, and a flipped
+byte would load as a wrong or NaN weight), and only plain data and tensors
+are unpickled (``weights_only``), so no file can run code.
 """
 
 from __future__ import annotations
 
 import copy
-import os
-import tempfile
+import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,12 +27,23 @@ import torch
 from torch import nn
 from typing_extensions import Self
 
-__all__ = ["SEAT_KEY", "CheckpointMismatchError", "Model", "read_checkpoint"]
+from .files import write_atomically
+
+__all__ = ["SEAT_KEY", "CheckpointError", "CheckpointMismatchError", "CheckpointNotFoundError", "Model",
+           "read_checkpoint"]
 
 SEAT_KEY = "seat"  # the acting input of a model that reads_seats: each row's seat
 
 
-class CheckpointMismatchError(RuntimeError):
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: damaged, not a checkpoint, or not fitting; the message names the file."""
+
+
+class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
+    """No checkpoint file where one was named."""
+
+
+class CheckpointMismatchError(CheckpointError, RuntimeError):
     """A checkpoint's weights do not fit the model's architecture."""
 
 
@@ -87,8 +102,6 @@ class Model(nn.Module):
              resume: Mapping[str, Any] | None = None) -> None:
         """Write weights, step, name and ``args`` to ``path`` atomically, and
         ``resume``, the training state of the run (``rlpytorch.resume``), if given."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         state = {
             "model": self.name,
             "state_dict": {k: v.detach().cpu() for k, v in self.state_dict().items()},
@@ -97,16 +110,7 @@ class Model(nn.Module):
         }
         if resume is not None:
             state["resume"] = dict(resume)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                torch.save(state, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(path, lambda f: torch.save(state, f))
 
     def load(self, path: str | Path) -> dict[str, Any]:
         """Load weights and step from ``path``; returns the checkpoint's ``args``.
@@ -132,10 +136,51 @@ class Model(nn.Module):
         return copy.deepcopy(self)
 
 
+CHECKPOINT_KEYS = ("model", "state_dict", "step", "args")
+_DOS_FOLDER = 0x10  # the folder bit of a zip record's DOS attributes
+
+
 def read_checkpoint(path: str | Path) -> dict[str, Any]:
     """The raw checkpoint dict: ``model``, ``state_dict``, ``step``, ``args``
-    (and ``resume`` in a checkpoint written during training)."""
-    return torch.load(path, map_location="cpu", weights_only=True)
+    (and ``resume`` in a checkpoint written during training). A file that is
+    damaged (truncated, a byte changed) or not a checkpoint raises
+    ``CheckpointError`` naming it."""
+    _check_archive(path)
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # what torch's reader and the weights-only unpickler raise varies
+        raise CheckpointError(f"{path} is damaged or not a checkpoint: {_first_line(error)}") from error
+    missing = [key for key in CHECKPOINT_KEYS if not isinstance(checkpoint, dict) or key not in checkpoint]
+    if missing:
+        raise CheckpointError(f"{path} is not a checkpoint of rlpytorch: it has no {missing}")
+    return checkpoint
+
+
+def _check_archive(path: str | Path) -> None:
+    """Refuse a file that is not a whole zip archive with intact records.
+
+    Python's ``zipfile`` checks each record's CRC-32, its header and sizes.
+    It ignores a record's DOS attributes, which torch's reader does not: one
+    marked a folder there reads as no bytes, and its tensor as whatever the
+    memory held, so that mark is refused too.
+    """
+    if not Path(path).is_file():
+        raise CheckpointNotFoundError(f"no checkpoint file at {path}")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()  # reads every record, checking its CRC-32
+            folders = [info.filename for info in archive.infolist() if info.external_attr & _DOS_FOLDER]
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as error:
+        raise CheckpointError(f"{path} is damaged or not a checkpoint (not a whole zip archive, as torch.save "
+                              f"writes): {_first_line(error)}") from error
+    if damaged is not None or folders:
+        record = damaged if damaged is not None else folders[0]
+        raise CheckpointError(f"{path} is damaged: its record {record!r} fails its CRC-32 or header check")
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _mismatches(own: Mapping[str, torch.Tensor], other: Mapping[str, torch.Tensor]) -> list[str]:

@@ -15,17 +15,22 @@ Every training run writes into one folder (``--save_dir``, by default
 ``python -m rlpytorch.evaluate --load <folder>`` evaluates its ``last.pt``;
 ``python -m rlpytorch.train --resume <folder>`` continues the run in it. A new
 run refuses a folder that already holds a run (``check_run_dir``): nothing is
-overwritten.
+overwritten. A run that fails before it trains a frame (a bad option, a
+missing ``--load``) takes back what it wrote (``undo_failed_start``), so the
+same ``--save_dir`` works on the next try. Every file lands whole
+(``rlpytorch.files``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import platform
 import shlex
+import shutil
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,8 @@ import torch
 import yaml
 
 from .args_provider import setting
+from .files import write_text_atomically
+from .model_base import CheckpointNotFoundError
 
 __all__ = [
     "LAST_CHECKPOINT",
@@ -42,6 +49,7 @@ __all__ = [
     "holds_run",
     "resolve_run_dir",
     "save_dir_setting",
+    "undo_failed_start",
     "versions",
     "write_run_files",
 ]
@@ -88,13 +96,36 @@ def check_run_dir(run_dir: Path, resumed_from: Path | None = None) -> None:
                          f"continues in {resumed_from.parent} or in a folder without a run")
 
 
+@contextlib.contextmanager
+def undo_failed_start(run_dir: Path | None, started: Callable[[], bool]) -> Iterator[None]:
+    """On an exception out of the block before ``started()`` (no frame trained
+    yet), remove what the run wrote into ``run_dir``: the folder itself when
+    the run made it, else the files it added (a resumed run's rewritten
+    ``config.yaml`` and ``run.yaml`` stay). A run that failed after training
+    keeps its folder: its logs tell what happened."""
+    existed = set(run_dir.iterdir()) if run_dir is not None and run_dir.is_dir() else None
+    try:
+        yield
+    except BaseException:
+        if run_dir is not None and not started():
+            if existed is None:
+                shutil.rmtree(run_dir, ignore_errors=True)
+            else:
+                for path in set(run_dir.iterdir()) - existed:
+                    if path.is_dir():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
+        raise
+
+
 def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[str],
                     resumed_from: Path | None = None) -> None:
     """Create ``run_dir`` and write ``config.yaml`` and ``run.yaml`` into it. A
     resumed run (``resumed_from``, its checkpoint) rewrites ``config.yaml`` with
     its own effective configuration and appends itself to ``run.yaml``'s ``resumed``."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=True))
+    write_text_atomically(run_dir / "config.yaml", yaml.safe_dump(dict(config), sort_keys=True))
     about = {
         "command": shlex.join(command),
         "cwd": os.getcwd(),
@@ -105,7 +136,7 @@ def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[
     if resumed_from is not None:
         first = yaml.safe_load(run_file.read_text()) if run_file.exists() else {}
         about = {**first, "resumed": [*first.get("resumed", []), {**about, "from": str(resumed_from)}]}
-    run_file.write_text(yaml.safe_dump(about, sort_keys=False))
+    write_text_atomically(run_file, yaml.safe_dump(about, sort_keys=False))
 
 
 def versions() -> dict[str, Any]:
@@ -138,5 +169,5 @@ def checkpoint_path(path: str | Path) -> Path:
     if path.is_dir():
         path = path / LAST_CHECKPOINT
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path} (give a checkpoint file, or a run folder holding one)")
+        raise CheckpointNotFoundError(f"no checkpoint at {path} (give a checkpoint file, or a run folder holding one)")
     return path

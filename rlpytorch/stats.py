@@ -2,12 +2,16 @@
 
 ``StatsLogger`` writes each record as one readable line on stdout and, given
 the run's folder, also as a line of ``log.txt``, a row of ``progress.csv`` and
-TensorBoard scalars (``torch.utils.tensorboard``).
+TensorBoard scalars (``torch.utils.tensorboard``). Each line of ``log.txt``
+and each row of ``progress.csv`` lands whole (one write, flushed to disk:
+``rlpytorch.files.append_line``); a new column rewrites ``progress.csv``
+atomically.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping
@@ -18,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .args_provider import Configurable, setting
+from .files import append_line, write_text_atomically
 
 __all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "format_record"]
 
@@ -198,8 +203,7 @@ class StatsLogger(Configurable):
         if self.echo:
             print(line, flush=True)
         if self.log_dir is not None:
-            with open(self.log_dir / "log.txt", "a") as f:
-                f.write(line + "\n")
+            append_line(self.log_dir / "log.txt", line)
 
     def _read_csv(self) -> None:
         path = self.log_dir / "progress.csv"
@@ -212,17 +216,22 @@ class StatsLogger(Configurable):
     def _write_csv(self, record: Mapping[str, float]) -> None:
         self._rows.append(dict(record))
         new = [key for key in record if key not in self.columns]
+        path = self.log_dir / "progress.csv"
         if new:  # a new column (e.g. losses after the first update): rewrite the file
             self.columns += new
-            with open(self.log_dir / "progress.csv", "w", newline="") as f:
-                writer = csv.DictWriter(f, fieldnames=self.columns, restval="")
-                writer.writeheader()
-                writer.writerows(self._rows)
-            return
-        with open(self.log_dir / "progress.csv", "a", newline="") as f:
-            csv.DictWriter(f, fieldnames=self.columns, restval="").writerow(record)
+            write_text_atomically(path, self._csv_text(self._rows, header=True))
+        else:
+            append_line(path, self._csv_text([record]).removesuffix("\n"))
+
+    def _csv_text(self, rows: Iterable[Mapping[str, Any]], header: bool = False) -> str:
+        text = io.StringIO()
+        writer = csv.DictWriter(text, fieldnames=self.columns, restval="", lineterminator="\n")
+        if header:
+            writer.writeheader()
+        writer.writerows(rows)
+        return text.getvalue()
 
     def close(self) -> None:
-        """Close the TensorBoard writer (the CSV file is closed after each row)."""
+        """Close the TensorBoard writer (the log files are closed after each line)."""
         if self._tb is not None:
             self._tb.close()

@@ -1,0 +1,92 @@
+"""Files that land whole: what the library writes for later reading.
+
+A file read back later (a checkpoint, ``config.yaml``, ``run.yaml``, a
+rewritten ``progress.csv``) is written by ``write_atomically``: into a
+temporary file in the same folder, flushed to disk, then moved into place with
+``os.replace``, with SIGINT and SIGTERM held off meanwhile
+(``deferred_signals``). A reader finds the old file or the new one, never a
+part; a Ctrl-C or ``kill`` during the write takes effect once the file is in
+place, and no temporary file stays behind (on any other failure it is removed).
+
+A log that grows line by line (``log.txt``, ``progress.csv``'s rows) gets
+each line by ``append_line``: one ``write`` of the whole line to a file opened
+for appending, then ``fsync``. A line is then either in the file whole or not
+at all, whatever signal arrives; only a crash of the machine (or a full disk)
+inside that one write could leave a part of the last line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["append_line", "deferred_signals", "write_atomically", "write_text_atomically"]
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then deliver them to the
+    handlers in place before it (Ctrl-C's ``KeyboardInterrupt``, a run's stop
+    handler, or the default: the process ends). Nested blocks deliver to the
+    enclosing block, which holds them in turn. Outside the main thread, where
+    Python runs no signal handler, it changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    previous = {}
+    for number in STOP_SIGNALS:
+        handler = signal.getsignal(number)
+        if handler is not None:  # None: a handler set outside Python, which it cannot put back
+            previous[number] = signal.signal(number, lambda number, frame: arrived.append(number))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(arrived):
+            signal.raise_signal(number)  # the restored handler runs now (and may raise)
+
+
+def write_atomically(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:
+    """Write ``path`` whole or not at all: ``write(file)`` fills a temporary
+    file next to it, which is flushed to disk and moved into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with deferred_signals():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def write_text_atomically(path: str | Path, text: str) -> None:
+    """``write_atomically`` for text (UTF-8)."""
+    write_atomically(path, lambda f: f.write(text.encode()))
+
+
+def append_line(path: str | Path, line: str) -> None:
+    """Append ``line`` (a newline added) to ``path`` in one write, then flush it to disk."""
+    data = (line + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        written = os.write(fd, data)
+        if written != len(data):  # a regular file takes a whole write unless the disk is full
+            raise OSError(f"{path}: wrote {written} of {len(data)} bytes (disk full?)")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
