@@ -58,6 +58,8 @@ __all__ = [
     "learner_device_setting",
     "learner_interface",
     "learning_in_process",
+    "learning_state",
+    "load_learning_state",
     "observations",
     "replied_inputs",
     "to_tensors",
@@ -197,29 +199,26 @@ class ActingRecord:
         self.previous = previous_actions(actor, self.actor_on)
 
     def training_state(self) -> dict[str, Any]:
-        """What continues the run exactly (``rlpytorch.resume``): the models and
-        optimizers, the counters, the finished episodes, the update stats since
-        the last stats line, and the sampler's and the method's random generators."""
-        method = self.method
+        """What continues the run exactly (``rlpytorch.resume``): the learning half's
+        state (``learning().state_dict()``: the models and optimizers, the method's
+        random generator, on replay the replay), the counters, the finished episodes,
+        the update stats since the last stats line, and the sampler's random generator."""
         return {
-            "mi": self.mi.state_dict(),
+            **self.learning().state_dict(),
             "frames": self.frames,
             "updates": self.updates,
             "episodes": self.episodes.state_dict(),
             "update_stats": self.update_stats.state_dict(),
             "sampler": self.sampler.state_dict(),
-            "method": method.state_dict() if hasattr(method, "state_dict") else {},
         }
 
     def load_training_state(self, state: Mapping[str, Any]) -> None:
         """Restore what ``training_state`` returned; then ``games_restarted``."""
-        self.mi.load_state_dict(state["mi"])
+        self.learning().load_state_dict(state)
         self.frames, self.updates = int(state["frames"]), int(state["updates"])
         self.episodes.load_state_dict(state["episodes"])
         self.update_stats.load_state_dict(state["update_stats"])
         self.sampler.load_state_dict(state["sampler"])
-        if hasattr(self.method, "load_state_dict"):
-            self.method.load_state_dict(state["method"])
         self.games_restarted()
 
     def games_restarted(self) -> None:
@@ -378,6 +377,25 @@ class WindowLearning:
     def owed(self, updates: int) -> int:
         """None: every update is made as its window is taken."""
         return 0
+
+    def state_dict(self) -> dict[str, Any]:
+        """What continues the learning exactly: ``learning_state``."""
+        return learning_state(self.mi, self.method)
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        load_learning_state(self.mi, self.method, state)
+
+
+def learning_state(mi: ModelInterface, method: Any) -> dict[str, Any]:
+    """A learning half's models and optimizers (``mi``) and its method's random generator, if it has one."""
+    return {"mi": mi.state_dict(), "method": method.state_dict() if hasattr(method, "state_dict") else {}}
+
+
+def load_learning_state(mi: ModelInterface, method: Any, state: Mapping[str, Any]) -> None:
+    """Restore what ``learning_state`` returned."""
+    mi.load_state_dict(state["mi"])
+    if hasattr(method, "load_state_dict"):
+        method.load_state_dict(state["method"])
 
 
 def previous_actions(model: Model, device: torch.device | str) -> PreviousActions | None:

@@ -42,6 +42,8 @@ from .trainer import (
     actor_sync_setting,
     device_setting,
     learning_in_process,
+    learning_state,
+    load_learning_state,
     observations,
     replied_inputs,
 )
@@ -96,6 +98,18 @@ class ReplayLearning:
         (none while every lane is still shorter than the n-step horizon)."""
         owed = int(self.replay_ratio * (self.frames - self.learning_starts)) - updates
         return owed if owed > 0 and len(self.replay) else 0
+
+    def state_dict(self) -> dict[str, Any]:
+        """What continues the learning exactly: ``learning_state`` and the replay's state
+        (its tensors are the replay's own arrays: write them out before the next ``take``)."""
+        return {**learning_state(self.mi, self.method), "replay": self.replay.state_dict()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` returned; a state without a replay (a checkpoint
+        written before replays were saved) leaves the replay empty."""
+        load_learning_state(self.mi, self.method, state)
+        if "replay" in state:
+            self.replay.load_state_dict(state["replay"])
 
     def update(self) -> dict[str, float]:
         """One update on a replayed batch, then the priorities of its rows."""

@@ -4,7 +4,7 @@
 targets, ``smoothed_target_action`` TD3's target policy smoothing,
 ``critic_regression`` the critics' loss, ``frozen`` keeps the critics' weights
 out of the actor's backward pass, ``TravellingGenerator`` lets a method's
-random generator go to a learner process. All batches are ``[B, ...]`` replayed
+random generator go to a learner process and into checkpoints. All batches are ``[B, ...]`` replayed
 transitions: ``reward`` is the (n-step) discounted reward sum and ``discount``
 the ``gamma^k`` of the bootstrap, 0 after a real episode end; a time-limit
 truncation bootstraps from the state the episode ended in (``Replay``).
@@ -43,6 +43,13 @@ class TravellingGenerator:
         generator = torch.Generator()
         generator.set_state(torch.frombuffer(bytearray(state["generator"]), dtype=torch.uint8))
         self.__dict__.update({**state, "generator": generator})
+
+    def state_dict(self) -> dict[str, Any]:
+        """The generator's state (to resume a run)."""
+        return {"generator": self.generator.get_state()}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.generator.set_state(state["generator"])
 
 
 def clipped_double_q_target(reward: Tensor, discount: Tensor, q_next: Tensor) -> Tensor:

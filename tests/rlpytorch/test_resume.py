@@ -111,30 +111,31 @@ def test_engine_seed_stream_starts_at_the_run_seed_and_gives_each_start_its_own_
     assert seeds == [engine_seed(7, k) for k in range(1, 50)]  # a function of (seed, k) only
 
 
-def test_dqn_resumes_its_networks_counters_and_schedule_with_an_empty_replay(tmp_path):
-    small = ["--method", "dqn", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--hidden", "16",
-             "--replay_batch", "16", "--learning_starts", "200", "--replay_ratio", "0.25", "--no-progress",
-             "--no-eval_at_end", "--no-tensorboard", "--log_every", "10000", "--save_every", "500"]
-    train.main([*small, "--num_frames", "600", "--save_dir", str(tmp_path / "run")])
-    checkpoint = read_checkpoint(tmp_path / "run" / "model_504.pt")["resume"]["trainer"]
-    assert set(checkpoint["mi"]["models"]) == {"model", "actor", "target"}
-    out = train.main(["--resume", str(tmp_path / "run" / "model_504.pt"), "--num_frames", "1000",
-                      "--save_dir", str(tmp_path / "resumed")])
-    summary = out["summary"]
-    # The counters go on from the checkpoint's (the replay ratio and epsilon schedule with them).
-    window = 0.25 * 8 * 6 + 1  # updates are owed at each window of T = 6 rows of 8 games
-    assert checkpoint["frames"] == 504 and checkpoint["updates"] == pytest.approx(0.25 * (504 - 200), abs=window)
-    assert summary.frames == 1000 and summary.updates == pytest.approx(0.25 * (1000 - 200), abs=window)
-    assert read_checkpoint(tmp_path / "resumed" / "last.pt")["step"] == summary.updates  # the learner's own count
+# Small replay runs: DQN with prioritized 3-step replay, SAC on Pendulum; a checkpoint every 1000
+# frames after which the games start afresh.
+REPLAY_RUNS = {
+    "dqn": ["--method", "dqn", "--prioritized", "--n_step", "3", "--num_games", "8", "--actor_batch", "8",
+            "--train_batch", "8", "--hidden", "16", "--replay_batch", "16", "--replay_capacity", "2000",
+            "--learning_starts", "200", "--replay_ratio", "0.25"],
+    "sac": ["--config", str(CONFIGS / "pendulum_sac.yaml"), "--num_games", "4", "--actor_batch", "4",
+            "--train_batch", "4", "--net_arch", "16,16", "--replay_batch", "16", "--replay_capacity", "2000",
+            "--learning_starts", "200", "--replay_ratio", "0.25"],
+}
+REPLAY_SMALL = ["--deterministic", "--log_every", "200", "--save_every", "1000", "--restart_games_at_save",
+                "--no-progress", "--no-eval_at_end", "--no-tensorboard"]
 
 
-def test_sac_resumes_its_parts_optimizers_and_exploration_with_an_empty_replay(tmp_path):
-    small = ["--config", str(CONFIGS / "pendulum_sac.yaml"), "--num_games", "4", "--actor_batch", "4",
-             "--train_batch", "4", "--net_arch", "16,16", "--replay_batch", "16", "--learning_starts", "100",
-             "--no-progress", "--no-eval_at_end", "--no-tensorboard", "--log_every", "10000", "--save_every", "200"]
-    train.main([*small, "--num_frames", "300", "--save_dir", str(tmp_path / "run")])
-    last = sorted((tmp_path / "run").glob("model_*.pt"))[-1]
-    state = read_checkpoint(last)["resume"]["trainer"]
-    assert {"critic", "policy"} <= set(state["mi"]["optimizers"]) and "generator" in state["sampler"]
-    out = train.main(["--resume", str(last), "--num_frames", "400", "--save_dir", str(tmp_path / "resumed")])
-    assert out["summary"].frames == 400 and out["summary"].updates > state["updates"]
+@pytest.mark.parametrize("method", sorted(REPLAY_RUNS))
+def test_a_replay_run_resumed_from_its_checkpoint_prints_the_stats_lines_of_the_unbroken_run(tmp_path, method):
+    unbroken = tmp_path / "unbroken"
+    train.main([*REPLAY_SMALL, *REPLAY_RUNS[method], "--num_frames", "2500", "--save_dir", str(unbroken)])
+    first = min(unbroken.glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+    # The replay comes back whole (rows, priorities, the sampler's generator), with the
+    # networks, optimizers, counters, exploration and the method's generator (SAC's).
+    state = read_checkpoint(first)["resume"]["trainer"]
+    assert state["updates"] > 0 and state["replay"]["store"]["count"].sum() > 800
+    out = train.main(["--resume", str(first), "--save_dir", str(tmp_path / "resumed")])
+    resumed = stats_lines(tmp_path / "resumed")
+    assert len(resumed) >= 6
+    assert resumed == stats_lines(unbroken)[-len(resumed):]
+    assert out["summary"].updates == read_checkpoint(unbroken / "last.pt")["resume"]["trainer"]["updates"]
