@@ -120,6 +120,13 @@ REPLAY_RUNS = {
     "sac": ["--config", str(CONFIGS / "pendulum_sac.yaml"), "--num_games", "4", "--actor_batch", "4",
             "--train_batch", "4", "--net_arch", "16,16", "--replay_batch", "16", "--replay_capacity", "2000",
             "--learning_starts", "200", "--replay_ratio", "0.25"],
+    "r2d2": ["--method", "r2d2", "--prioritized", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8",
+             "--hidden", "16", "--replay_batch", "8", "--replay_capacity", "2000", "--learning_starts", "200",
+             "--replay_ratio", "0.02"],
+    "maddpg": ["--method", "maddpg", "--game", "pz:mpe2.simple_spread_v3", "--game_options",
+               "max_cycles=25,continuous_actions=True", "--num_games", "4", "--num_workers", "1", "--actor_batch",
+               "12", "--train_batch", "12", "--T", "5", "--net_arch", "16", "--replay_batch", "16",
+               "--replay_capacity", "2000", "--learning_starts", "300", "--replay_ratio", "0.1"],
 }
 REPLAY_SMALL = ["--deterministic", "--log_every", "200", "--save_every", "1000", "--restart_games_at_save",
                 "--no-progress", "--no-eval_at_end", "--no-tensorboard"]
@@ -133,7 +140,7 @@ def test_a_replay_run_resumed_from_its_checkpoint_prints_the_stats_lines_of_the_
     # The replay comes back whole (rows, priorities, the sampler's generator), with the
     # networks, optimizers, counters, exploration and the method's generator (SAC's).
     state = read_checkpoint(first)["resume"]["trainer"]
-    assert state["updates"] > 0 and state["replay"]["store"]["count"].sum() > 800
+    assert state["updates"] > 0 and (state["replay"]["store"]["count"] > 50).all()  # every lane holds rows
     out = train.main(["--resume", str(first), "--save_dir", str(tmp_path / "resumed")])
     resumed = stats_lines(tmp_path / "resumed")
     assert len(resumed) >= 6
