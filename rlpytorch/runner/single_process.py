@@ -238,25 +238,35 @@ class SingleProcessRun(Configurable):
     def training_state(self) -> dict[str, Any] | None:
         """What ``--resume`` continues from (``rlpytorch.resume``): the trainer's
         state, this loop's marks and the random states of Python, numpy and
-        torch. None with several ranks: each holds its own (not resumable)."""
-        if distributed.is_distributed():
-            return None
+        torch. With several ranks (torchrun) rank 0's, which saves: every rank
+        resumes from it (``load_training_state``)."""
         marks = {key: self._marks[key] for key in ("log", "save", "eval")}
         runner = {"marks": marks, "best_eval": float(self._best_eval), "frames_learned": self.frames_learned,
-                  "elapsed": time.perf_counter() - self._start_time, "engine_starts": self.engine_starts}
+                  "elapsed": time.perf_counter() - self._start_time, "engine_starts": self.engine_starts,
+                  "frames_all_ranks": self._frames_all_ranks}
         return {"trainer": self.trainer.training_state(), "runner": runner, "random": random_states()}
 
     def load_training_state(self, state: Mapping[str, Any]) -> None:
         """Continue from ``state`` (what ``training_state`` returned), with the
         games freshly started: call it last before ``run``, since it restores
         the global random states too. ``engine_starts`` is the caller's (the
-        context it gives ``run`` is already the next start's)."""
-        self.trainer.load_training_state(state["trainer"])
+        context it gives ``run`` is already the next start's). With several
+        ranks every rank loads rank 0's state: the models and optimizers (equal
+        on every rank under DDP), counters, episodes and marks; each other rank
+        keeps its own random streams (its sampler's, its method's and the global
+        ones, seeded from its rank as at the run's start), as its games are its own."""
+        trainer_state = state["trainer"]
+        if not distributed.is_main():
+            own = self.trainer.training_state()
+            trainer_state = {**trainer_state, "sampler": own["sampler"], "method": own["method"]}
+        self.trainer.load_training_state(trainer_state)
         runner = state["runner"]
         self._resumed = {"marks": dict(runner["marks"]), "best_eval": runner["best_eval"],
                          "elapsed": runner["elapsed"]}
         self.frames_learned = runner["frames_learned"]
-        set_random_states(state["random"])
+        self._frames_all_ranks = int(runner.get("frames_all_ranks", 0))
+        if distributed.is_main():
+            set_random_states(state["random"])
 
     def _save(self, name: str | None = None) -> None:
         if self.save_dir is None:
