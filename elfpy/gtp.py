@@ -8,12 +8,21 @@ writes one beside each checkpoint); without ``--load`` the search uses equal
 priors and value 0. Commands: protocol_version, name, version,
 known_command, list_commands, boardsize, clear_board, komi, play, genmove,
 undo, final_score, showboard, quit. Errors (illegal moves, unknown commands,
-bad arguments) are answered ``? message``.
+bad arguments: a vertex off the board or malformed, a komi that is not a
+finite decimal number) are answered ``? message``, and so is a command that
+fails for any other reason: no command ends the engine but ``quit`` or the
+end of its input. After the game's end (two passes in a row) ``genmove``
+answers ``pass`` and changes nothing (GTP's genmove never fails); ``play``
+is refused until ``undo`` or ``clear_board``.
+
+The network file is read by ``elfpy.network_file.load_network``, which
+refuses any file that could run code.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -22,6 +31,7 @@ from elfpy.go import play
 
 NAME = "elf-go"
 VERSION = "0.1"
+MAX_KOMI = 10_000.0  # beyond any board's area (19x19: 361), and scores stay exact in the engine's float32
 
 
 class GtpError(Exception):
@@ -65,7 +75,7 @@ class GtpEngine:
         words = line.split("#", 1)[0].split()
         if not words:
             return "", False
-        ident = words.pop(0) if words[0].isdigit() else ""
+        ident = words.pop(0) if words[0].isascii() and words[0].isdigit() else ""
         if not words:
             return f"?{ident} no command\n\n", False
         name, args = words[0].lower(), words[1:]
@@ -76,12 +86,14 @@ class GtpEngine:
             result = handler(args)
         except GtpError as error:
             return f"?{ident} {error}\n\n", False
+        except Exception as error:  # a failure the engine did not foresee still gets its answer, on one line
+            return f"?{ident} {name} failed: {' '.join(f'{type(error).__name__}: {error}'.split())}\n\n", False
         return f"={ident} {result}\n\n", name == "quit"
 
     # --- commands ------------------------------------------------------------
 
     def boardsize(self, args: list[str]) -> str:
-        size = _number(args, int)
+        size = int(_number(args, INTEGER))
         if size not in (9, 13, 19):
             raise GtpError("unacceptable size")
         self.board_size = size
@@ -93,7 +105,10 @@ class GtpEngine:
         return ""
 
     def set_komi(self, args: list[str]) -> str:
-        self.komi = _number(args, float)
+        komi = _number(args, DECIMAL)
+        if abs(komi) > MAX_KOMI:
+            raise GtpError("komi out of range")
+        self.komi = komi
         return ""
 
     def play(self, args: list[str]) -> str:
@@ -102,6 +117,10 @@ class GtpEngine:
         color, where = _color(args[0]), args[1]
         if where.lower() == "resign":
             return ""
+        try:
+            where = play.vertex(play.parse_vertex(where, self.board_size), self.board_size)
+        except ValueError as error:
+            raise GtpError("invalid vertex") from error
         moves = [*self.moves, (color, where)]
         try:
             play.observe(self.board_size, self.komi, moves)
@@ -114,6 +133,8 @@ class GtpEngine:
         if len(args) != 1:
             raise GtpError("syntax error")
         color = _color(args[0])
+        if len(self.moves) >= 2 and all(where == "pass" for _, where in self.moves[-2:]):
+            return "pass"  # the game is over: nothing to search, nothing to play
         result = play.search(self.evaluator, self.board_size, self.komi, self.moves, color, self.playouts,
                              self.leaves, self.resign_threshold, self.pass_only_when_done)
         if result.action == play.RESIGN:
@@ -159,13 +180,14 @@ def _color(word: str) -> str:
     raise GtpError("invalid color")
 
 
-def _number(args: list[str], kind: type) -> float:
-    if len(args) != 1:
+INTEGER = re.compile(r"[0-9]+")
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)")  # no nan, inf, exponent or underscore
+
+
+def _number(args: list[str], form: re.Pattern) -> float:
+    if len(args) != 1 or not form.fullmatch(args[0]):
         raise GtpError("syntax error")
-    try:
-        return kind(args[0])
-    except ValueError as error:
-        raise GtpError("syntax error") from error
+    return float(args[0])
 
 
 def serve(engine: GtpEngine, stdin: TextIO, stdout: TextIO) -> None:
@@ -180,14 +202,22 @@ def serve(engine: GtpEngine, stdin: TextIO, stdout: TextIO) -> None:
 
 
 def load_evaluator(path: str) -> play.Evaluator:
-    """A network saved with torch.export, taking (s, legal) -> (policy, value)."""
-    import torch
+    """A network saved with torch.export, taking (s, legal) -> (policy, value);
+    ``NetworkFileError`` naming ``path`` if the file is refused (see
+    ``elfpy.network_file``), ValueError naming it if the network cannot
+    evaluate a position (e.g. one of another board size)."""
+    import torch  # here, not at the top: GTP without a network does without torch
 
-    module = torch.export.load(path).module()
+    from elfpy.network_file import load_network
+
+    module = load_network(path)
 
     def evaluate(s, legal):
         with torch.inference_mode():
-            policy, value = module(torch.from_numpy(s), torch.from_numpy(legal))
+            try:
+                policy, value = module(torch.from_numpy(s), torch.from_numpy(legal))
+            except RuntimeError as error:
+                raise ValueError(f"{path} cannot evaluate planes {list(s.shape)}: {error}") from error
         return policy.numpy(), value.numpy()
 
     return evaluate
@@ -205,7 +235,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="pass only when every other legal move fills an own single-point eye (as go9.yaml's "
                              "self-play: its networks never learn when to pass)")
     args = parser.parse_args(argv)
-    evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
+    try:
+        evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
+    except (OSError, ValueError) as error:  # a missing or refused file (NetworkFileError is a ValueError)
+        parser.error(str(error))
+    sys.stdin.reconfigure(errors="replace")  # a byte that is not UTF-8 makes an unknown command, not an exit
     engine = GtpEngine(evaluator, args.playouts, args.board_size, args.komi, args.leaves, args.resign_threshold,
                        args.pass_only_when_done)
     serve(engine, sys.stdin, sys.stdout)

@@ -9,7 +9,7 @@ and samples uniformly, each sample under a random board symmetry when asked.
 
 from __future__ import annotations
 
-import os
+import zipfile
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .files import write_atomically
 from .symmetries import NUM_SYMMETRIES, transform_planes, transform_policy
 
 __all__ = ["PositionReplay", "RecordKeys", "SelfPlayRecords"]
@@ -41,20 +42,24 @@ class PositionReplay:
 
     def save(self, path: Path) -> None:
         """The window's contents to ``path`` (compressed ``.npz``; written whole or not at all)."""
-        temporary = path.with_name(path.name + ".tmp")
-        with open(temporary, "wb") as f:
-            np.savez_compressed(f, planes=self.planes, pi=self.pi, z=self.z, added=self.added)
-        os.replace(temporary, path)
+        write_atomically(path, lambda f: np.savez_compressed(f, planes=self.planes, pi=self.pi, z=self.z,
+                                                             added=self.added))
 
     def load(self, path: Path) -> None:
-        """The contents ``save`` wrote, into a window of the same capacity and shapes."""
-        with np.load(path) as saved:
-            for name in ("planes", "pi", "z"):
-                if saved[name].shape != getattr(self, name).shape:
-                    raise ValueError(f"{path}: {name} has shape {saved[name].shape}, this replay window "
-                                     f"{getattr(self, name).shape} (another --replay_size or game?)")
-                getattr(self, name)[:] = saved[name]
-            self.added = int(saved["added"])
+        """The contents ``save`` wrote, into a window of the same capacity and shapes; ValueError
+        naming ``path`` if it holds anything else (no pickle is read: ``allow_pickle=False``)."""
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                arrays = {name: saved[name] for name in ("planes", "pi", "z")}
+                added = int(saved["added"])
+        except (ValueError, TypeError, KeyError, EOFError, zipfile.BadZipFile) as error:
+            raise ValueError(f"{path}: not a replay window written by PositionReplay.save ({error})") from error
+        for name in ("planes", "pi", "z"):
+            if arrays[name].shape != getattr(self, name).shape:
+                raise ValueError(f"{path}: {name} has shape {arrays[name].shape}, this replay window "
+                                 f"{getattr(self, name).shape} (another --replay_size or game?)")
+            getattr(self, name)[:] = arrays[name]
+        self.added = added
         self.size = min(self.added, self.capacity)
 
     def sample(self, n: int, rng: np.random.Generator, symmetries: bool) -> tuple[torch.Tensor, ...]:

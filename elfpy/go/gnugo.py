@@ -1,5 +1,5 @@
-"""GNU Go as an opponent over GTP: a client for its process and one match game
-against a ``GtpEngine``.
+"""GNU Go as an opponent over GTP: a client for a GTP program's process
+(``GtpProcess``), GNU Go's (``GnuGo``) and one match game against a ``GtpEngine``.
 
 GNU Go runs with Tromp-Taylor's rules as far as it has them: area scoring
 (``--chinese-rules``), positional superko, and every dead stone captured
@@ -25,40 +25,30 @@ def gnugo_path() -> str | None:
     return shutil.which("gnugo", path=os.pathsep.join([os.environ.get("PATH", ""), "/usr/games"]))
 
 
-class GnuGo:
-    """A GNU Go process spoken to over GTP; ``send`` returns the answer's text."""
+class GtpProcess:
+    """A GTP program's process (``argv``, called ``name`` in errors); ``send``
+    returns the answer's text."""
 
-    def __init__(self, level: int = 1, size: int = 9, komi: float = 7.5, seed: int = 0) -> None:
-        program = gnugo_path()
-        if program is None:
-            raise FileNotFoundError("GNU Go not found on the PATH nor in /usr/games: apt-get install gnugo "
-                                    "(scripts/setup.sh installs it)")
-        self.process = subprocess.Popen([program, "--mode", "gtp", "--level", str(level), *TROMP_TAYLOR],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        try:
-            self.send(f"boardsize {size}")
-            self.send(f"komi {komi}")
-            self.send(f"set_random_seed {seed}")  # varies its choice among moves of equal value
-        except BaseException:
-            self._kill()
-            raise
+    def __init__(self, argv: list[str], name: str) -> None:
+        self.name = name
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def send(self, command: str) -> str:
-        """The answer to ``command``; RuntimeError naming both if GNU Go refuses it or exits."""
+        """The answer to ``command``; RuntimeError naming both if the program refuses it or exits."""
         self.process.stdin.write(command + "\n")
         self.process.stdin.flush()
         lines: list[str] = []
         while True:
             line = self.process.stdout.readline()
             if not line:
-                raise RuntimeError(f"gnugo exited (code {self.process.poll()}) after: {command}")
+                raise RuntimeError(f"{self.name} exited (code {self.process.poll()}) after: {command}")
             if line.strip() == "" and lines:
                 break
             if line.strip():
                 lines.append(line.strip())
         answer = " ".join(lines)
         if not answer.startswith("="):
-            raise RuntimeError(f"gnugo: {command} -> {answer}")
+            raise RuntimeError(f"{self.name}: {command} -> {answer}")
         return answer[1:].strip()
 
     def close(self) -> None:
@@ -66,7 +56,7 @@ class GnuGo:
             self.send("quit")
         self.process.wait()
 
-    def __enter__(self) -> GnuGo:
+    def __enter__(self) -> GtpProcess:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -80,6 +70,24 @@ class GnuGo:
         self.process.wait()
         for pipe in (self.process.stdin, self.process.stdout):
             pipe.close()
+
+
+class GnuGo(GtpProcess):
+    """GNU Go over GTP, with Tromp-Taylor's rules as far as it has them."""
+
+    def __init__(self, level: int = 1, size: int = 9, komi: float = 7.5, seed: int = 0) -> None:
+        program = gnugo_path()
+        if program is None:
+            raise FileNotFoundError("GNU Go not found on the PATH nor in /usr/games: apt-get install gnugo "
+                                    "(scripts/setup.sh installs it)")
+        super().__init__([program, "--mode", "gtp", "--level", str(level), *TROMP_TAYLOR], "gnugo")
+        try:
+            self.send(f"boardsize {size}")
+            self.send(f"komi {komi}")
+            self.send(f"set_random_seed {seed}")  # varies its choice among moves of equal value
+        except BaseException:
+            self._kill()
+            raise
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,18 @@ def vertex(action: int, size: int) -> str:
     return f"{_COLUMNS[column]}{size - row}"
 
 
+def parse_vertex(where: str, size: int) -> int:
+    """The action of a GTP vertex ("D4", "d4", "pass"); ValueError naming it if it
+    is not one on a ``size`` board (GTP's columns skip I; rows run 1..size)."""
+    word = where.upper()
+    if word == "PASS":
+        return size * size
+    column = _COLUMNS.find(word[:1]) if word[:1] else -1
+    if 0 <= column < size and word[1:].isascii() and word[1:].isdigit() and 1 <= int(word[1:]) <= size:
+        return (size - int(word[1:])) * size + column
+    raise ValueError(f"{where!r} is not a vertex of the {size}x{size} board")
+
+
 def moves_text(moves: Sequence[Move]) -> str:
     """The `moves` option of the Go games: "B D4, W pass"."""
     return ", ".join(f"{color.upper()} {where}" for color, where in moves)

@@ -10,6 +10,7 @@ moves (illegal ones set to -inf by ``probabilities``) and ``value`` in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import torch
@@ -17,6 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..args_provider import Configurable, setting
+from ..files import write_atomically
 from ..model_base import Model
 
 __all__ = ["PolicyValueNet", "PolicyValueSettings", "export_evaluator", "masked_policy"]
@@ -92,12 +94,19 @@ class ExportedEvaluator(nn.Module):
         return masked_policy(logits, legal), value
 
 
-def export_evaluator(net: PolicyValueNet, planes: Tensor, legal: Tensor, path: str) -> None:
+def export_evaluator(net: PolicyValueNet, planes: Tensor, legal: Tensor, path: str | Path) -> None:
     """Saves ``ExportedEvaluator(net)`` with torch.export (any batch size), so a
-    player can load it without this library (``torch.export.load(path).module()``)."""
+    player can load it without this library, written whole or not at all.
+
+    The file holds no pickle: the example inputs, which torch.export.save
+    would pickle, are left out, and the weights are raw tensor bytes. A
+    player loads it with ``elfpy.network_file.load_network``, which refuses
+    any file that could run code (``torch.export.load`` itself runs whatever
+    a crafted file holds)."""
     import copy
 
     module = ExportedEvaluator(copy.deepcopy(net).cpu().eval())  # a player loads it on any machine
     batch = torch.export.Dim("batch", min=1, max=65536)
     program = torch.export.export(module, (planes, legal), dynamic_shapes=({0: batch}, {0: batch}))
-    torch.export.save(program, path)
+    program.example_inputs = None
+    write_atomically(path, lambda file: torch.export.save(program, file))

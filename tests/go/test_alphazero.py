@@ -158,6 +158,45 @@ def test_the_replay_window_round_trips_through_its_file(tmp_path):
         PositionReplay(5, (2, 3, 3), 10).load(tmp_path / "replay.npz")
 
 
+class Payload:
+    """Unpickled, it creates ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return Path.touch, (self.marker,)
+
+
+def test_a_replay_file_holding_a_pickle_or_damage_is_refused_by_name(tmp_path):
+    window = PositionReplay(3, (2, 3, 3), 10)
+    pickled, truncated, incomplete = tmp_path / "pickled.npz", tmp_path / "truncated.npz", tmp_path / "incomplete.npz"
+    np.savez(pickled, planes=np.array([Payload(tmp_path / "ran")], dtype=object), pi=window.pi, z=window.z, added=0)
+    window.save(tmp_path / "replay.npz")
+    truncated.write_bytes((tmp_path / "replay.npz").read_bytes()[:100])
+    np.savez(incomplete, planes=window.planes, pi=window.pi, z=window.z)
+    for path in (pickled, truncated, incomplete):
+        with pytest.raises(ValueError, match=f"{path}: not a replay window"):
+            window.load(path)
+    assert not (tmp_path / "ran").exists()
+
+
+def test_the_replay_file_is_written_whole_or_left_as_it_was(tmp_path, monkeypatch):
+    window = PositionReplay(3, (2, 3, 3), 10)
+    window.save(tmp_path / "replay.npz")
+    before = (tmp_path / "replay.npz").read_bytes()
+
+    def write_part_then_die(file, **arrays):
+        file.write(before[:100])
+        raise KeyboardInterrupt  # the run killed while saving
+
+    monkeypatch.setattr(np, "savez_compressed", write_part_then_die)
+    window.add(np.ones((1, 2, 3, 3), np.uint8), np.ones((1, 10), np.float32), np.ones(1, np.float32))
+    with pytest.raises(KeyboardInterrupt):
+        window.save(tmp_path / "replay.npz")
+    assert (tmp_path / "replay.npz").read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["replay.npz"]
+
+
 def test_a_self_play_run_saved_along_the_way_resumes_where_it_stopped(tmp_path):
     run = tmp_path / "run"
     alphazero_main([*TINY, "--num_frames", "600", "--save_every", "250", "--save_dir", str(run)])

@@ -3,13 +3,14 @@ each side accepted by the other, and at the end both programs score the board al
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from elfpy.go import gnugo as gnugo_module
 from elfpy.go import play
-from elfpy.go.gnugo import GnuGo, play_game
+from elfpy.go.gnugo import GnuGo, GtpProcess, play_game
 from elfpy.gtp import GtpEngine, load_evaluator
 
 PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained" / "go9_selfplay_64min.pt2"
@@ -33,6 +34,28 @@ def test_trained_network_plays_a_contested_game_scored_alike_by_both(one_torch_t
     assert game.resigned is None and game.score == game.gnugo_score
     margin = float(game.score[2:])
     assert margin < 81 + 7.5  # neither side took the whole board: stones of both count
+
+
+def test_whole_games_against_gnugo_through_the_gtp_process_and_commands_after_their_end():
+    # Our engine as a separate process, as a GTP controller runs it: a game with each colour, through
+    # final_score, then commands after the end; any refusal or exit raises in GtpProcess.send.
+    argv = [sys.executable, "-m", "elfpy.gtp", "--playouts", "8", "--pass_only_when_done"]
+    with GtpProcess(argv, "elf-go") as ours, GnuGo(level=1, seed=0) as gnugo:
+        for our_color in "bw":
+            players = {our_color: ours, "w" if our_color == "b" else "b": gnugo}
+            color, passes, moves = "b", 0, 0
+            while passes < 2:
+                move = players[color].send(f"genmove {color}")
+                other = "w" if color == "b" else "b"
+                players[other].send(f"play {color} {move}")
+                passes, moves, color = (passes + 1 if move.lower() == "pass" else 0), moves + 1, other
+                assert moves <= 2 * 81
+            assert ours.send("final_score") == gnugo.send("final_score")
+            assert [ours.send(f"genmove {c}") for c in "bw"] == ["pass", "pass"]
+            with pytest.raises(RuntimeError, match="illegal move"):
+                ours.send("play b A1")
+            assert ours.send("undo") == "" and ours.send("clear_board") == gnugo.send("clear_board") == ""
+    assert ours.process.returncode == 0
 
 
 def test_a_refused_setup_command_raises_and_leaves_no_process(monkeypatch):

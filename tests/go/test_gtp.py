@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 
 import numpy as np
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import elfpy
 from elfpy.gtp import GtpEngine, load_evaluator, serve
@@ -35,7 +38,7 @@ def test_list_commands_names_every_required_command():
 
 def test_errors_for_unknown_commands_illegal_moves_and_bad_arguments():
     out = transcript("fly\nplay b D4\nplay w D4\nplay b Z9\nboardsize 7\nundo\nundo\nundo\nkomi x\nplay q D5\n")
-    assert out == ("? unknown command\n\n= \n\n? illegal move\n\n? illegal move\n\n? unacceptable size\n\n"
+    assert out == ("? unknown command\n\n= \n\n? illegal move\n\n? invalid vertex\n\n? unacceptable size\n\n"
                    "= \n\n? cannot undo\n\n? cannot undo\n\n? syntax error\n\n? invalid color\n\n")
 
 
@@ -104,3 +107,83 @@ def test_pass_only_when_done_keeps_a_network_that_wants_to_pass_playing():
     # ...unless the pass is kept for a board where only own eyes are left.
     out = transcript("play b pass\ngenmove w\n", evaluator=wants_to_pass, playouts=16, pass_only_when_done=True)
     assert out.startswith("= \n\n= ") and out != "= \n\n= pass\n\n"
+
+
+def answers_of(out: str) -> list[str]:
+    """The answers of a transcript, each checked to be one well-formed GTP response."""
+    assert out.endswith("\n\n")
+    answers = out[:-2].split("\n\n")
+    for answer in answers:
+        assert re.match(r"[=?]\d* ", answer + " "), answer
+    return answers
+
+
+def test_refused_komi_and_vertices_change_nothing():
+    out = transcript("komi nan\nkomi inf\nkomi -inf\nkomi 1e3\nkomi 7.5.1\nkomi 1_0\nkomi 99999\nkomi\n"
+                     "play b D4,W\nplay b Z99\nplay b D0\nplay b I5\nplay b J10\nplay b\nplay b D 4\n"
+                     "komi -0.5\nplay b d4\nshowboard\nfinal_score\n")
+    answers = answers_of(out)
+    assert answers[:8] == ["? syntax error"] * 6 + ["? komi out of range", "? syntax error"]
+    assert answers[8:15] == ["? invalid vertex"] * 5 + ["? syntax error"] * 2
+    assert answers[15:17] == ["= ", "= "]
+    assert sum(row.count("X") for row in answers[17].split("\n")[2:-2]) == 1
+    assert answers[17].endswith("White to move, komi -0.5")
+    assert answers[18] == "= B+81.5"  # the one stone takes the board; komi -0.5 counts for black
+
+
+def test_commands_in_unusual_orders_each_get_their_answer():
+    commands = [
+        ("final_score", "= W+7.5"),                 # before any move
+        ("play b D4", "= "), ("final_score", "= B+73.5"),  # mid-game
+        ("play w pass", "= "), ("play b pass", "= "),      # the game ends
+        ("genmove w", "= pass"), ("12 genmove b", "=12 pass"),  # after the end: pass, nothing played
+        ("play w E5", "? illegal move"), ("final_score", "= B+73.5"),
+        ("undo", "= "), ("play b E5", "= "),        # undo reopens the game
+        ("clear_board", "= "), ("final_score", "= W+7.5"), ("play b E5", "= "),
+        ("boardsize 13", "= "), ("play w N13", "= "), ("final_score", "= W+176.5"),
+        ("boardsize 9", "= "), ("play w N13", "? invalid vertex"),
+        ("undo", "? cannot undo"), ("fly", "? unknown command"), ("7 fly", "?7 unknown command"),
+        ("genmove", "? syntax error"), ("genmove purple", "? invalid color"), ("9", "?9 no command"),
+    ]
+    out = transcript("".join(command + "\n" for command, _ in commands), playouts=4)
+    assert answers_of(out) == [answer for _, answer in commands]
+
+
+def test_a_failing_evaluator_is_answered_and_the_engine_goes_on():
+    def broken(s, legal):
+        raise ValueError("net.pt2 cannot evaluate planes [8, 23, 13, 13]")
+
+    answers = answers_of(transcript("genmove b\nplay b D4\nfinal_score\n", evaluator=broken, playouts=4))
+    assert answers == ["? genmove failed: ValueError: net.pt2 cannot evaluate planes [8, 23, 13, 13]", "= ",
+                       "= B+73.5"]
+
+
+def test_the_process_answers_every_command_and_lives_until_quit():
+    lines = [b"play b pass", b"play w pass", b"genmove b", b"play b D4", b"komi nan", b"play b D4,W",
+             b"\xff\xfe not utf-8", b"boardsize 19", b"genmove w", b"undo", b"final_score", b"list_commands",
+             b"clear_board", b"genmove b", b"quit", b"name"]
+    run = subprocess.run([sys.executable, "-m", "elfpy.gtp", "--playouts", "4"], input=b"\n".join(lines) + b"\n",
+                         capture_output=True, check=True)
+    answers = answers_of(run.stdout.decode())
+    assert len(answers) == len(lines) - 1  # everything up to quit; nothing after it
+    assert answers[2] == "= pass" and answers[4:7] == ["? syntax error", "? invalid vertex", "? unknown command"]
+    assert answers[-1] == "= " and run.stderr == b""
+
+
+GTP_WORDS = st.sampled_from(["b", "w", "D4", "E5", "pass", "resign", "Z99", "D0", "D4,W", "T19", "N13", "x", "nan",
+                             "-3.5", "9", "13", "19", "7", "", "1e3"])
+COMMANDS = st.sampled_from(["play", "genmove", "undo", "clear_board", "final_score", "showboard", "komi",
+                            "boardsize", "known_command", "fly", "quit"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(COMMANDS, st.lists(GTP_WORDS, max_size=3)), max_size=12))
+def test_any_command_sequence_gets_one_well_formed_answer_per_command(commands):
+    engine = GtpEngine(playouts=2)
+    for name, args in commands:
+        response, done = engine.handle(" ".join([name, *args]))
+        answers = answers_of(response)
+        assert len(answers) == 1 or name == "showboard"
+        assert " failed: " not in response  # every refusal is one the engine foresaw
+        if done:
+            break
