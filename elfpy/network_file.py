@@ -52,6 +52,7 @@ import io
 import json
 import re
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,8 @@ TREE_TYPES = {None, "builtins.tuple", "builtins.list", "builtins.dict"}
 NAME = re.compile(r"(?:[A-Za-z_]\w*(?:\.\w+)*)?")  # an identifier or dotted path ("" names the root module)
 ATEN_OPERATOR = re.compile(r"torch\.ops\.aten\.[A-Za-z_]\w*\.[A-Za-z_]\w*")
 SYMBOL = re.compile(r"Symbol\('[a-z]+\d+'(?:, [a-z]+=(?:True|False))*\)")
-ARITHMETIC = re.compile(r"(?:[a-z]+\d+|\d+|[-+*/() ])*")  # symbol names (no builtin has a digit), integers
+# Symbol names (letters then digits: no Python builtin is named so, only math in sympy such as atan2), integers:
+ARITHMETIC = re.compile(r"(?:[a-z]+\d+|\d+|[-+*/() ])*")
 
 
 class NetworkFileError(ValueError):
@@ -95,9 +97,12 @@ def _checked_archive(path: Path) -> io.BytesIO:
     try:
         with zipfile.ZipFile(path) as archive:
             entries = _read_entries(archive, path)
-    except (zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError) as error:
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
         raise NetworkFileError(f"{path}: not a readable torch.export archive: {error}") from error
-    _check_entries(entries, path)
+    try:
+        _check_entries(entries, path)
+    except RecursionError as error:
+        raise NetworkFileError(f"{path}: its JSON is nested too deeply") from error
     copy = io.BytesIO()
     with zipfile.ZipFile(copy, "w", zipfile.ZIP_STORED) as archive:
         for name, data in entries.items():
@@ -147,10 +152,14 @@ def _check_payloads(config: Any, prefix: str, inside: dict[str, bytes], path: Pa
     """Every weight (or constant) is raw bytes of an entry beside its description."""
     _check_strings(config, path)
     folder = "data/weights/" if prefix == "weight_" else "data/constants/"
-    for fqn, payload in config.get("config", {}).items():
-        file = payload.get("path_name", "")
-        if payload.get("use_pickle") is not False or not re.fullmatch(prefix + r"\d+", file) or \
-                folder + file not in inside:
+    payloads = config.get("config", {}) if isinstance(config, dict) else None
+    if not isinstance(payloads, dict):
+        raise NetworkFileError(f"{path}: {folder} has no description of its tensors")
+    for fqn, payload in payloads.items():
+        raw = isinstance(payload, dict) and payload.get("use_pickle") is False
+        file = str(payload.get("path_name")) if raw else ""
+        # an empty entry would have torch allocate the tensor at the size the description claims
+        if not raw or not re.fullmatch(prefix + r"\d+", file) or not inside.get(folder + file):
             raise NetworkFileError(f"{path}: {fqn} is not stored as raw tensor bytes")
 
 
@@ -176,9 +185,10 @@ def _check_tree_spec(text: str, path: Path) -> None:
         nodes = [json.loads(text)[1]]
         while nodes:
             node = nodes.pop()
-            context = node["context"] if node["context"] is None else json.loads(node["context"])
-            keys = context if isinstance(context, list) else [] if context is None else [None]
-            if node["type"] not in TREE_TYPES or not all(isinstance(k, str) and NAME.fullmatch(k) for k in keys):
+            context = None if node["context"] is None else json.loads(node["context"])
+            names = context is None or isinstance(context, list) and all(
+                isinstance(key, str) and NAME.fullmatch(key) for key in context)
+            if node["type"] not in TREE_TYPES or not names:
                 raise ValueError(node["type"])
             nodes.extend(node["children_spec"])
     except (ValueError, TypeError, KeyError, IndexError) as error:
