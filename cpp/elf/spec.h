@@ -68,30 +68,107 @@ struct KeySpec {
   bool IsReply() const { return role == KeyRole::kAction || role == KeyRole::kExtra; }
 };
 
-// The space of an action key declared without one (a key read from data,
-// e.g. a hosted game's): an integer scalar is Discrete over its bounds, an
-// integer array MultiDiscrete with [0, high] for every component, a float
-// key a Box over its bounds (unbounded without). Other keys: unchanged.
-inline void CompleteSpace(KeySpec& key) {
-  if (key.role != KeyRole::kAction || key.space.kind != ActionSpace::Kind::kNone) return;
+// Throws std::invalid_argument naming the key unless its space fits it:
+// Discrete one integer with n >= 1 values (its bounds, if given, span
+// them); MultiDiscrete integers, one count n >= 1 per element; Box floats,
+// one low and one high or one per element, each low <= high. A space read
+// from data (a hosted game's) may be anything, so every space is checked.
+inline void CheckSpace(const KeySpec& key) {
+  const ActionSpace& space = key.space;
+  const std::string what = "action '" + key.name + "'";
   const bool integer = IsInteger(key.dtype);
-  if (integer && !key.bounds) {
-    throw std::invalid_argument("integer action '" + key.name + "' needs bounds");
+  const auto elements = static_cast<std::size_t>(key.NumElements());
+  switch (space.kind) {
+    case ActionSpace::Kind::kNone:
+      return;
+    case ActionSpace::Kind::kDiscrete:
+      if (!integer || !key.shape.empty() || space.nvec.size() != 1 || space.nvec[0] < 1) {
+        throw std::invalid_argument(what + ": a Discrete action is one integer with n >= 1 values");
+      }
+      if (key.bounds && key.bounds->second - key.bounds->first + 1 != static_cast<double>(space.nvec[0])) {
+        throw std::invalid_argument(what + ": its bounds do not span the Discrete space's " +
+                                    std::to_string(space.nvec[0]) + " values");
+      }
+      return;
+    case ActionSpace::Kind::kMultiDiscrete:
+      if (!integer) throw std::invalid_argument(what + ": a MultiDiscrete action needs an integer dtype");
+      if (space.nvec.empty()) throw std::invalid_argument(what + " needs at least one component");
+      if (space.nvec.size() != elements) {
+        throw std::invalid_argument(what + " needs one count per element (" + std::to_string(elements) + "), got " +
+                                    std::to_string(space.nvec.size()));
+      }
+      for (int64_t n : space.nvec) {
+        if (n < 1) throw std::invalid_argument(what + " needs every component's n >= 1");
+      }
+      return;
+    case ActionSpace::Kind::kBox:
+      if (integer || key.dtype == DType::kBool) {
+        throw std::invalid_argument(what + ": a Box action needs a float dtype, got " + Name(key.dtype));
+      }
+      if (space.low.size() != space.high.size() || (space.low.size() != 1 && space.low.size() != elements)) {
+        throw std::invalid_argument(what + " needs one low and one high, or one per element (" +
+                                    std::to_string(elements) + ")");
+      }
+      for (std::size_t i = 0; i < space.low.size(); ++i) {
+        if (!(space.low[i] <= space.high[i])) throw std::invalid_argument(what + " has a low above its high");
+      }
+      return;
   }
-  if (integer && key.shape.empty()) {
-    const auto n = static_cast<int64_t>(key.bounds->second - key.bounds->first) + 1;
-    key.space = {ActionSpace::Kind::kDiscrete, {n}, {}, {}};
-  } else if (integer) {
-    if (key.bounds->first != 0.0) {
-      throw std::invalid_argument("MultiDiscrete action '" + key.name + "' must start at 0");
-    }
-    const auto n = static_cast<int64_t>(key.bounds->second) + 1;
-    key.space = {ActionSpace::Kind::kMultiDiscrete, std::vector<int64_t>(key.NumElements(), n), {}, {}};
-  } else {
+}
+
+// The bounds of every element of an action key with a checked space: a
+// Discrete's own (from 0 without), a MultiDiscrete's [0, largest n - 1], a
+// Box's lowest low and highest high.
+inline std::optional<std::pair<double, double>> SpaceBounds(const KeySpec& key) {
+  const ActionSpace& space = key.space;
+  switch (space.kind) {
+    case ActionSpace::Kind::kDiscrete:
+      return key.bounds ? key.bounds : std::make_pair(0.0, static_cast<double>(space.nvec[0] - 1));
+    case ActionSpace::Kind::kMultiDiscrete:
+      return std::make_pair(0.0, static_cast<double>(*std::max_element(space.nvec.begin(), space.nvec.end()) - 1));
+    case ActionSpace::Kind::kBox:
+      return std::make_pair(*std::min_element(space.low.begin(), space.low.end()),
+                            *std::max_element(space.high.begin(), space.high.end()));
+    case ActionSpace::Kind::kNone:
+      break;
+  }
+  return key.bounds;
+}
+
+// The space of an action key declared without one (a key read from data):
+// an integer scalar is Discrete over its bounds, an integer array
+// MultiDiscrete with [0, high] for every component, a float key a Box over
+// its bounds (unbounded without).
+inline ActionSpace SpaceFromBounds(const KeySpec& key) {
+  if (!IsInteger(key.dtype)) {
     const double inf = std::numeric_limits<double>::infinity();
-    key.space = {ActionSpace::Kind::kBox, {}, {key.bounds ? key.bounds->first : -inf},
-                 {key.bounds ? key.bounds->second : inf}};
+    return {ActionSpace::Kind::kBox, {}, {key.bounds ? key.bounds->first : -inf},
+            {key.bounds ? key.bounds->second : inf}};
   }
+  if (!key.bounds) throw std::invalid_argument("integer action '" + key.name + "' needs bounds");
+  if (key.shape.empty()) {
+    return {ActionSpace::Kind::kDiscrete, {static_cast<int64_t>(key.bounds->second - key.bounds->first) + 1}, {}, {}};
+  }
+  if (key.bounds->first != 0.0) {
+    throw std::invalid_argument("MultiDiscrete action '" + key.name + "' must start at 0");
+  }
+  const auto n = static_cast<int64_t>(key.bounds->second) + 1;
+  return {ActionSpace::Kind::kMultiDiscrete, std::vector<int64_t>(key.NumElements(), n), {}, {}};
+}
+
+// Makes a key's space whole: an action key without one gets it from its
+// bounds (SpaceFromBounds), every space is checked (CheckSpace), and an
+// action key's bounds follow from its space. Only action keys have a space.
+inline void CompleteSpace(KeySpec& key) {
+  if (key.role != KeyRole::kAction) {
+    if (key.space.kind != ActionSpace::Kind::kNone) {
+      throw std::invalid_argument("key '" + key.name + "' has an action space but is not an action");
+    }
+    return;
+  }
+  if (key.space.kind == ActionSpace::Kind::kNone) key.space = SpaceFromBounds(key);
+  CheckSpace(key);
+  key.bounds = SpaceBounds(key);
 }
 
 // A game's own key as its spec declared it: a Row reads and writes it
@@ -161,15 +238,9 @@ class SpecBuilder {
   }
   // Several discrete choices in one reply: int64 [k], component c in [0, nvec[c]).
   Key<int64_t> MultiDiscreteAction(const std::string& name, std::vector<int64_t> nvec, const std::string& meaning) {
-    if (nvec.empty()) throw std::invalid_argument("action '" + name + "' needs at least one component");
-    int64_t most = 0;
-    for (int64_t n : nvec) {
-      if (n < 1) throw std::invalid_argument("action '" + name + "' needs every component's n >= 1");
-      most = std::max(most, n);
-    }
-    KeySpec key{name, DType::kInt64, {static_cast<int64_t>(nvec.size())}, meaning, KeyRole::kAction,
-                std::make_pair(0.0, static_cast<double>(most - 1))};
+    KeySpec key{name, DType::kInt64, {static_cast<int64_t>(nvec.size())}, meaning, KeyRole::kAction, std::nullopt};
     key.space = {ActionSpace::Kind::kMultiDiscrete, std::move(nvec), {}, {}};
+    CompleteSpace(key);
     return Key<int64_t>(Add(std::move(key)));
   }
   // A continuous (Box) action: float32 values, every element in [low, high].
@@ -182,17 +253,8 @@ class SpecBuilder {
   Key<float> ContinuousAction(const std::string& name, std::vector<int64_t> shape, std::vector<double> low,
                               std::vector<double> high, const std::string& meaning) {
     KeySpec key{name, DType::kFloat32, std::move(shape), meaning, KeyRole::kAction, std::nullopt};
-    const auto elements = static_cast<std::size_t>(key.NumElements());
-    const bool sized = low.size() == high.size() && (low.size() == 1 || low.size() == elements);
-    if (!sized) {
-      throw std::invalid_argument("action '" + name + "' needs one low and one high, or one per element (" +
-                                  std::to_string(elements) + ")");
-    }
-    for (std::size_t i = 0; i < low.size(); ++i) {
-      if (!(low[i] <= high[i])) throw std::invalid_argument("action '" + name + "' has a low above its high");
-    }
-    key.bounds = std::make_pair(*std::min_element(low.begin(), low.end()), *std::max_element(high.begin(), high.end()));
     key.space = {ActionSpace::Kind::kBox, {}, std::move(low), std::move(high)};
+    CompleteSpace(key);
     return Key<float>(Add(std::move(key)));
   }
   // An outcome of the episode (e.g. whether the seat won), written in Observe

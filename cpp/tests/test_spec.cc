@@ -73,6 +73,38 @@ TEST(action_keys_state_their_space) {
   CHECK_THROWS(bad.ContinuousAction("b", {1}, 1.0, 0.0, ""), std::invalid_argument, "low above its high");
 }
 
+TEST(a_space_read_from_data_is_kept_per_component_and_checked) {
+  elf::KeySpec multi{"a", DType::kInt64, {2}, "", KeyRole::kAction, std::nullopt};
+  multi.space = {elf::ActionSpace::Kind::kMultiDiscrete, {3, 2}, {}, {}};
+  elf::CompleteSpace(multi);
+  CHECK(multi.space.nvec == (std::vector<int64_t>{3, 2}));
+  CHECK_EQ(multi.bounds->second, 2.0);
+  elf::KeySpec box{"a", DType::kFloat32, {2}, "", KeyRole::kAction, std::nullopt};
+  box.space = {elf::ActionSpace::Kind::kBox, {}, {-1.0, -5.0}, {1.0, 5.0}};
+  elf::CompleteSpace(box);
+  CHECK(box.space.low == (std::vector<double>{-1.0, -5.0}));
+  CHECK_EQ(box.bounds->first, -5.0);
+  CHECK_EQ(box.bounds->second, 5.0);
+  elf::KeySpec counts = multi;
+  counts.space.nvec = {3, 2, 4};
+  CHECK_THROWS(elf::CompleteSpace(counts), std::invalid_argument, "action 'a' needs one count per element (2), got 3");
+  elf::KeySpec float_counts = multi;
+  float_counts.dtype = DType::kFloat32;
+  CHECK_THROWS(elf::CompleteSpace(float_counts), std::invalid_argument, "MultiDiscrete action needs an integer dtype");
+  elf::KeySpec sizes = box;
+  sizes.space.low = {-1.0, -5.0, 0.0};
+  CHECK_THROWS(elf::CompleteSpace(sizes), std::invalid_argument, "one per element (2)");
+  elf::KeySpec integer_box = box;
+  integer_box.dtype = DType::kInt64;
+  CHECK_THROWS(elf::CompleteSpace(integer_box), std::invalid_argument, "a Box action needs a float dtype, got int64");
+  elf::KeySpec discrete{"a", DType::kInt64, {}, "", KeyRole::kAction, std::make_pair(0.0, 2.0)};
+  discrete.space = {elf::ActionSpace::Kind::kDiscrete, {4}, {}, {}};
+  CHECK_THROWS(elf::CompleteSpace(discrete), std::invalid_argument, "do not span the Discrete space's 4 values");
+  elf::KeySpec observation{"s", DType::kInt64, {2}, "", KeyRole::kObservation, std::nullopt};
+  observation.space = multi.space;
+  CHECK_THROWS(elf::CompleteSpace(observation), std::invalid_argument, "key 's' has an action space but is not");
+}
+
 TEST(a_key_read_from_data_gets_its_space_from_dtype_shape_and_bounds) {
   elf::KeySpec discrete{"a", DType::kInt64, {}, "", KeyRole::kAction, std::make_pair(0.0, 5.0)};
   elf::CompleteSpace(discrete);
