@@ -119,7 +119,8 @@ PYBIND11_MODULE(_elf, m) {
            }),
            py::arg("keys"), py::arg("num_games"), py::arg("num_workers"), py::arg("step_timeout_s") = 0.0,
            py::arg("num_seats") = 1,
-           "step_timeout_s > 0: a step whose result is that late fails the engine (0: no limit). num_seats: "
+           "step_timeout_s > 0: a request (a step, or a first reset once its worker is ready) whose result is "
+           "that late fails the engine (0: no limit). num_seats: "
            "agents per game (each seat's keys, reward and outcome have their own slots).")
       .def("bytes", &elf::RemoteBoard::bytes)
       .def("regions",
@@ -143,6 +144,8 @@ PYBIND11_MODULE(_elf, m) {
             board.Attach(static_cast<uint8_t*>(info.ptr));
           },
           py::keep_alive<1, 2>(), "Points the board at a writable shared block of bytes() bytes.")
+      .def("ready", &elf::RemoteBoard::Ready, py::arg("worker"),
+           "Worker side: the worker serves from now on (its games' first resets are timed from here).")
       .def("await_work", &elf::RemoteBoard::AwaitWork, py::call_guard<py::gil_scoped_release>(),
            py::arg("worker"), py::arg("timeout_ms"))
       .def("finish", &elf::RemoteBoard::Finish, py::arg("game"), py::arg("reward"), py::arg("terminated"),
@@ -154,6 +157,8 @@ PYBIND11_MODULE(_elf, m) {
       .def("fail", &elf::RemoteBoard::Fail, py::arg("game"), py::arg("message"))
       .def("pending", &elf::RemoteBoard::Pending, py::arg("game"),
            "Whether the game's last request is not finished yet.")
+      .def("requests", &elf::RemoteBoard::Requests, py::arg("game"),
+           "How many requests the game was sent, its first reset included.")
       .def("close", &elf::RemoteBoard::Close)
       .def("closing", &elf::RemoteBoard::closing);
 

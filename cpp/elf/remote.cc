@@ -16,6 +16,8 @@ namespace {
 
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) && std::atomic<uint32_t>::is_always_lock_free,
               "shared counters must be plain lock-free words");
+static_assert(sizeof(std::atomic<int64_t>) == sizeof(int64_t) && std::atomic<int64_t>::is_always_lock_free,
+              "shared times must be plain lock-free words");
 
 constexpr std::size_t kAlign = 64;  // a cache line: regions written by different processes never share one
 constexpr int kPollMs = 50;         // how often an engine-side waiter checks for closing
@@ -46,9 +48,9 @@ RemoteBoard::RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_worke
     throw std::invalid_argument("step_timeout_s must be >= 0 (0: none), got " + std::to_string(step_timeout_s));
   }
   requested_at_ = std::make_unique<std::atomic<int64_t>[]>(num_games);
-  for (int game = 0; game < num_games; ++game) requested_at_[game].store(kUntimed);
   Add("closing", sizeof(uint32_t), 1);
   Add("doorbell", kAlign, num_workers);  // one cache line per worker
+  Add("ready_at", kAlign, num_workers);
   Add("command", sizeof(uint32_t), num_games);
   Add("done", sizeof(uint32_t), num_games);
   Add("status", sizeof(uint8_t), num_games);
@@ -87,9 +89,12 @@ std::atomic<uint32_t>* RemoteBoard::Word(const std::string& region, int index) c
   return reinterpret_cast<std::atomic<uint32_t>*>(Slot(region, index));
 }
 
+std::atomic<int64_t>* RemoteBoard::ReadyAt(int worker) const {
+  return reinterpret_cast<std::atomic<int64_t>*>(Slot("ready_at", worker));
+}
+
 void RemoteBoard::Request(int game) {
-  const bool first = Word("command", game)->load(std::memory_order_relaxed) == 0;
-  requested_at_[game].store(first ? kUntimed : Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  requested_at_[game].store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   Word("command", game)->fetch_add(1, std::memory_order_release);
   std::atomic<uint32_t>* doorbell = Word("doorbell", WorkerOf(game));
   doorbell->fetch_add(1, std::memory_order_release);
@@ -99,28 +104,33 @@ void RemoteBoard::Request(int game) {
 void RemoteBoard::AwaitDone(int game) const {
   std::atomic<uint32_t>* done = Word("done", game);
   const uint32_t wanted = Word("command", game)->load(std::memory_order_relaxed);
-  const int64_t requested = requested_at_[game].load(std::memory_order_relaxed);
-  const bool timed = step_timeout_.count() > 0.0 && requested != kUntimed;
-  const Clock::time_point deadline =
-      timed ? Clock::time_point(Clock::duration(requested)) + std::chrono::duration_cast<Clock::duration>(step_timeout_)
-            : Clock::time_point::max();
   for (int spin = 0;; ++spin) {
     const uint32_t seen = done->load(std::memory_order_acquire);
     if (seen == wanted) break;
     if (closing()) throw std::runtime_error("the game's worker process was shut down");
     if (spin < 64) continue;
-    int wait_ms = kPollMs;
-    if (timed) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) throw std::runtime_error(LateMessage(game));
-      wait_ms = static_cast<int>(std::min<int64_t>(wait_ms, left));
-    }
-    FutexWait(done, seen, wait_ms);
+    FutexWait(done, seen, WaitMs(game));
   }
   if (status(game) & kFailed) {
     const char* message = reinterpret_cast<const char*>(Slot("error", game));
     throw std::runtime_error(std::string(message, strnlen(message, kErrorBytes)));
   }
+}
+
+// How long a waiter for `game` may sleep before it looks again; throws once
+// the pending request is late. Its clock starts at the later of its Request
+// and its worker's Ready: steady_clock is CLOCK_MONOTONIC, one clock for
+// every process of the machine.
+int RemoteBoard::WaitMs(int game) const {
+  if (step_timeout_.count() <= 0.0) return kPollMs;
+  const int64_t ready = ReadyAt(WorkerOf(game))->load(std::memory_order_acquire);
+  if (ready == 0) return kPollMs;  // the worker process is still starting
+  const int64_t start = std::max(requested_at_[game].load(std::memory_order_relaxed), ready);
+  const Clock::time_point deadline =
+      Clock::time_point(Clock::duration(start)) + std::chrono::duration_cast<Clock::duration>(step_timeout_);
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  if (left <= 0) throw std::runtime_error(LateMessage(game));
+  return static_cast<int>(std::min<int64_t>(kPollMs, left));
 }
 
 std::string RemoteBoard::LateMessage(int game) const {
@@ -129,8 +139,11 @@ std::string RemoteBoard::LateMessage(int game) const {
   std::snprintf(seconds, sizeof(seconds), "%g", step_timeout_.count());
   return "environment " + std::to_string(game) + " (worker process " + std::to_string(worker) + ", environments " +
          std::to_string(FirstGame(worker)) + "-" + std::to_string(FirstGame(worker + 1) - 1) +
-         ") did not finish its step within step_timeout_s = " + seconds + " s";
+         ") did not finish its " + (Requests(game) == 1 ? "first reset" : "step") + " within step_timeout_s = " +
+         seconds + " s";
 }
+
+uint32_t RemoteBoard::Requests(int game) const { return Word("command", game)->load(std::memory_order_acquire); }
 
 bool RemoteBoard::Pending(int game) const {
   return Word("command", game)->load(std::memory_order_acquire) != Word("done", game)->load(std::memory_order_relaxed);
@@ -145,6 +158,10 @@ float RemoteBoard::reward(int game, int seat) const {
 uint8_t RemoteBoard::status(int game) const { return *Slot("status", game); }
 
 uint8_t RemoteBoard::seat_status(int game, int seat) const { return *Slot("seat_status", game * num_seats_ + seat); }
+
+void RemoteBoard::Ready(int worker) {
+  ReadyAt(worker)->store(Clock::now().time_since_epoch().count(), std::memory_order_release);
+}
 
 std::vector<int> RemoteBoard::AwaitWork(int worker, int timeout_ms) const {
   std::atomic<uint32_t>* doorbell = Word("doorbell", worker);

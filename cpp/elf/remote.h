@@ -14,6 +14,8 @@
 //                         ended game within the same request)
 //   doorbell[w]           bumped with every request to worker w, so an idle
 //                         worker sleeps on it
+//   ready_at[w]           when worker w began serving (steady clock ticks;
+//                         0 while its process is still starting)
 //   closing               set on shutdown; wakes every waiter
 // A game's first request is its first reset, every later one a step. Both
 // sides wait on futexes, so a side with nothing to do uses no CPU.
@@ -22,6 +24,9 @@
 // the board closes, whoever closes it, and with a step timeout once a step's
 // result is late. Whoever stops the engine closes the board first, so an
 // engine thread waiting on a dead or stuck worker wakes and can be joined.
+// The step timeout covers every request, a game's first reset (creating its
+// environment) included; a first request is timed from when its worker
+// began serving, since starting a worker process is no call into a game.
 //
 // The block is created and owned by the caller (Python); the board only
 // lays it out and signals through it.
@@ -46,9 +51,9 @@ class RemoteBoard {
   enum Status : uint8_t { kTerminated = 1, kTruncated = 2, kFailed = 4 };
 
   // Lays out the block for the game keys `keys` (observations and actions).
-  // With step_timeout_s > 0, AwaitDone throws once a step's result is that
-  // late, counted from its Request (a game's first request, which creates
-  // and resets its environment, is not timed).
+  // With step_timeout_s > 0, AwaitDone throws once a request's result is
+  // that late, counted from its Request, or for a request sent before its
+  // worker was ready (a first reset), from the worker's Ready.
   RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_workers, double step_timeout_s = 0.0,
               int num_seats = 1);
 
@@ -76,7 +81,7 @@ class RemoteBoard {
   // AwaitDone blocks until the worker finished it and throws
   // std::runtime_error with the worker's message if it failed, if the board
   // closes first, or if the step timeout passes first (naming the
-  // environment and its worker).
+  // environment, its worker, and whether it was the first reset or a step).
   void Request(int game);
   void AwaitDone(int game) const;
   // Whether the game's last request is not finished yet (either side).
@@ -85,8 +90,14 @@ class RemoteBoard {
   uint8_t status(int game) const;
   uint8_t seat_status(int game, int seat) const;
 
-  // Worker side. AwaitWork returns the games of `worker` with a pending
-  // request, waiting up to timeout_ms for one (empty on timeout or closing).
+  // How many requests the game was sent, its first reset included.
+  uint32_t Requests(int game) const;
+
+  // Worker side. Ready marks the worker as serving from now on (once, before
+  // its first AwaitWork). AwaitWork returns the games of `worker` with a
+  // pending request, waiting up to timeout_ms for one (empty on timeout or
+  // closing).
+  void Ready(int worker);
   std::vector<int> AwaitWork(int worker, int timeout_ms) const;
   // `rewards` and `seat_status` hold one entry per seat (Finish: one seat).
   void Finish(int game, float reward, bool terminated, bool truncated);
@@ -102,6 +113,8 @@ class RemoteBoard {
   using Clock = std::chrono::steady_clock;
   std::atomic<uint32_t>* Word(const std::string& region, int index) const;
   void Add(const std::string& name, std::size_t stride, int count);
+  std::atomic<int64_t>* ReadyAt(int worker) const;
+  int WaitMs(int game) const;
   std::string LateMessage(int game) const;
 
   std::vector<KeySpec> keys_;
@@ -113,8 +126,7 @@ class RemoteBoard {
   uint8_t* base_ = nullptr;
   std::chrono::duration<double> step_timeout_;
   // Engine-side only (not in the shared block): when each game's pending
-  // request was sent, in Clock ticks; kUntimed for a first request.
-  static constexpr int64_t kUntimed = -1;
+  // request was sent, in Clock ticks.
   std::unique_ptr<std::atomic<int64_t>[]> requested_at_;
 };
 

@@ -41,6 +41,7 @@ struct Block {
 // writes s = (0, 0); a step with action a writes s = (a, a), reward a, and
 // ends the episode when a == 1. Answers at most `answers` requests in all.
 void Serve(RemoteBoard& board, int worker, int answers = 1 << 30) {
+  board.Ready(worker);
   while (!board.closing() && answers > 0) {
     for (int game : board.AwaitWork(worker, 20)) {
       if (answers-- == 0) break;
@@ -144,6 +145,7 @@ TEST(closing_wakes_a_waiter_whose_worker_never_answers) {
 TEST(a_late_step_throws_naming_the_environment_and_its_worker) {
   Block block(4, 2, 0.05);
   RemoteBoard& board = *block.board;
+  board.Ready(1);
   board.Request(3);
   board.Finish(3, 0.0f, false, false);  // the first request: answered
   board.AwaitDone(3);
@@ -153,17 +155,28 @@ TEST(a_late_step_throws_naming_the_environment_and_its_worker) {
                "step_timeout_s = 0.05 s");
 }
 
-TEST(the_first_request_which_creates_the_environment_is_not_timed) {
-  Block block(1, 1, 0.001);
+TEST(a_first_request_is_not_timed_while_its_worker_process_starts) {
+  Block block(1, 1, 0.02);
   RemoteBoard& board = *block.board;
   board.Request(0);
   std::thread worker([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // far beyond the step timeout
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // starting: far beyond the step timeout
     Serve(board, 0, 1);
   });
   board.AwaitDone(0);  // does not throw
   worker.join();
   CHECK_EQ(board.status(0), uint8_t{0});
+  CHECK_EQ(board.Requests(0), uint32_t{1});
+}
+
+TEST(a_first_reset_late_once_its_worker_is_ready_throws_naming_it) {
+  Block block(4, 2, 0.05);
+  RemoteBoard& board = *block.board;
+  board.Request(3);
+  board.Ready(1);  // worker 1 serves from now on, but never answers
+  CHECK_THROWS(board.AwaitDone(3), std::runtime_error,
+               "environment 3 (worker process 1, environments 2-3) did not finish its first reset within "
+               "step_timeout_s = 0.05 s");
 }
 
 TEST(a_negative_step_timeout_is_rejected) {
