@@ -12,11 +12,18 @@ keeps the last observation in `final_<key>`, so auto-reset semantics are
 the native games' (see `elfpy.context`).
 
 Keys. An observation that is an array becomes key `s`; a Dict observation
-becomes one key per entry. The action is key `a`: Discrete (int64 in
-[0, n)), MultiDiscrete (int64 [k]) or Box (float32). A Dict action space of
-such entries becomes one action key per entry, named as the entry (a name an
-observation key also has is a ValueError), and the worker passes env.step the
-dict of the entries' replies; a nested Dict or Tuple is refused. Hooks run in the
+becomes one key per entry. Each key's dtype and shape are those of the first
+observation (numbers widen, never narrow): a later observation of another
+shape, or of a dtype the key cannot hold without loss (float values for an
+integer key, float64 for float32), fails the game with a GameError naming
+the game, its worker and the key. The action is key `a`, whose spec states
+the environment's space as it is: Discrete (int64 in [0, n)),
+MultiDiscrete (int64 [k], each component its own count) or Box (float32,
+each element its own bounds), so the engine rejects a reply outside it
+before any game of the batch steps. A Dict action space of such entries
+becomes one action key per entry, named as the entry (a name an observation
+key also has is a ValueError), and the worker passes env.step the dict of
+the entries' replies; a nested Dict or Tuple is refused. Hooks run in the
 workers: `preprocess(obs)` turns an observation into arrays (or a dict of
 arrays) before it is stored, e.g. text into token ids;
 `reshape_reward(obs, action, reward, done)` returns the reward to store.
@@ -90,15 +97,18 @@ def observation_keys(sample: Any, bounds: dict[str, tuple[float, float]] | None 
 
 
 def action_key(space: Any) -> dict[str, Any]:
-    """The key `a` for a Gymnasium action space."""
-    key = {"name": "a", "role": "action", "meaning": f"action ({space})"}
+    """The key `a` for a Gymnasium action space, with the engine's space
+    (kind, nvec, low, high): each MultiDiscrete component's count and each
+    Box element's bounds (the engine derives `bounds` from it)."""
+    key = {"name": "a", "role": "action", "meaning": f"action ({space})", "bounds": None}
     if isinstance(space, spaces.Discrete):
-        return {**key, "dtype": "int64", "shape": [], "bounds": (0.0, float(space.n - 1))}
+        return {**key, "dtype": "int64", "shape": [], "space": ("discrete", [int(space.n)], [], [])}
     if isinstance(space, spaces.MultiDiscrete) and space.nvec.ndim == 1:
-        return {**key, "dtype": "int64", "shape": [len(space.nvec)], "bounds": (0.0, float(space.nvec.max() - 1))}
+        return {**key, "dtype": "int64", "shape": [len(space.nvec)],
+                "space": ("multi_discrete", space.nvec.astype(np.int64).tolist(), [], [])}
     if isinstance(space, spaces.Box):
-        bounds = (float(np.min(space.low)), float(np.max(space.high)))
-        return {**key, "dtype": "float32", "shape": list(space.shape), "bounds": bounds}
+        low, high = (np.asarray(bound, np.float64).reshape(-1).tolist() for bound in (space.low, space.high))
+        return {**key, "dtype": "float32", "shape": list(space.shape), "space": ("box", [], low, high)}
     raise ValueError(f"unsupported action space {space}; use Discrete, MultiDiscrete or Box")
 
 
@@ -128,15 +138,12 @@ def stored_action(space: Any, views: dict[str, np.ndarray], channel: int) -> Any
 
 def env_action(space: Any, stored: Any) -> Any:
     """The action to pass to env.step, from its stored row (a dict of rows for a
-    Dict space); per-entry bounds of a MultiDiscrete are checked here (the
-    engine checks one common bound)."""
+    Dict space; the engine checked it against the space)."""
     if isinstance(space, spaces.Dict):
         return {name: env_action(entry, stored[name]) for name, entry in space.spaces.items()}
     if isinstance(space, spaces.Discrete):
         return int(stored) + int(space.start)
     if isinstance(space, spaces.MultiDiscrete):
-        if np.any(stored >= space.nvec):
-            raise ValueError(f"action {stored.tolist()} out of range for {space}")
         return stored.copy() + space.start
     return stored.copy()
 
@@ -163,10 +170,12 @@ def _views(board: Any, memory: mmap.mmap, keys: list[dict[str, Any]]) -> dict[st
 class _Worker:
     """The loop of one worker process: serve the requests of its games."""
 
-    def __init__(self, board: Any, views: dict[str, np.ndarray], make_env: Callable[[], Any],
+    def __init__(self, board: Any, worker: int, views: dict[str, np.ndarray], make_env: Callable[[], Any],
                  preprocess: Callable | None, reshape_reward: Callable | None, seed: int,
                  layout: SeatLayout | None) -> None:
         self.board = board
+        self.name = (f"worker process {worker} (pid {os.getpid()}, games {board.first_game(worker)}-"
+                     f"{board.first_game(worker + 1) - 1})")
         self.views = views
         self.make_env = make_env
         self.preprocess = preprocess
@@ -194,7 +203,7 @@ class _Worker:
         except Exception as error:  # reaches the user through the engine, with the game named
             where = traceback.extract_tb(error.__traceback__)[-1]
             self.board.fail(game, f"{type(error).__name__}: {error} (at {where.filename}:{where.lineno}, "
-                                  f"worker process {os.getpid()})")
+                                  f"{self.name})")
 
     def step(self, game: int) -> None:
         env = self.envs[game]
@@ -218,6 +227,9 @@ class _Worker:
             if view is None or view.shape[1:] != array.shape:
                 raise ValueError(f"observation '{name + suffix}' has shape {array.shape}, but the game's spec says "
                                  f"{None if view is None else view.shape[1:]} (from its first observation)")
+            if not np.can_cast(array.dtype, view.dtype, casting="safe"):  # storing would change the values
+                raise ValueError(f"observation '{name + suffix}' has dtype {array.dtype}, but the game's spec says "
+                                 f"{view.dtype} (from its first observation), which cannot hold it unchanged")
             view[channel] = array
 
     def close(self) -> None:
@@ -233,7 +245,8 @@ def worker_main() -> None:
     memory = mmap.mmap(fd, 0)
     board = _elf.RemoteBoard(keys, num_games, num_workers, num_seats=1 if layout is None else layout.num_seats)
     board.attach(memory)
-    server = _Worker(board, _views(board, memory, keys), make_env, preprocess, reshape_reward, seed, layout)
+    server = _Worker(board, worker, _views(board, memory, keys), make_env, preprocess, reshape_reward, seed, layout)
+    board.ready(worker)  # from here the step timeout covers this worker's requests, first resets included
     try:
         while not board.closing():
             games = board.await_work(worker, _POLL_MS)
@@ -253,10 +266,12 @@ def worker_main() -> None:
 class GymHost:
     """Worker processes and the shared block for `num_games` Python-hosted games.
 
-    With `step_timeout_s`, a step whose result is not back that many seconds
-    after the engine sent it fails the engine with a GameError naming the
-    game, the environment and its worker; the context then stops its
-    workers (a late worker is not replaced)."""
+    With `step_timeout_s`, a request whose result is not back that many
+    seconds after the engine sent it (a step, or a game's first reset, which
+    creates its environment, counted from when its worker process is up)
+    fails the engine with a GameError naming the game, the environment and
+    its worker; the context then stops its workers (a late worker is not
+    replaced)."""
 
     def __init__(self, game: Any, num_games: int, *, num_workers: int | None = None, seed: int = 0,
                  preset: str | None = None, preprocess: Callable | None = None,

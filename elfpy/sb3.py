@@ -1,4 +1,4 @@
-"""Stable-Baselines3 adapter: a native game as an SB3 `VecEnv`.
+"""Stable-Baselines3 adapter: a single-seat game as an SB3 `VecEnv`.
 
 >>> from stable_baselines3 import PPO
 >>> from elfpy.sb3 import make_sb3_vec_env
@@ -6,13 +6,15 @@
 
 SB3 resets an env in the step its episode ends and wants the state it ended
 in as `infos[i]["terminal_observation"]`, with `"TimeLimit.truncated"` set for
-time limits: the engine's semantics, so this is a thin translation.
+time limits: the engine's semantics, so this is a thin translation. The
+spaces are `elfpy.vector`'s: the game's own (a MultiDiscrete's counts, a
+Box's per-element bounds, a Dict of several action keys).
 Importing this module needs stable-baselines3 installed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,8 +44,10 @@ class ElfVecEnv(VecEnv):
         observation, rewards, terminated, truncated, info = self.env.step(self._actions)
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        final = info.get("final_obs")
         for i in np.flatnonzero(dones):
-            infos[i]["terminal_observation"] = info["final_obs"][i]
+            infos[i]["terminal_observation"] = ({k: v[i] for k, v in final.items()} if isinstance(final, dict)
+                                                else final[i])
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         return observation, rewards.astype(np.float32), dones, infos
 
@@ -68,7 +72,7 @@ class ElfVecEnv(VecEnv):
         return [indices] if isinstance(indices, int) else list(indices)
 
 
-def make_sb3_vec_env(game: str, num_envs: int, num_threads: int | None = None, seed: int = 0,
+def make_sb3_vec_env(game: str | Callable[..., Any], num_envs: int, num_threads: int | None = None, seed: int = 0,
                      **game_options: Any) -> ElfVecEnv:
-    """A native game as a Stable-Baselines3 VecEnv."""
+    """A single-seat game (native or Python-hosted) as a Stable-Baselines3 VecEnv."""
     return ElfVecEnv(make_vector(game, num_envs, num_threads=num_threads, seed=seed, **game_options))
