@@ -16,8 +16,8 @@ load through (``torch/export/pt2_archive/_package.py``,
 * shared libraries: AOTInductor entries (``data/aotinductor/``) are loaded;
 * Python source: every symbolic shape (``expr_str``) goes to
   ``sympy.sympify``, which evaluates it, and ``.module()`` compiles
-  ``guards_code`` with ``exec``; graph names reach the source code fx
-  generates for the module;
+  ``guards_code`` with ``exec``; the weights' dotted paths go unescaped
+  into the source code fx generates for the module (``_format_target``);
 * imports: the input and output structures (pytree specs) may name a module
   (a defaultdict's factory, an enum), which torch imports.
 
