@@ -228,8 +228,8 @@ class GameContext:
     per CPU), the extra keyword arguments go to the environment, `preset`
     names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), the
     hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`),
-    and with `step_timeout_s` a step that takes longer fails the context
-    (GameError naming the environment and its worker).
+    and with `step_timeout_s` a step, or a first reset, that takes longer
+    fails the context (GameError naming the environment and its worker).
 
     Whatever the state (a worker killed or stuck in `step`, batches held or
     replied), stop() returns promptly; after a GameError the engine's threads,
