@@ -138,6 +138,7 @@ _SHORT = {
     "ratio": "rho",
     "approx_kl": "KL",
     "clip_fraction": "clip",
+    "waited": "waited",
     "dropped": "dropped",
     "updates_dropped": "U dropped",
 }

@@ -249,9 +249,6 @@ def train(argv: Sequence[str] | None) -> dict[str, Any]:
         check_eval_episodes(config["eval_episodes"])
     if distributed.init_from_env(config.get("learner_device") or config["device"]) and config["runner"] != "single":
         raise ValueError("under torchrun each rank is one process: use --runner single")
-    if checkpoint is not None and (config["runner"] != "single" or distributed.is_distributed()):
-        raise ValueError("--resume runs with --runner single, without torchrun (only those checkpoints "
-                         "hold the whole training state)")
     main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
     run_dir = resolve_run_dir(config["save_dir"]) if main_rank else None
     if run_dir is not None:

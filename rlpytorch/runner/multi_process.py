@@ -26,12 +26,26 @@ When the learner falls behind, ``--when_behind`` decides:
   ``replay_ratio``). The games wait only if a single update outlasts
   ``batch_slots`` windows of play.
 
+Replay methods default to ``wait`` (``auto``): their replay ratio is what
+they are tuned at, and with ``drop`` a learner on a busy CPU made 2% of the
+updates owed. On-policy methods default to ``drop``. Each stats record says
+which policy is in force: ``waited`` (seconds the games waited for a free slot)
+under ``wait``, ``dropped`` (windows) and ``U dropped`` (updates) under ``drop``.
+
 Each stats record gives ``frames`` (stepped) beside ``frames_learned``
 (in the windows the learner trained on or stored). Every ``actor_sync_every``
 updates the learner copies its weights into a shared-memory model under a
 lock and bumps a version number; the actor callback reloads its copy when the
 version changed. The learner runs on the trainer's ``learner_device``
 (windows to a GPU through pinned buffers), the actor here on its ``actor_device``.
+
+Checkpoints resume (``--resume``, with either runner): at each save the
+learner is asked for its state (a request after the windows handed over,
+answered after their updates under ``wait``): its learning half's models,
+optimizers, method generator and replay, its update counts and random states;
+the checkpoint is then the single-process one (the trainer's state with the
+learner's parts in it) plus those counts. At the end the learner sends its
+state as it exits. A resumed run starts its learner from that state.
 
 Shutdown is the same whatever ends the run (budget, target, Ctrl-C, an
 exception here, an exception or death of the learner): the engine stops, the
@@ -43,12 +57,14 @@ decides) and exits if this process disappears.
 
 from __future__ import annotations
 
+import io
 import os
 import queue
 import signal
 import time
 import traceback
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +74,7 @@ import torch.multiprocessing as mp
 
 from ..args_provider import setting
 from ..model_base import Model
+from ..resume import random_states, set_random_states
 from ..trainer import lanes_of
 from .single_process import RunSummary, SingleProcessRun, window_frames
 
@@ -75,9 +92,26 @@ class MultiProcessRun(SingleProcessRun):
     batch_slots: int = setting(4, "shared-memory slots for train windows in flight")
     learner_threads: int = setting(1, "torch threads of the learner process")
     join_timeout: float = setting(30.0, "seconds the learner gets to exit before it is terminated")
-    when_behind: str = setting("drop", "when the learner is behind: drop windows that find every slot busy "
-                               "(on replay: updates owed beyond batch_slots windows; acting never waits) or "
-                               "wait for a free slot (the games wait for the learner)", choices=("drop", "wait"))
+    when_behind: str = setting("auto", "when the learner is behind: drop windows that find every slot busy "
+                               "(on replay: updates owed beyond batch_slots windows; acting never waits), "
+                               "wait for a free slot (the games wait for the learner: the replay ratio holds), "
+                               "or auto: wait for the replay methods, drop for the others",
+                               choices=("auto", "drop", "wait"))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.dropped = 0  # windows
+        self.updates_dropped = 0  # updates owed on replay beyond the allowed lag (drop)
+        self.waited = 0.0  # seconds the games waited for a free slot (wait)
+        self._learner_resume: dict[str, Any] | None = None  # the learner's part of a loaded training state
+        self._learner_state: dict[str, Any] | None = None  # the learner's state, as it last sent it
+
+    @property
+    def policy(self) -> str:
+        """The ``when_behind`` policy in force: ``auto`` is ``wait`` on replay, ``drop`` otherwise."""
+        if self.when_behind != "auto":
+            return self.when_behind
+        return "wait" if self.trainer.needs_every_window else "drop"
 
     def run(self, gc: Any) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
@@ -94,8 +128,6 @@ class MultiProcessRun(SingleProcessRun):
             self._queues["free"].put(i)
         self._slots: dict[str, torch.Tensor] | None = None
         self._seen_version = 0
-        self.dropped = 0  # windows
-        self.updates_dropped = 0  # updates owed on replay beyond the allowed lag (drop)
         self._learner = context.Process(
             target=_learner_main,
             args=(self._learner_setup(), self._shared, self._version, self._lock, self._stop, self._queues),
@@ -132,10 +164,12 @@ class MultiProcessRun(SingleProcessRun):
             "learning": trainer.process_learning(),
             "device": str(trainer.learner_on),
             "actor_sync_every": trainer.actor_sync_every,
-            "when_behind": self.when_behind,
+            "when_behind": self.policy,
             "batch_slots": self.batch_slots,
             "threads": self.learner_threads,
             "parent": os.getpid(),
+            "resume": self._learner_resume,
+            "state_at_exit": self.save_dir is not None,  # for the last checkpoint, written after the learner ends
         }
 
     def _actor(self, batch: Any) -> dict[str, np.ndarray]:
@@ -169,18 +203,25 @@ class MultiProcessRun(SingleProcessRun):
         is ``wait`` or the trainer needs every window (replay): then wait for one,
         checking that the learner is alive."""
         free = self._queues["free"]
-        drop = self.when_behind == "drop" and not self.trainer.needs_every_window
-        while True:
-            try:
-                return free.get_nowait() if drop else free.get(timeout=0.05)
-            except queue.Empty:
-                if drop:
-                    return None
-                self._poll()  # raises if the learner failed or died
+        drop = self.policy == "drop" and not self.trainer.needs_every_window
+        try:
+            return free.get_nowait()
+        except queue.Empty:
+            if drop:
+                return None
+        began = time.perf_counter()
+        try:
+            while True:
+                try:
+                    return free.get(timeout=0.05)
+                except queue.Empty:
+                    self._poll()  # raises if the learner failed or died
+        finally:
+            self.waited += time.perf_counter() - began
 
-    def _poll(self) -> None:
-        """Take the learner's stats; raise if it failed or died."""
-        error = self._take_news()
+    def _poll(self, wait: float = 0.0) -> None:
+        """Take the learner's stats (waiting up to ``wait`` seconds for them); raise if it failed or died."""
+        error = self._take_news(wait)
         if error is None and not self._learner.is_alive():
             error = self._take_news(wait=1.0)  # its last report may still be in the pipe
             error = error or f"exited unexpectedly (exit code {self._learner.exitcode})"
@@ -197,6 +238,9 @@ class MultiProcessRun(SingleProcessRun):
                 return None
             if kind == "error":
                 return payload
+            if kind == "state":
+                self._learner_state = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
+                continue
             if kind != "stats":
                 continue
             updates, frames, self.updates_dropped = payload
@@ -208,12 +252,53 @@ class MultiProcessRun(SingleProcessRun):
         """The actor: the learner's newest weights published to this process."""
         return self.trainer.mi["actor"]
 
-    def training_state(self) -> None:
-        """None: the optimizer lives in the learner process, so these
-        checkpoints hold weights only and ``--resume`` refuses them."""
-        return None
+    def training_state(self) -> dict[str, Any] | None:
+        """What ``--resume`` continues from: ``SingleProcessRun``'s, with the learner's
+        models, optimizers, method and replay (asked for now, or sent as it exited) in
+        the trainer's state and the learner's counts in the runner's. The learner's
+        weights are loaded here too, so the checkpoint's weights are the newest. None
+        (weights only) when the learner ended without sending its state (terminated)."""
+        learner = self._learner_state_now()
+        if learner is None:
+            return None
+        learning = learner.pop("learning")
+        mi = self.trainer.mi
+        mi.load_state_dict(_with_learner_parts(mi.state_dict(), learning.pop("mi")))
+        state = super().training_state()
+        state["trainer"].update(learning)
+        state["runner"].update(dropped=self.dropped, updates_dropped=self.updates_dropped, waited=self.waited,
+                               learner=learner)
+        return state
+
+    def _learner_state_now(self) -> dict[str, Any] | None:
+        """The learner's state: asked for while it runs (after the windows handed over
+        so far), else the one it sent as it exited."""
+        if self._learner.is_alive() and not self._stop.is_set():
+            self._learner_state = None
+            self._queues["full"].put(STATE_REQUEST)
+            while self._learner_state is None:
+                self._poll(wait=0.05)  # raises if the learner failed or died
+        state, self._learner_state = self._learner_state, None
+        return state
+
+    def load_training_state(self, state: Mapping[str, Any]) -> None:
+        """Continue from ``state`` (either runner's): the actor's parts here, the
+        learner's (models, optimizers, method, replay, counts) for the learner
+        process, which starts from them; the replay is not loaded here."""
+        trainer_state = {key: value for key, value in state["trainer"].items() if key != "replay"}
+        super().load_training_state({**state, "trainer": trainer_state})
+        runner = state["runner"]
+        self.dropped, self.updates_dropped = int(runner.get("dropped", 0)), int(runner.get("updates_dropped", 0))
+        self.waited = float(runner.get("waited", 0.0))
+        learner = runner.get("learner", {})
+        self._learner_resume = {"learning": state["trainer"], "updates": self.trainer.updates,
+                                "dropped": self.updates_dropped, "targets": learner.get("targets", []),
+                                "random": learner.get("random")}
 
     def _extra_stats(self) -> dict[str, float]:
+        """The policy's own counts: seconds the games waited (``wait``), windows and updates dropped (``drop``)."""
+        if self.policy == "wait":
+            return {**super()._extra_stats(), "waited": self.waited}
         return {**super()._extra_stats(), "dropped": float(self.dropped),
                 "updates_dropped": float(self.updates_dropped)}
 
@@ -226,7 +311,9 @@ class MultiProcessRun(SingleProcessRun):
             self._adopt_final_weights()
 
     def _stop_learner(self) -> None:
-        """Ask the learner to stop, keep reading its news, terminate it if it lingers."""
+        """Ask the learner to stop, keep reading its news (its state at exit among them),
+        terminate it if it lingers."""
+        self._learner_state = None  # only the state sent at exit will do now
         self._queues["full"].put(None)  # the end mark, after every window handed over
         self._stop.set()
         deadline = time.monotonic() + self.join_timeout
@@ -244,6 +331,14 @@ class MultiProcessRun(SingleProcessRun):
             mi["model"].load_state_dict(self._shared.state_dict())
             mi["actor"].load_state_dict(self._shared.state_dict())
         mi["model"].step = mi["actor"].step = self.trainer.updates
+
+
+def _with_learner_parts(here: Mapping[str, Any], learner: Mapping[str, Any]) -> dict[str, Any]:
+    """This process's ``ModelInterface`` state with the learner's models, steps and
+    optimizers in it; the acting copy (``actor``) stays this process's, which acts with it."""
+    def merged(part: str) -> dict[str, Any]:
+        return {**here[part], **{name: value for name, value in learner[part].items() if name != "actor"}}
+    return {part: merged(part) for part in ("models", "steps", "optimizers")}
 
 
 def _dtype(array: Any) -> torch.dtype:
@@ -270,30 +365,41 @@ def _learner_main(
 def _learn(setup: dict[str, Any], shared: Model, version: Any, lock: Any, stop: Any, queues: dict) -> None:
     torch.set_num_threads(setup["threads"])
     learning = setup["learning"](torch.device(setup["device"]))
+    resume = setup.get("resume")
+    if resume is not None:
+        learning.load_state_dict(resume["learning"])
+        if resume["random"] is not None:
+            set_random_states(resume["random"])
     queues["news"].put(("ready", None))
     slots = _wait(queues["slots"], stop, setup["parent"])
+    loop = _LearnerLoop(setup, learning, slots, queues, lambda: _publish(learning.model, shared, version, lock))
     if slots is not None:
-        _LearnerLoop(setup, learning, slots, queues, lambda: _publish(learning.model, shared, version, lock)).run()
+        loop.run()
     _publish(learning.model, shared, version, lock)
+    if setup.get("state_at_exit"):
+        queues["news"].put(("state", loop.state()))
 
 
 _NOTHING = object()  # no window waiting
+STATE_REQUEST = "state"  # in the window queue: send the learner's state
 
 
 class _LearnerLoop:
     """The learner process's loop: the windows handed over, until the parent's end
     mark, and the updates the learning half owes (see the module docstring)."""
 
-    def __init__(self, setup: dict[str, Any], learning: Any, slots: dict[str, torch.Tensor], queues: dict,
+    def __init__(self, setup: dict[str, Any], learning: Any, slots: dict[str, torch.Tensor] | None, queues: dict,
                  publish: Any) -> None:
         self.learning, self.slots, self.queues, self.publish = learning, slots, queues, publish
         self.parent, self.sync_every = setup["parent"], setup["actor_sync_every"]
         self.drop, self.batch_slots = setup["when_behind"] == "drop", setup["batch_slots"]
-        self.updates = 0
-        self.dropped = 0  # updates owed beyond the allowed lag, given up (drop)
+        resumed = setup.get("resume") or {}  # a resumed run's counts go on from the checkpoint's
+        self.updates = resumed.get("updates", 0)
+        self.dropped = resumed.get("dropped", 0)  # updates owed beyond the allowed lag, given up (drop)
         self.reports: list[dict[str, float]] = []  # stats of the updates since the last news
         self.frames = 0  # frames of the windows taken since the last news
-        self.targets: deque[int] = deque(maxlen=self.batch_slots)  # updates due after each of the last windows
+        # Updates due after each of the last windows (drop).
+        self.targets: deque[int] = deque(resumed.get("targets", ()), maxlen=self.batch_slots)
 
     def owed(self) -> int:
         return self.learning.owed(self.updates + self.dropped)
@@ -310,6 +416,9 @@ class _LearnerLoop:
                 break
             if item is _NOTHING:
                 self.update()
+            elif item == STATE_REQUEST:
+                self.report()  # the updates first: the parent counts them before it takes the state
+                self.queues["news"].put(("state", self.state()))
             else:
                 self.take(item)
         for _ in range(self.owed()):  # the last windows' updates (drop: at most the allowed lag)
@@ -343,6 +452,16 @@ class _LearnerLoop:
 
     def update(self) -> None:
         self.count(self.learning.update())
+
+    def state(self) -> bytes:
+        """The learning half's state, the counts and this process's random states, as
+        ``torch.save`` writes them: a snapshot that the updates after it leave alone,
+        sent by value (shared-memory tensors would need this process alive to be read)."""
+        state = {"learning": self.learning.state_dict(), "updates": self.updates, "dropped": self.dropped,
+                 "targets": list(self.targets), "random": random_states()}
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        return buffer.getvalue()
 
     def count(self, stats: dict[str, float]) -> None:
         self.reports.append(stats)

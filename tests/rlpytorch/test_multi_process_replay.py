@@ -56,12 +56,16 @@ def counting_runs(monkeypatch):
 
 
 @pytest.mark.parametrize("method, ratio", [("dqn", 0.1), ("r2d2", 0.02)])  # both prioritized: priorities updated there
-def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exactly_with_wait(
+def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exactly_by_default(
         tmp_path, counting_runs, method, ratio):
     run_dir = tmp_path / "run"
-    out = train.main(["--method", method, "--runner", "multi", "--when_behind", "wait", "--num_frames", "2000",
+    out = train.main(["--method", method, "--runner", "multi", "--num_frames", "2000",
                       "--replay_ratio", str(ratio), "--prioritized", "--save_dir", str(run_dir), *SMALL])
     summary, run = out["summary"], counting_runs[0]
+    # The replay methods wait for the learner by default, and the stats line says so.
+    assert out["config"]["when_behind"] == "auto" and run.policy == "wait"
+    stats_line = next(line for line in (run_dir / "log.txt").read_text().splitlines() if line.startswith("F "))
+    assert "| waited " in stats_line and "dropped" not in stats_line
     assert summary.frames >= 2000 and len(out["eval"].returns) == 4
     # Frames stepped = frames stored + frames dropped (none), up to the frames not yet in a window.
     assert run.dropped == 0 and run.frames_learned == run.frames_windowed
@@ -77,10 +81,11 @@ def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exact
     progress = summary.frames / config["epsilon_frames"]
     assert progress < 1 and run.trainer.sampler.epsilon == pytest.approx(
         config["epsilon"] + (config["epsilon_final"] - config["epsilon"]) * progress)
-    # The optimizer, target and replay stayed in the learner: these checkpoints do not resume
-    # (and --resume refuses --runner multi: tests/rlpytorch/test_resume.py).
-    with pytest.raises(ValueError, match="holds weights only"):
-        train.main(["--resume", str(run_dir)])
+    # The optimizer, target and replay stayed in the learner, which sent them as it exited:
+    # the checkpoint holds them (resuming it: tests/rlpytorch/test_resume.py).
+    state = read_checkpoint(run_dir / "last.pt")["resume"]
+    assert state["trainer"]["updates"] == state["runner"]["learner"]["updates"] == summary.updates
+    assert state["trainer"]["replay"]["store"]["count"].sum() == run.frames_windowed + 8  # a window's first row
 
 
 def test_sac_runs_under_multi_with_its_replay_in_the_learner(tmp_path, counting_runs):

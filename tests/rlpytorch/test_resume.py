@@ -85,7 +85,7 @@ def test_a_new_run_refuses_a_folder_that_holds_a_run_and_leaves_it_untouched(tmp
         train.main(["--resume", str(run), "--save_dir", str(other)])
 
 
-def test_resume_refuses_a_checkpoint_of_weights_only_and_the_multi_process_runner(tmp_path):
+def test_resume_refuses_a_checkpoint_of_weights_only(tmp_path):
     run = tmp_path / "run"
     train.main([*SMALL, "--num_frames", "500", "--save_dir", str(run)])
     checkpoint = read_checkpoint(run / "last.pt")
@@ -93,8 +93,6 @@ def test_resume_refuses_a_checkpoint_of_weights_only_and_the_multi_process_runne
     torch.save(checkpoint, tmp_path / "weights.pt")
     with pytest.raises(ValueError, match="holds weights only"):
         train.main(["--resume", str(tmp_path / "weights.pt"), "--save_dir", str(tmp_path / "new")])
-    with pytest.raises(ValueError, match="--resume runs with --runner single"):
-        train.main(["--resume", str(run), "--runner", "multi"])
 
 
 def test_random_states_come_back_exactly():
@@ -146,3 +144,30 @@ def test_a_replay_run_resumed_from_its_checkpoint_prints_the_stats_lines_of_the_
     assert len(resumed) >= 6
     assert resumed == stats_lines(unbroken)[-len(resumed):]
     assert out["summary"].updates == read_checkpoint(unbroken / "last.pt")["resume"]["trainer"]["updates"]
+
+
+def test_a_multi_process_run_checkpoints_its_learner_and_resumes_with_either_runner(tmp_path):
+    """--runner multi: the learner's models, optimizers and replay are in the checkpoints
+    (not deterministic: the actor follows the learner as fast as it publishes)."""
+    options = [*REPLAY_RUNS["dqn"], "--runner", "multi", "--log_every", "200", "--save_every", "800",
+               "--no-progress", "--no-eval_at_end", "--no-tensorboard"]
+    train.main([*options, "--num_frames", "1000", "--save_dir", str(tmp_path / "run")])
+    first = min((tmp_path / "run").glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+    checkpoint = read_checkpoint(first)
+    state = checkpoint["resume"]
+    trainer = state["trainer"]
+    # Asked for at the save: the updates owed at the windows handed over (wait: at most 4 behind) made
+    # and counted here.
+    assert trainer["updates"] == state["runner"]["learner"]["updates"] > 0
+    assert 0.25 * (trainer["frames"] - 200 - 4 * 40) <= trainer["updates"] <= 0.25 * (trainer["frames"] - 200)
+    assert trainer["mi"]["optimizers"]["model"]["state"] and trainer["replay"]["store"]["count"].sum() >= 760
+    for key, value in checkpoint["state_dict"].items():  # the learner's weights, not the parent's first ones
+        assert torch.equal(value, trainer["mi"]["models"]["model"][key])
+    assert trainer["mi"]["steps"]["model"] == trainer["updates"]
+    for runner in ("multi", "single"):
+        out = train.main(["--resume", str(first), "--runner", runner, "--num_frames", "1600",
+                          "--save_dir", str(tmp_path / runner)])
+        assert out["summary"].updates == pytest.approx(0.25 * (1600 - 200), abs=13)
+        rows = (tmp_path / runner / "progress.csv").read_text().splitlines()
+        second = dict(zip(rows[0].split(","), rows[2].split(","), strict=True))  # of updates after the resume
+        assert float(second["replay_rows"]) > 800  # the replay came back, beside 400 frames since
