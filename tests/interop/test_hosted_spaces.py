@@ -34,9 +34,9 @@ def hosted(factory, num_games: int = 2, **options) -> elfpy.GameContext:
     """`num_games` games in as many worker processes, one actor tag replying every action key."""
     gc = elfpy.GameContext(factory, num_games=num_games, num_workers=num_games, num_threads=num_games,
                            deterministic=True, **options)
-    replies = [name for name, key in gc.spec().items() if key.role == "action"]
-    gc.add_tag("actor", batch_size=num_games, inputs=[k for k in gc.spec() if gc.spec()[k].role == "observation"],
-               replies=replies)
+    roles = {name: key.role for name, key in gc.spec().items()}
+    gc.add_tag("actor", batch_size=num_games, inputs=[k for k, role in roles.items() if role == "observation"],
+               replies=[k for k, role in roles.items() if role == "action"])
     return gc
 
 
