@@ -103,3 +103,21 @@ class HangingResetEnv(gym.Env):
 
     def step(self, action):
         return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+class TwoStepDictEnv(gym.Env):
+    """Observes {"t": steps so far, "pos": (t, -t)}; ends after two steps."""
+
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self.observe(), {}
+
+    def observe(self):
+        return {"t": self.t, "pos": np.array([self.t, -self.t], np.float32)}
+
+    def step(self, action):
+        self.t += 1
+        return self.observe(), 1.0, self.t == 2, False, {}

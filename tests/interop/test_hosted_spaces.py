@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import elfpy
-from elfpy.sb3 import ElfVecEnv
+from elfpy.sb3 import ElfVecEnv, make_sb3_vec_env
 from elfpy.vector import make_vector
 from rlpytorch.models.heads import policy_head
 from rlpytorch.spaces import action_space
@@ -151,3 +151,18 @@ def test_a_first_reset_that_hangs_fails_run_after_step_timeout_and_stop_returns(
             gc.run()
         assert_released(pids)
     gc.stop()
+
+
+def test_the_sb3_adapter_hands_each_env_its_own_dict_terminal_observation():
+    venv = make_sb3_vec_env(space_envs.TwoStepDictEnv, num_envs=2, seed=0)
+    observation = venv.reset()
+    assert set(observation) == {"pos", "t"} and observation["pos"].shape == (2, 2)
+    for _ in range(2):
+        venv.step_async(np.zeros(2, np.int64))
+        observation, _, dones, infos = venv.step_wait()
+    venv.close()
+    assert dones.all() and np.all(observation["t"] == 0)  # already the next episode
+    for info in infos:
+        final = info["terminal_observation"]
+        assert final["t"] == 2
+        np.testing.assert_array_equal(final["pos"], [2.0, -2.0])
