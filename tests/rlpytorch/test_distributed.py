@@ -10,6 +10,8 @@ from pathlib import Path
 import torch
 from ddp_ranks import UPDATES, fixed_batch, train
 
+from rlpytorch.train import main as train_main
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -45,3 +47,25 @@ def test_torchrun_training_stops_every_rank_together_and_only_rank_0_writes(tmp_
     # Both ranks played: all ranks' frames are about twice rank 0's (each rank's count at the same update).
     assert 1.5 * float(last["frames"]) < float(last["frames_all_ranks"]) < 2.5 * float(last["frames"])
     assert done.stdout.count("trained ") == 1
+    resume = torch.load(run_dir / "last.pt", weights_only=True)["resume"]  # rank 0's state: every rank resumes
+    assert resume["runner"]["frames_all_ranks"] == float(last["frames_all_ranks"])
+
+
+
+def test_a_run_resumes_under_torchrun_every_rank_from_rank_0s_state(tmp_path: Path) -> None:
+    # A torchrun checkpoint is rank 0's state (written by the run above: frames_all_ranks beside
+    # its own); here one written by a single process, resumed by 2 ranks.
+    options = ["--game", "cartpole", "--no-progress", "--no-eval_at_end", "--no-tensorboard", "--log_every", "1000"]
+    train_main([*options, "--num_frames", "1500", "--save_dir", str(tmp_path / "run")])
+    state = torch.load(tmp_path / "run" / "last.pt", weights_only=True)["resume"]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m",
+           "rlpytorch.train", "--resume", str(tmp_path / "run"), "--num_frames", "3000"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resumed from" in (tmp_path / "run" / "log.txt").read_text()
+    # Every rank went on from rank 0's counters: the ranks agree to stop after each update,
+    # and all ranks' frames are about twice rank 0's.
+    last = torch.load(tmp_path / "run" / "last.pt", weights_only=True)["resume"]
+    frames, updates = last["trainer"]["frames"], last["trainer"]["updates"]
+    assert frames >= 3000 and updates > state["trainer"]["updates"]
+    assert 1.8 * frames < last["runner"]["frames_all_ranks"] < 2.2 * frames  # rank 1 from 0 frames: 1.5x
