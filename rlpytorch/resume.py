@@ -20,8 +20,15 @@ checkpoints prints exactly the stats lines the unbroken run prints. Without it,
 a resumed run differs from the unbroken one only in its games: they start new
 episodes at the resume point instead of continuing theirs.
 
-Not restored: the replay of value-based methods (``--method dqn``, ``r2d2``,
-``drqn``): a resumed run refills it from empty, so their resume is not exact.
+The replay methods' checkpoints hold their replay too (``Replay.state_dict``:
+the rows, the lanes' positions, the priorities, the sampler's generator), so
+their resume is exact as well. Under ``--runner multi`` the learner process
+sends its part (models, optimizers, method, replay) at each save, and the
+checkpoint is the one ``--runner single`` writes: either runner resumes it.
+Under torchrun rank 0 saves its own state and every rank resumes from it: the
+models and optimizers are the same on every rank, and each other rank keeps its
+own random streams (seeded from its rank), so such a resume continues the run
+exactly in what it learned, not draw for draw on the other ranks.
 """
 
 from __future__ import annotations
