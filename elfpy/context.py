@@ -5,7 +5,8 @@ and history length T. Tags with replies ("actor") hold each game until Python
 replies; tags without ("train") never hold a game back, except that a game
 waits for a free buffer when Python falls behind.
 
-Step semantics (every game, every seat). Row t of a game holds:
+Step semantics (every game, every seat). Row t of a game holds: ::
+
   s_t               the observation at step t (the game's own keys);
   r_t               the reward for the previous action a_{t-1} (0 at the start);
   terminal_t        a_{t-1} ended the episode. Episodes reset automatically,
@@ -20,6 +21,7 @@ Step semantics (every game, every seat). Row t of a game holds:
                     a policy `pi` or a value `V`), kept in the history;
   statistic keys    an episode's outcome (e.g. MiniRTS's `won`), meaningful
                     on terminal rows.
+
 So an episode's return is the sum of r over the rows after its first row up
 to and including its terminal row, and the return of a_t in a [T, B] window
 is R_t = r_{t+1} + gamma * (1 - terminal_{t+1}) * R_{t+1}. Consecutive windows

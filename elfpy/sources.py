@@ -2,7 +2,7 @@
 
 A source builds the engine context (`_elf.Context`) for its games and owns
 whatever runs beside it. GameContext talks to every source through these,
-so it has no native/hosted branches:
+so it has no native/hosted branches: ::
 
   name         the game's name as errors print it
   context      the `_elf.Context` to add tags to, start, wait on

@@ -6,7 +6,7 @@ at once the constructor's default, the parser's default and its help text.
 Fields without ``setting`` are the component's collaborators and explicit
 values (a model, a seed, a folder): the code that assembles a run passes them.
 A field declared with ``part(Class)`` is a composed part (e.g. ActorCritic's
-``PolicyGradient``), built with its own defaults or from the configuration.
+``PolicyGradient``), built with its own defaults or from the configuration. ::
 
     @dataclass(eq=False)
     class Sampler(Configurable):

@@ -6,7 +6,7 @@ the backward pass, so every rank takes the same optimizer step and the
 parameters stay equal (rank 0's initial weights are broadcast when the model
 is wrapped). With equal per-rank batches and a loss that is a mean over rows,
 one step equals a single process's step on the ranks' batches concatenated.
-Only rank 0 logs, evaluates and saves.
+Only rank 0 logs, evaluates and saves. ::
 
     torchrun --nproc_per_node 2 -m rlpytorch.train --game cartpole        # 2 ranks, one machine
     torchrun --nnodes 2 --nproc_per_node 4 --rdzv_backend c10d \\

@@ -4,16 +4,16 @@ A ``Distribution`` has the same small face whatever the space: ``sample``
 (seedable), ``mode`` (the greedy action), ``log_prob(a)`` (summed over the
 action's components, so one number per row) and ``entropy``. The methods need
 nothing else: the importance weight and PPO's ratio are
-``exp(log_prob_new(a) - log_prob_behaviour(a))`` in every space.
+``exp(log_prob_new(a) - log_prob_behaviour(a))`` in every space. ::
 
-| space | distribution | parameters (model outputs) |
-|---|---|---|
-| Discrete(n) | ``Categorical`` | ``pi`` ``[..., n]`` probabilities |
-| MultiDiscrete(nvec) | ``MultiCategorical``: independent categoricals | ``pi`` ``[..., sum(nvec)]`` |
-| Box | ``DiagGaussian`` (actions unbounded: the game clips them) | ``mean``, ``std`` ``[..., D]`` |
-| Box | ``TanhGaussian``: ``a = c + h tanh(u)``, ``u ~ N(mean, std)`` inside the bounds | ``mean``, ``std`` |
-| Box | ``Deterministic``: the action itself, a point mass (DDPG, TD3) | ``action`` ``[..., D]`` |
-| Dict | ``DictDistribution`` of the above, one per action key | each one's parameters, prefixed ``key.`` |
+    | space | distribution | parameters (model outputs) |
+    |---|---|---|
+    | Discrete(n) | ``Categorical`` | ``pi`` ``[..., n]`` probabilities |
+    | MultiDiscrete(nvec) | ``MultiCategorical``: independent categoricals | ``pi`` ``[..., sum(nvec)]`` |
+    | Box | ``DiagGaussian`` (actions unbounded: the game clips them) | ``mean``, ``std`` ``[..., D]`` |
+    | Box | ``TanhGaussian``: ``a = c + h tanh(u)``, ``u ~ N(mean, std)`` inside the bounds | ``mean``, ``std`` |
+    | Box | ``Deterministic``: the action itself, a point mass (DDPG, TD3) | ``action`` ``[..., D]`` |
+    | Dict | ``DictDistribution`` of the above, one per action key | each one's parameters, prefixed ``key.`` |
 
 A *family* (``CategoricalFamily``, ``GaussianFamily``, ...) is the picklable,
 parameter-free description a policy head carries: which model outputs it reads

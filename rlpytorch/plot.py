@@ -1,4 +1,4 @@
-"""Learning curves from run folders: ``python -m rlpytorch.plot RUN_DIRS... --out curves.png``.
+"""Learning curves from run folders: ``python -m rlpytorch.plot RUN_DIR [RUN_DIR ...] --out curves.png``.
 
 Every ``progress.csv`` under the given folders is one run. Runs are grouped
 into curves by their folder: a run in a folder named ``seed<N>`` belongs to

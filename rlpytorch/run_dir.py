@@ -1,7 +1,7 @@
 """A run's folder: what the run was, what it printed, what it learned.
 
 Every training run writes into one folder (``--save_dir``, by default
-``runs/<start time>``):
+``runs/<start time>``): ::
 
     config.yaml          the effective configuration (``--config config.yaml`` runs it again)
     run.yaml             the command line, working folder, start time and versions

@@ -3,13 +3,13 @@
 mapping of key to ``KeySpec``/``ObsKey``/shape) and the action space (a
 number of discrete actions, or a gymnasium space: ``heads.policy_head`` picks
 the policy head), and return the policy's parameters (``pi`` ``[..., A]`` for
-discrete actions, ``mean``/``std`` for Box ones) and ``V`` ``[...]``.
+discrete actions, ``mean``/``std`` for Box ones) and ``V`` ``[...]``. ::
 
-| name | composition | default for |
-|---|---|---|
-| ``mlp`` | separate policy and value MLP trunks over all keys | vector observations (CartPole) |
-| ``shared`` | ``default_encoder`` (conv / MLP / tokens) shared by both heads | images (MiniRTS ``s``, ``v``) |
-| ``lstm``, ``gru`` | ``default_encoder`` -> recurrent core -> both heads | (choose with ``--model``) |
+    | name | composition | default for |
+    |---|---|---|
+    | ``mlp`` | separate policy and value MLP trunks over all keys | vector observations (CartPole) |
+    | ``shared`` | ``default_encoder`` (conv / MLP / tokens) shared by both heads | images (MiniRTS ``s``, ``v``) |
+    | ``lstm``, ``gru`` | ``default_encoder`` -> recurrent core -> both heads | (choose with ``--model``) |
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ class EnsembleLinear(nn.Module):
 
 
 class QCritics(nn.Module):
-    """``n`` critics ``Q_i(x)``, MLPs ``in_dim -> hidden... -> 1`` with ReLU, run side by side:
+    """``n`` critics ``Q_i(x)``, MLPs ``in_dim -> *hidden -> 1`` with ReLU, run side by side:
     ``x`` ``[..., in_dim]`` -> ``[n, ...]`` (every critic on the same inputs), or with ``each``
     ``x`` ``[n, ..., in_dim]`` -> ``[n, ...]`` (critic ``i`` on its own inputs ``x[i]``)."""
 

@@ -103,7 +103,7 @@ class Replay(Configurable):
             self.sampler.anneal(progress)
 
     def update_priorities(self, index: Tensor | np.ndarray, priority: Tensor | np.ndarray) -> None:
-        """After a learning step: the new priorities (|TD error|) of the sampled ``index``."""
+        """After a learning step: the new priorities (``|TD error|``) of the sampled ``index``."""
         self.sampler.update(_numpy(index), _numpy(priority))
 
     def sample(self, batch_size: int) -> dict[str, Tensor]:
