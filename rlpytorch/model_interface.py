@@ -5,6 +5,17 @@ optimizer updates, and ``actor``, a lagging copy used for acting and refreshed
 from the learner every N updates (the trainer decides when). Acting with a
 frozen copy lets batched inference run while the learner changes; the
 importance-sampling correction in ``PolicyGradient`` accounts for the lag.
+
+How the models run is a setting of the interface, applied to every model it
+registers (``run_as``), so the acting and the update paths of every method
+get it: ``compile`` (``torch.compile`` of each call, forward and hence
+backward; its ``reduce-overhead`` and ``max-autotune`` modes also replay CUDA
+graphs on a GPU), ``amp`` (the forward under bf16 autocast, its outputs back
+in float32, so that targets, returns, importance ratios and losses are
+float32 maths) and ``channels_last`` (4-d weights stored NHWC, which makes
+convolutions run channels-last). Each is off by default: on the CPU a
+compiled CartPole model trained no faster, and bf16 is slower without AMX
+(benchmarks/bench_gpu.py measures them on a GPU).
 """
 
 from __future__ import annotations
@@ -15,15 +26,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch import nn
+from torch.utils import _pytree
 from typing_extensions import Self
 
 from .args_provider import Configurable, setting
 from .distributed import unwrap
 from .model_base import Model
 
-__all__ = ["ModelInterface", "clip_grad_norm"]
+__all__ = ["AMP_DTYPES", "COMPILE_MODES", "ModelInterface", "clip_grad_norm", "run_as"]
 
 _OPTIMIZERS = ("adam", "rmsprop", "sgd")
+# torch.compile's modes, and aot_eager: the capture (graphs, autograd) without generated code,
+# which tells a capture problem from a code-generation one and compiles in a second on the CPU.
+COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune", "aot_eager")
+_CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")
+AMP_DTYPES = {"none": None, "bf16": torch.bfloat16}
 
 
 @dataclass(eq=False)
@@ -37,6 +55,14 @@ class ModelInterface(Configurable):
     rmsprop_centered: bool = setting(False, "RMSprop divides by the gradients' variance, not their second "
                                             "moment (DQN's Nature settings: alpha 0.95, epsilon 0.01, centered)")
     weight_decay: float = setting(0.0, "L2 weight decay")
+    compile: str = setting("none", "torch.compile every model's calls (forward, hence backward) with this mode; "
+                                   "reduce-overhead and max-autotune also replay CUDA graphs on a GPU; aot_eager "
+                                   "captures without generating code", choices=COMPILE_MODES)
+    amp: str = setting("none", "run the models' forward passes under autocast to this dtype; their outputs "
+                               "come back float32, so targets, returns, ratios and losses stay float32",
+                       choices=tuple(AMP_DTYPES))
+    channels_last: bool = setting(False, "store the models' 4-d weights channels-last (NHWC): convolutions "
+                                         "then run channels-last, as tensor cores prefer")
 
     def __post_init__(self) -> None:
         self.models: dict[str, Model] = {}
@@ -51,6 +77,9 @@ class ModelInterface(Configurable):
         if name in self.models:
             raise KeyError(f"model {name!r} already registered")
         self.models[name] = model
+        if self.channels_last:  # before the optimizer, whose state then takes the same layout
+            model.to(memory_format=torch.channels_last)
+        run_as(model, self.compile, self.amp)
         if optimize:
             self.optimizers[name] = self._make_optimizer(model)
         return model
@@ -160,6 +189,57 @@ class ModelInterface(Configurable):
         actor = self.add_model("actor", model.clone())
         actor.requires_grad_(False)
         return self
+
+
+def run_as(model: nn.Module, compile: str = "none", amp: str = "none") -> None:
+    """Make every call of ``model`` run its forward under ``amp`` autocast
+    (floating outputs cast back to float32) and compiled with ``torch.compile``
+    mode ``compile`` (both "none": the plain forward; again: replaces what was set).
+
+    Done as ``nn.Module.compile`` does it, through the module's
+    ``_compiled_call_impl``: the model stays itself (parameters, checkpoint
+    keys, attributes), and a copy or a pickle of it (``clone``, the model sent
+    to a learner process) is plain again, as ``nn.Module.__getstate__`` drops
+    the compiled call. With CUDA graphs (``reduce-overhead``, ``max-autotune``)
+    the outputs are copied out of the graphs' memory, which the next replay
+    overwrites: a method may keep a call's outputs (PPO's ``V_old``) past
+    later calls."""
+    call = model._call_impl
+    dtype = AMP_DTYPES[amp]
+    if dtype is not None:
+        call = _autocast(call, model, dtype)
+    if compile == "aot_eager":
+        call = torch.compile(call, backend="aot_eager")
+    elif compile != "none":
+        call = torch.compile(call, mode=compile)
+        if compile in _CUDA_GRAPH_MODES:
+            call = _copied_out(call)
+    model._compiled_call_impl = None if call == model._call_impl else call
+
+
+def _autocast(call: Any, model: nn.Module, dtype: torch.dtype) -> Any:
+    """``call`` under autocast to ``dtype`` on the model's device, its floating outputs back to float32."""
+
+    def autocast_call(*args: Any, **kwargs: Any) -> Any:
+        device = next(model.parameters()).device.type  # read per call: the trainer may move the model
+        with torch.autocast(device, dtype=dtype):
+            out = call(*args, **kwargs)
+        return _pytree.tree_map_only(torch.Tensor, _float32, out)
+
+    return autocast_call
+
+
+def _float32(x: torch.Tensor) -> torch.Tensor:
+    return x.float() if x.is_floating_point() and x.element_size() < 4 else x
+
+
+def _copied_out(call: Any) -> Any:
+    """``call`` with its CUDA outputs copied (see ``run_as``)."""
+
+    def copied_call(*args: Any, **kwargs: Any) -> Any:
+        return _pytree.tree_map_only(torch.Tensor, lambda x: x.clone() if x.is_cuda else x, call(*args, **kwargs))
+
+    return copied_call
 
 
 def _fused(cls: type[torch.optim.Optimizer], params: list[torch.Tensor], **kwargs: Any) -> torch.optim.Optimizer:
