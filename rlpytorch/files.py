@@ -26,9 +26,30 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["append_line", "deferred_signals", "write_atomically", "write_text_atomically"]
+__all__ = ["append_line", "deferred_signals", "stop_signals_handled", "write_atomically", "write_text_atomically"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def stop_signals_handled(handler: Callable[[int], Any]) -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM call ``handler(signal number)``;
+    the previous handlers are put back after it. A signal the process ignores
+    stays ignored. Outside the main thread, where Python runs no signal
+    handler, it changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {}
+    for number in STOP_SIGNALS:
+        # None: a handler set outside Python, which it could not put back
+        if signal.getsignal(number) not in (None, signal.SIG_IGN):
+            previous[number] = signal.signal(number, lambda number, frame: handler(number))
+    try:
+        yield
+    finally:
+        for number, handler_before in previous.items():
+            signal.signal(number, handler_before)
 
 
 @contextlib.contextmanager
@@ -36,24 +57,13 @@ def deferred_signals() -> Iterator[None]:
     """Hold SIGINT and SIGTERM until the block ends, then deliver them to the
     handlers in place before it (Ctrl-C's ``KeyboardInterrupt``, a run's stop
     handler, or the default: the process ends). Nested blocks deliver to the
-    enclosing block, which holds them in turn. Outside the main thread, where
-    Python runs no signal handler, it changes nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    enclosing block, which holds them in turn. When the block raises, its
+    exception ends the work and the held signals are dropped."""
     arrived: list[int] = []
-    previous = {}
-    for number in STOP_SIGNALS:
-        handler = signal.getsignal(number)
-        if handler is not None:  # None: a handler set outside Python, which it cannot put back
-            previous[number] = signal.signal(number, lambda number, frame: arrived.append(number))
-    try:
+    with stop_signals_handled(arrived.append):
         yield
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-        for number in dict.fromkeys(arrived):
-            signal.raise_signal(number)  # the restored handler runs now (and may raise)
+    for number in dict.fromkeys(arrived):
+        signal.raise_signal(number)  # the restored handler runs now (and may raise)
 
 
 def write_atomically(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:

@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from .. import distributed
 from ..args_provider import Configurable, setting
+from ..files import deferred_signals, stop_signals_handled
 from ..resume import random_states, set_random_states
 from ..stats import StatsLogger
 from ..trainer import Trainer
@@ -26,6 +27,10 @@ def window_frames(window: Any) -> int:
     first row repeats the previous window's last."""
     T, B = np.asarray(window["terminal"]).shape[:2]
     return (T - 1) * B
+
+
+def _interrupt(number: int) -> None:
+    raise KeyboardInterrupt
 
 
 def progress_setting() -> Any:
@@ -61,9 +66,11 @@ class SingleProcessRun(Configurable):
     frames and at the end. With ``restart_games_at_save`` the games start
     afresh after each periodic checkpoint, from ``fresh_context(k)`` (the
     context of the run's k-th start of the games, its tags added), as a run
-    resumed from that checkpoint does. Ctrl-C stops the engine, saves, and
-    returns a summary marked ``interrupted``; any other exception stops the
-    engine and propagates.
+    resumed from that checkpoint does. Ctrl-C (SIGINT) or SIGTERM stops the
+    engine, saves, and returns a summary marked ``interrupted``; one that
+    arrives during a checkpoint takes effect once it is written, and further
+    ones while the run stops and saves are noted only. Any other exception
+    stops the engine and propagates.
     """
 
     trainer: Trainer
@@ -133,25 +140,32 @@ class SingleProcessRun(Configurable):
         bar = tqdm(total=self.num_frames, initial=trainer.frames, unit="frame", unit_scale=True,
                    disable=not self.progress)
         start()
-        try:
-            while not self._finished(summary):
-                step()
-                self._poll()
-                self._after_step(bar, summary)
-        except KeyboardInterrupt:
-            summary.interrupted = True
-        finally:
-            stop()
-            bar.close()
-        if self._marks["save"] != trainer.frames or trainer.frames == 0:
-            self._save()  # (a checkpoint at this frame was written already, with the state to resume from)
-        if trainer.frames != self._marks["log"]:
-            self._marks["log"] = trainer.frames
-            self._log()
+        with stop_signals_handled(lambda number: setattr(summary, "interrupted", True)):  # while it stops
+            try:
+                with stop_signals_handled(_interrupt):  # while it trains: SIGTERM stops it as Ctrl-C does
+                    while not self._finished(summary):
+                        step()
+                        self._poll()
+                        self._after_step(bar, summary)
+            except KeyboardInterrupt:
+                summary.interrupted = True
+            finally:
+                stop()
+                bar.close()
+            self._finish_run()
         summary.frames, summary.updates = trainer.frames, trainer.updates
         summary.seconds = time.perf_counter() - self._start_time
         summary.mean_return = trainer.episodes.mean_return
         return summary
+
+    def _finish_run(self) -> None:
+        """The last checkpoint and stats line, unless written at this frame already."""
+        frames = self.trainer.frames
+        if self._marks["save"] != frames or frames == 0:
+            self._save()  # (a checkpoint at this frame was written already, with the state to resume from)
+        if frames != self._marks["log"]:
+            self._marks["log"] = frames
+            self._log()
 
     def _finished(self, summary: RunSummary) -> bool:
         """Whether the budget or target is reached; with several ranks
@@ -184,10 +198,10 @@ class SingleProcessRun(Configurable):
             self._marks["eval"] = frames
             self._evaluate()
         if self.save_every and frames - self._marks["save"] >= self.save_every:
-            self._marks["save"] = frames
-            self._save(f"model_{frames}.pt")
-            if self.restart_games_at_save:
-                self._restart_games()
+            with deferred_signals():  # a stop waits until the checkpoint is written and the games run again
+                self._periodic_save(f"model_{frames}.pt")
+                if self.restart_games_at_save:
+                    self._restart_games()
 
     def _log(self) -> None:
         trainer, now = self.trainer, time.perf_counter()
@@ -267,6 +281,16 @@ class SingleProcessRun(Configurable):
         self._frames_all_ranks = int(runner.get("frames_all_ranks", 0))
         if distributed.is_main():
             set_random_states(state["random"])
+
+    def _periodic_save(self, name: str) -> None:
+        """The checkpoint ``name`` (and ``last.pt``), its state recording it as
+        written; should the write fail, the run still owes it (the final save)."""
+        previous, self._marks["save"] = self._marks["save"], self.trainer.frames
+        try:
+            self._save(name)
+        except BaseException:
+            self._marks["save"] = previous
+            raise
 
     def _save(self, name: str | None = None) -> None:
         if self.save_dir is None:

@@ -1,0 +1,140 @@
+"""Nothing is lost on a signal: ``python -m rlpytorch.train`` stopped by SIGINT
+or SIGTERM, during training or in the middle of writing a checkpoint, saves
+the frame it reached, leaves no temporary file, exits cleanly, and
+``--resume`` continues from that frame.
+
+The subprocess is slowed at its first ``torch.save`` by a ``sitecustomize``
+in the test's folder: it touches ``saving`` and waits for ``go``, which the
+test creates only after sending the signal, so the signal arrives while the
+checkpoint's temporary file is open. No step waits for a time: the test
+polls for files, and pytest-timeout bounds a hang.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rlpytorch import train
+from rlpytorch.files import append_line, deferred_signals, write_text_atomically
+from rlpytorch.model_base import read_checkpoint
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1",
+         "--no-progress", "--no-eval_at_end", "--log_every", "500"]
+
+PAUSE_AT_FIRST_SAVE = '''
+import os, time
+from pathlib import Path
+import torch
+
+_save, _paused = torch.save, []
+
+def save(*args, **kwargs):
+    if not _paused:
+        _paused.append(True)
+        folder = Path(os.environ["PAUSE_SAVE_IN"])
+        (folder / "saving").touch()
+        while not (folder / "go").exists():
+            time.sleep(0.01)
+    return _save(*args, **kwargs)
+
+torch.save = save
+'''
+
+
+def start_training(tmp_path: Path, *extra: str) -> subprocess.Popen:
+    (tmp_path / "sitecustomize.py").write_text(PAUSE_AT_FIRST_SAVE)
+    env = {**os.environ, "PAUSE_SAVE_IN": str(tmp_path),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-m", "rlpytorch.train", *SMALL, "--num_frames", "100000000",
+               "--save_dir", str(tmp_path / "run"), *extra]
+    return subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(path: Path, process: subprocess.Popen) -> None:
+    while not path.exists():
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.01)
+
+
+def stats_lines(run: Path) -> list[str]:
+    log = run / "log.txt"
+    return [line for line in log.read_text().splitlines() if line.startswith("F ")] if log.exists() else []
+
+
+def trained_frames(stdout: str) -> int:
+    line = next(line for line in stdout.splitlines() if line.startswith("trained "))
+    return int(line.split()[1].replace(",", ""))
+
+
+def check_stopped_cleanly(process: subprocess.Popen, run: Path) -> int:
+    """The run exited 0 without a traceback, left no temporary file, and its
+    last.pt holds the frame it says it trained; returns that frame."""
+    stdout, stderr = process.communicate()
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr, stderr
+    assert not [path.name for path in run.iterdir() if path.name.endswith(".tmp")]
+    frames = trained_frames(stdout)
+    assert frames > 0
+    assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames
+    return frames
+
+
+def check_resumes_at(run: Path, frames: int) -> None:
+    result = train.main(["--resume", str(run), "--num_frames", str(frames + 500), "--no-progress"])
+    assert result["summary"].frames >= frames + 500
+    assert f"resumed from {run / 'last.pt'} at {frames:,} frames" in (run / "log.txt").read_text()
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_a_checkpoint_lets_it_land_then_stops_and_resumes_there(tmp_path, number):
+    process = start_training(tmp_path, "--save_every", "1000")
+    wait_for(tmp_path / "saving", process)  # model_<frames>.pt's temporary file is open
+    run = tmp_path / "run"
+    assert [path.name for path in run.iterdir() if path.name.endswith(".tmp")]
+    process.send_signal(number)
+    (tmp_path / "go").touch()
+    frames = check_stopped_cleanly(process, run)
+    assert (run / f"model_{frames}.pt").exists()  # the checkpoint under way was written, and no step after it
+    check_resumes_at(run, frames)
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_training_saves_the_frame_reached(tmp_path, number):
+    process = start_training(tmp_path, "--save_every", "0")
+    (tmp_path / "go").touch()  # no pause: the only save is the final one
+    run = tmp_path / "run"
+    while len(stats_lines(run)) < 2:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.01)
+    process.send_signal(number)
+    frames = check_stopped_cleanly(process, run)
+    assert frames >= 1000
+    check_resumes_at(run, frames)
+
+
+def test_a_held_signal_is_delivered_once_the_block_ends():
+    caught = []
+    previous = signal.signal(signal.SIGTERM, lambda number, frame: caught.append(number))
+    try:
+        with deferred_signals():
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert caught == []
+        assert caught == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_files_land_whole_and_lines_are_appended_whole(tmp_path):
+    path = tmp_path / "a.yaml"
+    write_text_atomically(path, "x: 1\n")
+    write_text_atomically(path, "x: 2\n")
+    assert path.read_text() == "x: 2\n" and os.listdir(tmp_path) == ["a.yaml"]
+    append_line(tmp_path / "log.txt", "one")
+    append_line(tmp_path / "log.txt", "two")
+    assert (tmp_path / "log.txt").read_text() == "one\ntwo\n"
