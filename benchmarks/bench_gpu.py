@@ -24,8 +24,25 @@ Games: CartPole (native C++) with a 3 x 512 MLP, MiniRTS (native C++) with the
 conv model over its planes and scalars, and Atari Pong (Gymnasium hosted in
 worker processes, the standard Atari preprocessing) if ``ale_py`` is installed.
 
+How the models run is ``ModelInterface``'s settings, given here as in training:
+``--compile MODE`` (``torch.compile``; ``reduce-overhead`` adds CUDA graphs),
+``--amp bf16`` (autocast), ``--channels_last``; ``--batch_scale K`` multiplies
+the games, the actor batch and the train batch by ``K`` (shapes that fill a
+GPU). A run with settings times their compilation inside the real run's
+frames per second (the synthetic measure starts after its warm-up).
+
+``--compare eager,default,reduce-overhead+bf16,...`` measures instead the
+synthetic loop only, once per variant side by side in one run (acting as one
+batch): each variant names the settings it adds to the eager run (``default``,
+``reduce-overhead``, ``max-autotune``, ``aot_eager``: a compile mode; ``bf16``;
+``channels_last``; ``eager``: none), joined by ``+``. Beside each FPS: its ratio
+to the first variant, wall and CPU seconds, and the warm-up's seconds
+(compilation and CUDA graph recording included).
+
     python benchmarks/bench_gpu.py --device cuda        # meant to finish within 5 minutes on 16 cores + a GPU
     python benchmarks/bench_gpu.py --device cpu --seconds 2 --games cartpole   # the script itself, on a CPU
+    python benchmarks/bench_gpu.py --device cuda --seconds 4 --compare eager,default,reduce-overhead,\\
+        reduce-overhead+bf16,reduce-overhead+bf16+channels_last
 """
 
 from __future__ import annotations
@@ -44,11 +61,13 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch._dynamo
 from cpu_info import cpu_name
 
 from rlpytorch.args_provider import ArgsProvider
 from rlpytorch.game_loader import GameLoader
 from rlpytorch.methods import METHODS
+from rlpytorch.model_interface import AMP_DTYPES, COMPILE_MODES
 from rlpytorch.model_loader import ModelLoader
 from rlpytorch.train import build_trainer, components
 from rlpytorch.train import main as train_main
@@ -60,22 +79,33 @@ METHOD = "actor_critic"
 class Game:
     num_games: int
     T: int
-    argv: list[str]  # besides --num_games and --T
+    train_batch: int
+    argv: list[str]  # besides --num_games, --T and --train_batch
     max_frames: int = 10**12  # of the real run: an emulator far slower than the model would take minutes
 
-    def settings(self, mode: str) -> list[str]:
-        """The game's training settings in acting ``mode``: one batch of all
-        games, or alternating halves."""
-        acting = ["--alternate"] if mode == "alternating" else ["--actor_batch", str(self.num_games)]
-        return [*self.argv, "--num_games", str(self.num_games), "--T", str(self.T), *acting]
+    def settings(self, mode: str, scale: int = 1) -> list[str]:
+        """The game's training settings in acting ``mode`` (one batch of all
+        games, or alternating halves), with ``scale`` times the games and rows."""
+        games = self.num_games * scale
+        acting = ["--alternate"] if mode == "alternating" else ["--actor_batch", str(games)]
+        return [*self.argv, "--num_games", str(games), "--T", str(self.T),
+                "--train_batch", str(self.train_batch * scale), *acting]
 
 
 GAMES = {
-    "cartpole": Game(1024, 6, ["--game", "cartpole", "--train_batch", "256", "--hidden", "512", "--layers", "3"]),
-    "minirts": Game(512, 6, ["--game", "minirts", "--game_options", "frame_skip=10", "--train_batch", "128"]),
-    "pong": Game(64, 6, ["--game", "gym:ALE/Pong-v5", "--preset", "atari", "--train_batch", "32"], 150_000),
+    "cartpole": Game(1024, 6, 256, ["--game", "cartpole", "--hidden", "512", "--layers", "3"]),
+    "minirts": Game(512, 6, 128, ["--game", "minirts", "--game_options", "frame_skip=10"]),
+    "pong": Game(64, 6, 32, ["--game", "gym:ALE/Pong-v5", "--preset", "atari"], 150_000),
 }
 MODES = ("one batch", "alternating")
+# The variants of --compare: each word, the training settings it adds.
+VARIANT_WORDS = {
+    "eager": [],
+    **{mode: ["--compile", mode] for mode in COMPILE_MODES if mode != "none"},
+    "bf16": ["--amp", "bf16"],
+    "channels_last": ["--channels_last"],
+}
+WARMUP_UPDATES = 5  # compiled variants: the graphs of acting and of an update compiled, CUDA graphs recorded
 QUIET = ["--save_dir", "", "--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
 
 
@@ -85,6 +115,7 @@ class Measure:
     wall: float  # seconds
     cpu: float  # seconds, this process and its children
     fps: float
+    warmup: float = 0.0  # wall seconds before the timing (synthetic: compilation included)
 
 
 class Clock:
@@ -147,6 +178,7 @@ def synthetic_batch(spec: Mapping[str, Any], rows: int, T: int, rng: np.random.G
 def synthetic(argv: list[str], seconds: float) -> tuple[Measure, int]:
     """Acting and updates of training's own trainer on made-up batches; returns
     the measure and the actor batch size."""
+    torch._dynamo.reset()  # each measure compiles its own models: the warm-up counts it
     config = ArgsProvider(components(METHOD)).parse(argv, defaults=METHODS[METHOD].run_defaults)
     torch.manual_seed(config["seed"])
     torch.set_num_threads(config["torch_threads"])
@@ -173,16 +205,17 @@ def synthetic(argv: list[str], seconds: float) -> tuple[Measure, int]:
             updates += 1
             next_window += per_window
 
-    while updates < 3:  # warm-up: kernels, cuBLAS, the optimizer's state
-        step()
-    _synchronize()
+    with Clock() as warmup:  # kernels, cuBLAS, the optimizer's state, compilation
+        while updates < WARMUP_UPDATES:
+            step()
+        _synchronize()
     frames, updates, next_window = 0, 0, per_window
     with Clock() as clock:
         deadline = time.perf_counter() + seconds
         while time.perf_counter() < deadline:
             step()
         _synchronize()
-    return Measure(frames, clock.wall, clock.cpu, frames / clock.wall), actor.batch_size
+    return Measure(frames, clock.wall, clock.cpu, frames / clock.wall, warmup.wall), actor.batch_size
 
 
 def real(argv: list[str], frames: int) -> Measure:
@@ -204,6 +237,59 @@ def machine(device: str) -> str:
             f"device {device}")
 
 
+def variant_settings(variant: str) -> list[str]:
+    """The training settings of a ``--compare`` variant (words joined by ``+``)."""
+    words = [w.strip() for w in variant.split("+")]
+    unknown = [w for w in words if w not in VARIANT_WORDS]
+    if unknown:
+        raise ValueError(f"variant {variant!r}: unknown {unknown}; words: {list(VARIANT_WORDS)}")
+    return [arg for w in words for arg in VARIANT_WORDS[w]]
+
+
+def compare(games: list[str], settings: dict[str, list[str]], args: argparse.Namespace) -> list[str]:
+    """The synthetic measure of each game under each variant (name: its settings), acting as one batch."""
+    header = ("| game | variant | actor batch | synthetic FPS | x first | wall s | CPU s | CPU / wall | "
+              "warm-up s |")
+    lines = [header, "|" + "---|" * 9]
+    print("\n".join(lines), flush=True)
+    for game in games:
+        first = None
+        for variant, run in settings.items():
+            argv = [*GAMES[game].settings("one batch", args.batch_scale), "--device", args.device,
+                    "--method", METHOD, *run]
+            made_up, batch = synthetic(argv, args.seconds)
+            first = first or made_up.fps
+            line = (f"| {game} | {variant} | {batch} | {made_up.fps:,.0f} | {made_up.fps / first:.2f} | "
+                    f"{made_up.wall:.1f} | {made_up.cpu:.1f} | {made_up.cpu / made_up.wall:.2f} | "
+                    f"{made_up.warmup:.1f} |")
+            lines.append(line)
+            print(line, flush=True)
+    return lines
+
+
+def real_and_synthetic(games: list[str], args: argparse.Namespace, run: list[str]) -> list[str]:
+    """For each game and acting mode, training with real games over the synthetic loop, settings ``run``."""
+    header = ("| game | acting | actor batch | synthetic FPS | real FPS | real / synthetic | real wall s | "
+              "real CPU s | synthetic wall s | synthetic CPU s |")
+    lines = [header, "|" + "---|" * 10]
+    print("\n".join(lines), flush=True)
+    for game in games:
+        for mode in MODES:
+            spec = GAMES[game]
+            argv = [*spec.settings(mode, args.batch_scale), "--device", args.device, "--method", METHOD, *run]
+            made_up, batch = synthetic(argv, args.seconds)
+            # At least 10 windows per game, so that filling the first windows
+            # (no update yet) weighs little in the real run's FPS.
+            frames = min(int(made_up.fps * args.seconds), spec.max_frames)
+            played = real(argv, max(frames, 10 * spec.num_games * args.batch_scale * (spec.T - 1)))
+            line = (f"| {game} | {mode} | {batch} | {made_up.fps:,.0f} | {played.fps:,.0f} | "
+                    f"{played.fps / made_up.fps:.2f} | {played.wall:.1f} | {played.cpu:.1f} | "
+                    f"{made_up.wall:.1f} | {made_up.cpu:.1f} |")
+            lines.append(line)
+            print(line, flush=True)
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu",
@@ -211,33 +297,36 @@ def main() -> None:
     parser.add_argument("--games", default="cartpole,minirts,pong",
                         help="comma-separated, from " + ", ".join(GAMES) + " (pong only with ale_py installed)")
     parser.add_argument("--seconds", type=float, default=6.0, help="timed seconds of each synthetic measure")
+    parser.add_argument("--compile", nargs="?", const="default", default="none", choices=COMPILE_MODES,
+                        help="torch.compile mode of the models (alone: default; reduce-overhead: CUDA graphs)")
+    parser.add_argument("--amp", default="none", choices=tuple(AMP_DTYPES),
+                        help="autocast dtype of the models' forward passes")
+    parser.add_argument("--channels_last", action="store_true", help="conv weights channels-last")
+    parser.add_argument("--batch_scale", type=int, default=1, help="games, actor and train batch times this")
+    parser.add_argument("--compare", help="comma-separated variants, synthetic only, side by side (see above)")
     parser.add_argument("--out", type=Path, help="also write the table (Markdown) to this file")
     args = parser.parse_args()
     games = [g.strip() for g in args.games.split(",") if g.strip()]
     unknown = [g for g in games if g not in GAMES]
     if unknown:
         parser.error(f"unknown games {unknown}; choose from {list(GAMES)}")
+    if args.batch_scale < 1:
+        parser.error(f"--batch_scale must be >= 1, got {args.batch_scale}")
+    try:
+        variants = {v.strip(): variant_settings(v) for v in (args.compare or "").split(",") if v.strip()}
+    except ValueError as error:
+        parser.error(str(error))
     if "pong" in games and importlib.util.find_spec("ale_py") is None:
         print("pong left out: ale_py is not installed")
         games.remove("pong")
-    header = ("| game | acting | actor batch | synthetic FPS | real FPS | real / synthetic | real wall s | "
-              "real CPU s | synthetic wall s | synthetic CPU s |")
-    lines = [f"GPU path, {machine(args.device)}", "", header, "|" + "---|" * 10]
+    run = ["--compile", args.compile, "--amp", args.amp, *(["--channels_last"] if args.channels_last else [])]
+    settings = "compared" if args.compare else " ".join(run)
+    lines = [f"GPU path, {machine(args.device)}; {settings}; batch scale {args.batch_scale}", ""]
     print("\n".join(lines), flush=True)
-    for game in games:
-        for mode in MODES:
-            spec = GAMES[game]
-            argv = [*spec.settings(mode), "--device", args.device, "--method", METHOD]
-            made_up, batch = synthetic(argv, args.seconds)
-            # At least 10 windows per game, so that filling the first windows
-            # (no update yet) weighs little in the real run's FPS.
-            frames = min(int(made_up.fps * args.seconds), spec.max_frames)
-            played = real(argv, max(frames, 10 * spec.num_games * (spec.T - 1)))
-            line = (f"| {game} | {mode} | {batch} | {made_up.fps:,.0f} | {played.fps:,.0f} | "
-                    f"{played.fps / made_up.fps:.2f} | {played.wall:.1f} | {played.cpu:.1f} | "
-                    f"{made_up.wall:.1f} | {made_up.cpu:.1f} |")
-            lines.append(line)
-            print(line, flush=True)
+    if variants:
+        lines += compare(games, variants, args)
+    else:
+        lines += real_and_synthetic(games, args, run)
     if args.out:
         args.out.write_text("\n".join(lines) + "\n")
 

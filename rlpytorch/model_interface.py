@@ -42,6 +42,7 @@ _OPTIMIZERS = ("adam", "rmsprop", "sgd")
 COMPILE_MODES = ("none", "default", "reduce-overhead", "max-autotune", "aot_eager")
 _CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")
 AMP_DTYPES = {"none": None, "bf16": torch.bfloat16}
+_RECOMPILE_LIMIT = 64
 
 
 @dataclass(eq=False)
@@ -205,6 +206,11 @@ def run_as(model: nn.Module, compile: str = "none", amp: str = "none") -> None:
     overwrites: a method may keep a call's outputs (PPO's ``V_old``) past
     later calls."""
     call = model._call_impl
+    if compile != "none":
+        # Dynamo keeps its compiled variants per code object, so every model of a class shares
+        # BranchModel.forward's: acting (inference tensors), a training window, PPO's minibatches,
+        # no-grad values, evaluation. Past the limit (8) it would run the rest eager, unsaid.
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, _RECOMPILE_LIMIT)
     dtype = AMP_DTYPES[amp]
     if dtype is not None:
         call = _autocast(call, model, dtype)
