@@ -50,9 +50,9 @@ state as it exits. A resumed run starts its learner from that state.
 Shutdown is the same whatever ends the run (budget, target, Ctrl-C, an
 exception here, an exception or death of the learner): the engine stops, the
 learner is asked to stop, publishes its final weights and exits, and is
-terminated if it does not within ``join_timeout`` seconds. The learner
-ignores SIGINT (the terminal's Ctrl-C reaches both processes; this one
-decides) and exits if this process disappears.
+killed if it does not within ``join_timeout`` seconds. The learner ignores
+SIGINT and SIGTERM (the terminal's Ctrl-C, or a job manager's SIGTERM, reaches
+both processes; this one decides) and exits if this process disappears.
 """
 
 from __future__ import annotations
@@ -321,7 +321,7 @@ class MultiProcessRun(SingleProcessRun):
             self._take_news()
             self._learner.join(0.05)
         if self._learner.is_alive():
-            self._learner.terminate()
+            self._learner.kill()  # (it ignores SIGTERM)
             self._learner.join()
         self._take_news()
 
@@ -354,7 +354,8 @@ def _learner_main(
     queues: dict[str, Any],
 ) -> None:
     """The learner process: windows from slots -> updates -> shared weights."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_IGN)
     try:
         _learn(setup, shared, version, lock, stop, queues)
     except Exception:
