@@ -61,6 +61,7 @@ when iterating, until the next batch): copy what you keep.
 
 from __future__ import annotations
 
+import numbers
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -204,6 +205,11 @@ class _TagState:
         return {k: v[:, :size] for k, v in views.items()}, game_ids[:size], seats[:size]
 
 
+def _is_int(value: Any) -> bool:
+    """An integer (Python's or numpy's), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def _as_numpy(value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
@@ -243,6 +249,8 @@ class GameContext:
                  preset: str | None = None, preprocess: Callable[[Any], Any] | None = None,
                  reshape_reward: Callable[[Any, Any, float, bool], float] | None = None,
                  step_timeout_s: float | None = None, **game_options: Any) -> None:
+        if not _is_int(seed) or not 0 <= seed < 2**64:
+            raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed!r}")
         hosting = {"num_workers": num_workers, "preset": preset, "preprocess": preprocess,
                    "reshape_reward": reshape_reward, "step_timeout_s": step_timeout_s}
         self._source = open_source(game, num_games, num_threads, seed, deterministic, hosting, game_options)
@@ -297,6 +305,9 @@ class GameContext:
         is delivered partial once its first row has waited that long."""
         if isinstance(inputs, str) or isinstance(replies, str):
             raise TypeError("inputs and replies are lists of key names, e.g. inputs=['s']")
+        if timeout_ms is not None and (not _is_int(timeout_ms) or timeout_ms < 0):
+            raise ValueError(f"tag '{name}': timeout_ms must be an integer >= 0 (None: wait for a full batch), "
+                             f"got {timeout_ms!r}")
         self._ctx.add_tag(name, batch_size, list(inputs), list(replies), T,
                           -1 if timeout_ms is None else int(timeout_ms), min_batch, list(seats or []))
         self._tags[name] = len(self._tags)
