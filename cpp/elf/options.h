@@ -15,6 +15,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace elf {
@@ -51,8 +52,12 @@ class Options {
       const char* end = text.data() + text.size();
       T value{};
       const auto [stop, error] = std::from_chars(begin, end, value);
+      if (error == std::errc::result_out_of_range) {
+        throw std::invalid_argument("option '" + name + "' is out of range, got '" + text + "'");
+      }
       if (error != std::errc() || stop != end || begin == end) {
-        throw std::invalid_argument("option '" + name + "' must be a number, got '" + text + "'");
+        const std::string kind = std::is_integral_v<T> ? "an integer" : "a number";
+        throw std::invalid_argument("option '" + name + "' must be " + kind + ", got '" + text + "'");
       }
       return value;
     }

@@ -18,3 +18,8 @@ def test_a_negative_or_fractional_timeout_is_refused_naming_the_tag(timeout_ms):
         gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"], timeout_ms=timeout_ms)
     gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"], timeout_ms=0)  # 0: deliver what is there
     gc.stop()
+
+
+def test_a_fractional_integer_option_is_named_as_not_an_integer():
+    with pytest.raises(ValueError, match="option 'max_steps' must be an integer, got '1.5'"):
+        elfpy.GameContext("cartpole", num_games=1, max_steps=1.5)
