@@ -106,10 +106,13 @@ class ReplayLearning:
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore what ``state_dict`` returned; a state without a replay (a checkpoint
-        written before replays were saved) leaves the replay empty."""
+        written before replays were saved) leaves the replay empty. A loaded state goes on
+        with games started afresh (``rlpytorch.resume``): the replay records the break here,
+        where it lives (a learner process's replay never sees the trainer's ``games_restarted``)."""
         load_learning_state(self.mi, self.method, state)
         if "replay" in state:
             self.replay.load_state_dict(state["replay"])
+            self.replay.games_restarted()
 
     def update(self) -> dict[str, float]:
         """One update on a replayed batch, then the priorities of its rows."""
@@ -192,6 +195,12 @@ class ValueTrainer(ActingRecord, Configurable):
     def _ratio_fields(self) -> dict[str, Any]:
         return {"replay_ratio": self.replay_ratio, "learning_starts": self.learning_starts,
                 "replay_batch": self.replay_batch}
+
+    def games_restarted(self) -> None:
+        """New games: besides what ``ActingRecord`` forgets, the replay records a break, so
+        no stored step leads into a new game's first (``Replay.games_restarted``)."""
+        super().games_restarted()
+        self.replay.games_restarted()
 
     def record_update(self, stats: Mapping[str, float]) -> None:
         """Count an update and keep its stats, with the actor's exploration beside them."""

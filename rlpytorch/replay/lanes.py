@@ -2,8 +2,8 @@
 
 A train tag's ``[T, B]`` windows arrive game by game; consecutive windows of
 a game share one row (the last row of one is the first of the next), so a
-lane's first window is stored whole and every later one without its first
-row: each step is stored once, in order, and a lane's rows are consecutive
+lane's first window (and its first after a restart: Breaks, below) is stored
+whole and every later one without its first row: each step is stored once, in order, and a lane's rows are consecutive
 steps. Rows are addressed by their absolute number in the lane (``0, 1, ...``);
 the ring keeps the last ``rows = capacity // lanes`` of them, so the store holds
 at most ``capacity`` steps in all (and more than ``capacity - lanes``: every ring
@@ -21,6 +21,19 @@ The state an episode ended in (``final_<key>`` on a truncated row) is the
 previous ``k - 1`` frames plus one new frame, kept in a small ring of its own
 (``final_slots`` frames; a truncation whose frame has been recycled is
 reported ``lost``).
+
+Breaks (``restart``): when the games restart (a fresh context, at a resume or
+with ``--restart_games_at_save``), a lane's next window comes from a new game,
+so it is stored whole and its first row starts a new *segment*: no step leads
+into it from the row before. The break is kept as the key
+``lane * LANE_STRIDE + row`` of that first row in ``breaks`` (sorted), until
+the row before it leaves the ring. A lane's sampleable rows are then one
+interval per segment (``segments``): a row needs ``span`` rows after it in its
+own segment where a break closed it (1 for n-step transitions, whose sums stop
+at the break and bootstrap from its last row; a sequence's length for
+sequences, which never cross it), and ``horizon`` rows after it in the open
+last segment (rows still to come complete them). The first row of a segment
+is an episode start for frame stacks.
 
 With ``device`` set, the frames (and the final frames) are torch tensors on
 that device, so a sampled stack is rebuilt there and never crosses the bus:
@@ -40,6 +53,7 @@ import torch
 __all__ = ["LaneStore"]
 
 FINAL = "final_"
+LANE_STRIDE = 1 << 40  # a break's key is lane * LANE_STRIDE + row: sorted keys run lane by lane, then row by row
 
 
 class LaneStore:
@@ -68,6 +82,7 @@ class LaneStore:
         self.final_slot = np.full((0, 0), -1, np.int64)
         self.slot_owner = np.full(0, -1, np.int64)
         self.next_slot = 0
+        self.breaks = np.zeros(0, np.int64)  # sorted keys of the rows that start a segment (after a restart)
 
     # --- writing -------------------------------------------------------------
 
@@ -80,11 +95,28 @@ class LaneStore:
         if not self.data:
             self._allocate(window)
         writes = []
-        fresh = self.count[lanes] == 0
+        fresh = (self.count[lanes] == 0) | self.is_break(self.count[lanes], lanes)  # stored whole
         if fresh.any():
             writes.append(self._write({k: v[:1, fresh] for k, v in window.items()}, lanes[fresh]))
         writes.append(self._write({k: v[1:] for k, v in window.items()}, lanes))
+        self._forget_old_breaks()
         return [w for w in writes if w[2] > 0]
+
+    def restart(self) -> np.ndarray:
+        """The games restarted: every lane holding rows starts a new segment at its next
+        row (a second call before that row is written changes nothing). Returns those lanes."""
+        lanes = np.flatnonzero(self.count > 0)
+        self.breaks = np.union1d(self.breaks, lanes * LANE_STRIDE + self.count[lanes])
+        return lanes
+
+    def is_break(self, absolute: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+        """Whether rows ``absolute`` of ``lanes`` (broadcast together) start a segment."""
+        return np.isin(lanes * LANE_STRIDE + absolute, self.breaks)
+
+    def _forget_old_breaks(self) -> None:
+        """Drop the breaks whose previous row has left the ring: nothing can cross them."""
+        lanes, rows = np.divmod(self.breaks, LANE_STRIDE)
+        self.breaks = self.breaks[rows > self.oldest[lanes]]
 
     def _check(self, window: Mapping[str, np.ndarray], lanes: np.ndarray) -> None:
         if "terminal" not in window:
@@ -136,8 +168,10 @@ class LaneStore:
         for key, store in self.data.items():
             value = rows[key]
             _put(store, (pos, lane), value[:, :, -1] if key in self.frame_keys else value)
-        # A row starts an episode where every seat on it is terminal (joint rows [.., S]: the game reset).
-        self.start[pos, lane] = rows["terminal"].reshape(*pos.shape, -1).all(-1) | (absolute == 0)
+        # A row starts an episode where every seat on it is terminal (joint rows [.., S]: the game reset),
+        # and where a lane's history starts or restarts (a new game's first row).
+        self.start[pos, lane] = (rows["terminal"].reshape(*pos.shape, -1).all(-1) | (absolute == 0)
+                                 | self.is_break(absolute, lane))
         if self.final_frames:
             self._write_finals(rows, absolute, pos, lane)
         self.count[lanes] += m
@@ -163,7 +197,7 @@ class LaneStore:
     def state_dict(self) -> dict[str, Any]:
         """Everything stored, as tensors (``torch.load(weights_only=True)`` reads them):
         the ring rows written so far (``[filled, lanes, ...]``, rows never written left out),
-        the lanes' counts, the episode starts and the final-frame ring. Host arrays are
+        the lanes' counts, the episode starts, the breaks and the final-frame ring. Host arrays are
         shared, not copied: write the state out before the store takes another window."""
         filled = int(min(self.rows, self.count.max()))
         return {
@@ -172,7 +206,7 @@ class LaneStore:
             "frame_keys": list(self.frame_keys), "start": torch.from_numpy(self.start[:filled]),
             "final_frames": {key: _saved(ring) for key, ring in self.final_frames.items()},
             "final_slot": torch.from_numpy(self.final_slot[:filled]), "slot_owner": torch.from_numpy(self.slot_owner),
-            "next_slot": self.next_slot,
+            "next_slot": self.next_slot, "breaks": torch.from_numpy(self.breaks),
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -189,6 +223,7 @@ class LaneStore:
         self.final_slot = _padded(state["final_slot"].numpy(), self.rows if self.final_frames else 0, fill=-1)
         self.slot_owner = state["slot_owner"].numpy().copy()
         self.next_slot = int(state["next_slot"])
+        self.breaks = state["breaks"].numpy().copy()
 
     def _restored(self, frames: bool, saved: torch.Tensor, rows: int) -> np.ndarray | torch.Tensor:
         """A saved array at its full ``rows``: frames on ``device`` (if set), the rest in host memory."""
@@ -205,12 +240,39 @@ class LaneStore:
         """Absolute number of each lane's oldest stored row."""
         return np.maximum(0, self.count - self.rows)
 
-    def valid_range(self, horizon: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per lane, absolute rows ``[lo, hi)`` that have ``horizon`` rows after them and,
-        for frame keys, the ``k - 1`` rows before them still stored."""
+    @property
+    def lowest(self) -> np.ndarray:
+        """Per lane, the lowest row that can be sampled: the oldest whose frame stack
+        (its ``k - 1`` rows before) is still stored."""
         pad = np.where(self.count > self.rows, max(self.frame_stack - 1, 0), 0)
-        lo = self.oldest + pad
-        return lo, np.maximum(lo, self.count - horizon)
+        return self.oldest + pad
+
+    def segments(self, horizon: int, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The sampleable rows as intervals ``(lanes, lo, hi)``, absolute rows ``[lo, hi)``,
+        ordered by lane then row: rows no lower than ``lowest`` with ``span`` rows after
+        them in a segment a break closed, ``horizon`` in a lane's last segment. One
+        interval per lane (in lane order) where no break is stored."""
+        lowest = self.lowest
+        break_lanes, break_rows = np.divmod(self.breaks, LANE_STRIDE)
+        lanes = np.concatenate([np.arange(self.num_lanes), break_lanes])
+        starts = np.concatenate([lowest, break_rows])
+        is_break = np.arange(len(lanes)) >= self.num_lanes
+        order = np.lexsort((starts, is_break, lanes))  # per lane: its lowest row, then its breaks in order
+        lanes, starts = lanes[order], starts[order]
+        ends = self.count[lanes] - horizon
+        closed = np.flatnonzero(lanes[1:] == lanes[:-1])  # intervals followed by a break of their lane
+        ends[closed] = starts[closed + 1] - span
+        lo = np.maximum(starts, lowest[lanes])
+        return lanes, lo, np.maximum(lo, ends)
+
+    def sampleable(self, absolute: np.ndarray, lanes: np.ndarray, horizon: int, span: int) -> np.ndarray:
+        """Whether rows ``absolute`` of ``lanes`` (same shape) lie in ``segments(horizon, span)``."""
+        keys = lanes * LANE_STRIDE + absolute
+        after = np.searchsorted(self.breaks, keys, side="right")  # the first break above each row
+        next_break = self.breaks[np.minimum(after, len(self.breaks) - 1)] if len(self.breaks) else keys
+        closed = (after < len(self.breaks)) & (next_break // LANE_STRIDE == lanes)
+        end = np.where(closed, next_break % LANE_STRIDE - span, self.count[lanes] - horizon)
+        return (absolute >= self.lowest[lanes]) & (absolute < end)
 
     def absolute(self, pos: np.ndarray, lanes: np.ndarray) -> np.ndarray:
         """The absolute row now stored at ring position ``pos`` of ``lanes``."""
@@ -256,7 +318,7 @@ class LaneStore:
     def nbytes(self) -> int:
         """Bytes held by the stored rows (all keys, flags and final frames)."""
         arrays = [*self.data.values(), self.start, self.count, *self.final_frames.values(),
-                  self.final_slot, self.slot_owner]
+                  self.final_slot, self.slot_owner, self.breaks]
         return int(sum(a.nbytes if isinstance(a, np.ndarray) else a.numel() * a.element_size() for a in arrays))
 
     @property

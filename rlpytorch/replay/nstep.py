@@ -11,6 +11,11 @@ state ``final_s`` sits on that row. So the target of ``(s_t, a_t)`` is
 with ``k`` the first ``i <= n`` where ``terminal_{t+i}`` (else ``n``, or the
 rows left), ``x_{t+k} = final_s_{t+k}`` after a truncation and ``s_{t+k}``
 otherwise, and ``D_t = gamma^k``, or 0 when the episode really ended.
+
+A ``cut`` row starts a new segment (the games restarted before it:
+``LaneStore.restart``): no step leads into it, so the rows before it stop at
+the row before it and bootstrap from that row's own state, ``D_t = gamma^k``,
+as at the end of the rows.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ class NStep(NamedTuple):
     """Per row ``t`` ``[T, B]``: the discounted reward sum ``G``, the bootstrap
     ``discount`` ``D`` (0 after a real end), the row ``boot`` to bootstrap from,
     ``final`` (bootstrap from ``final_<key>`` of that row: a truncation) and
-    ``valid`` (the row has at least one step after it: not the last row)."""
+    ``valid`` (the row has at least one step after it: not the last row, nor the last before a cut)."""
 
     reward: Tensor
     discount: Tensor
@@ -36,9 +41,10 @@ class NStep(NamedTuple):
     valid: Tensor
 
 
-def nstep_targets(r: Tensor, terminal: Tensor, truncated: Tensor | None, gamma: float, n: int) -> NStep:
+def nstep_targets(r: Tensor, terminal: Tensor, truncated: Tensor | None, gamma: float, n: int,
+                  cut: Tensor | None = None) -> NStep:
     """The n-step quantities of every row of ``[T, B]`` rows (``r`` float, flags bool);
-    near the end a row uses the ``T - 1 - t < n`` steps it has."""
+    near the end (or a ``cut``) a row uses the ``T - 1 - t < n`` steps it has."""
     if n < 1:
         raise ValueError(f"n-step needs n >= 1, got {n}")
     T = r.shape[0]
@@ -51,9 +57,11 @@ def nstep_targets(r: Tensor, terminal: Tensor, truncated: Tensor | None, gamma: 
     boot = rows.clone()
     final = torch.zeros_like(terminal)
     ended = torch.zeros_like(terminal)
+    cut = torch.zeros_like(terminal) if cut is None else cut.bool()
+    valid = alive & ~cut.roll(-1, 0)  # (the last row, which the roll wraps, is not alive)
     for i in range(1, n + 1):
-        step = alive & (rows + i <= T - 1)
         idx = (rows + i).clamp(max=T - 1)
+        step = alive & (rows + i <= T - 1) & ~cut.gather(0, idx)
         reward += torch.where(step, scale * r.gather(0, idx).float(), 0.0)
         scale = torch.where(step, scale * gamma, scale)
         boot = torch.where(step, idx, boot)
@@ -62,4 +70,4 @@ def nstep_targets(r: Tensor, terminal: Tensor, truncated: Tensor | None, gamma: 
         ended |= stop & ~truncated.gather(0, idx)
         alive = step & ~stop
     discount = torch.where(ended, 0.0, scale)
-    return NStep(reward, discount, boot, final, rows < T - 1)
+    return NStep(reward, discount, boot, final, valid)

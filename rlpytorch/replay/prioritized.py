@@ -26,11 +26,12 @@ __all__ = ["PrioritizedSampler"]
 class PrioritizedSampler:
     """Sum-tree sampling over ring positions (leaf ``position * lanes + lane``)."""
 
-    def __init__(self, store: LaneStore, horizon: int, alpha: float = 0.6, beta: float = 0.4, eps: float = 1e-6,
-                 seed: int | None = None) -> None:
+    def __init__(self, store: LaneStore, horizon: int, span: int, alpha: float = 0.6, beta: float = 0.4,
+                 eps: float = 1e-6, seed: int | None = None) -> None:
         if alpha < 0 or not 0 <= beta <= 1:
             raise ValueError(f"priority alpha must be >= 0 and beta in [0, 1]; got {alpha}, {beta}")
         self.horizon = horizon
+        self.span = span
         self.alpha = alpha
         self.beta_start = beta
         self.beta = beta
@@ -44,7 +45,9 @@ class PrioritizedSampler:
         self.beta = self.beta_start + (1.0 - self.beta_start) * min(max(progress, 0.0), 1.0)
 
     def on_write(self, store: LaneStore, lanes: np.ndarray, first: np.ndarray, rows: int) -> None:
-        """Rows that just became sampleable get the max priority; rows that stopped being so, 0."""
+        """Rows that just became sampleable get the max priority; rows that stopped being so, 0.
+        Called with ``rows = 0`` at a break (``LaneStore.restart``): rows before it may become
+        sampleable (n-step sums cut short) or stop being so (sequences that would cross it)."""
         h = self.horizon
         pad = max(store.frame_stack - 1, 0)
         span = first[:, None] - h + np.arange(rows + h)  # the new rows and the h before them
@@ -53,13 +56,15 @@ class PrioritizedSampler:
         lane = np.broadcast_to(lanes[:, None], absolute.shape)
         count = store.count[lanes][:, None]
         kept = (absolute >= 0) & (absolute >= count - store.rows)
-        lo, hi = store.valid_range(h)
-        valid = (absolute >= lo[lane]) & (absolute < hi[lane])
+        written = (absolute >= first[:, None])[kept]  # rows just written: their leaves held recycled rows
+        absolute, lane = absolute[kept], lane[kept]
         leaf = (absolute % store.rows) * store.num_lanes + lane
-        self.tree.update(leaf[kept], np.where(valid, self.max_priority**self.alpha, 0.0)[kept])
+        held = self.tree.get(leaf)  # rows already sampleable (a second call at a break) keep their priority
+        fresh = np.where(written | (held == 0), self.max_priority**self.alpha, held)
+        self.tree.update(leaf, np.where(store.sampleable(absolute, lane, h, self.span), fresh, 0.0))
 
     def size(self, store: LaneStore) -> int:
-        lo, hi = store.valid_range(self.horizon)
+        _, lo, hi = store.segments(self.horizon, self.span)
         return int((hi - lo).sum())
 
     def sample(self, store: LaneStore, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

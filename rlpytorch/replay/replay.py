@@ -7,6 +7,12 @@ sum and bootstrap observation, so a learner computes
 ``y = reward + discount * Q(next_obs)``; sequences come as consecutive rows
 with the stored recurrent state ``h`` of their first row (for burn-in).
 
+When the games restart (``games_restarted``: a resume, or a save with
+``--restart_games_at_save``), no transition joins a lane's last row to the new
+game's first: n-step sums stop at the last row before the break and bootstrap
+from its state (a time limit, not an end), that row itself is never sampled,
+and sequences never cross the break (``LaneStore``'s segments).
+
 Joint transitions (``joint_seats = S``, MADDPG): a lane is a game, and each row
 holds every seat's step (``SeatWindows``' windows, keys ``[T, B, S, ...]``).
 A sample is one step of a game for all its seats: observations and actions
@@ -72,12 +78,13 @@ class Replay(Configurable):
         self.obs_keys = tuple(self.obs_keys)
         self.store = LaneStore(self.replay_capacity, self.num_lanes, self.frame_stack, device=self.replay_device)
         horizon = self.sequence_length - 1 if self.sequence_length else self.n_step
+        span = horizon if self.sequence_length else 1  # rows a sample needs before a break: sequences never cross
         self.sampler: UniformSampler | PrioritizedSampler
         if self.prioritized:
-            self.sampler = PrioritizedSampler(self.store, horizon, self.priority_alpha, self.priority_beta,
+            self.sampler = PrioritizedSampler(self.store, horizon, span, self.priority_alpha, self.priority_beta,
                                               self.priority_eps, self.seed)
         else:
-            self.sampler = UniformSampler(horizon, self.seed)
+            self.sampler = UniformSampler(horizon, span, self.seed)
         self.lost_finals = 0
 
     def add(self, window: Mapping[str, Any], lanes: np.ndarray) -> None:
@@ -92,6 +99,12 @@ class Replay(Configurable):
                 raise ValueError(f"a time-limit truncation needs {absent} in the train windows to bootstrap from")
         for lanes_written, first, rows in self.store.add(arrays, lanes):
             self.sampler.on_write(self.store, lanes_written, first, rows)
+
+    def games_restarted(self) -> None:
+        """The games started afresh: every lane's next window comes from a new game, a break
+        that no transition or sequence crosses (a second call before the next window changes nothing)."""
+        lanes = self.store.restart()
+        self.sampler.on_write(self.store, lanes, self.store.count[lanes], 0)
 
     def __len__(self) -> int:
         """Rows that can be sampled now."""
@@ -125,7 +138,8 @@ class Replay(Configurable):
         rows = absolute[None] + np.arange(self.n_step + 1)[:, None]  # [n + 1, B]: t .. t + n
         flags = {k: torch.from_numpy(store.get(k, rows, lanes)) for k in ("r", "terminal", "truncated")
                  if k in store.data}
-        targets = nstep_targets(flags["r"], flags["terminal"], flags.get("truncated"), self.gamma, self.n_step)
+        cut = torch.from_numpy(store.is_break(rows, lanes))
+        targets = nstep_targets(flags["r"], flags["terminal"], flags.get("truncated"), self.gamma, self.n_step, cut)
         boot = absolute + targets.boot[0].numpy()
         final = targets.final[0].numpy()
         out = {k: _tensor(store.get(k, absolute, lanes)) for k in self.obs_keys}
@@ -179,8 +193,8 @@ class Replay(Configurable):
         return out
 
     def state_dict(self) -> dict[str, Any]:
-        """What continues the replay exactly (``rlpytorch.resume``): the stored rows and
-        lanes' positions, the sampler's priorities and generator, the lost finals counted.
+        """What continues the replay exactly (``rlpytorch.resume``): the stored rows,
+        lanes' positions and breaks, the sampler's priorities and generator, the lost finals counted.
         The n-step sums and sequences are read from the stored rows when sampled: no
         state of their own. Tensors, not copies: write the state out before the next ``add``."""
         return {"store": self.store.state_dict(), "sampler": self.sampler.state_dict(),

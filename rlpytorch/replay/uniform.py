@@ -18,29 +18,32 @@ def no_sample_error(store: LaneStore, horizon: int) -> ValueError:
 
 
 class UniformSampler:
-    """Draws rows uniformly among those with ``horizon`` rows after them; weights are 1."""
+    """Draws rows uniformly among those with ``horizon`` rows after them (``span`` before
+    a break: ``LaneStore.segments``); weights are 1."""
 
-    def __init__(self, horizon: int, seed: int | None = None) -> None:
+    def __init__(self, horizon: int, span: int, seed: int | None = None) -> None:
         self.horizon = horizon
+        self.span = span
         self.rng = np.random.default_rng(seed)
 
     def on_write(self, store: LaneStore, lanes: np.ndarray, first: np.ndarray, rows: int) -> None:
         """Nothing to keep up to date."""
 
     def size(self, store: LaneStore) -> int:
-        lo, hi = store.valid_range(self.horizon)
+        _, lo, hi = store.segments(self.horizon, self.span)
         return int((hi - lo).sum())
 
     def sample(self, store: LaneStore, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(absolute rows, lanes, weights, index)`` of ``n`` draws with replacement."""
-        lo, hi = store.valid_range(self.horizon)
+        segment_lanes, lo, hi = store.segments(self.horizon, self.span)
         sizes = hi - lo
         cumulative = np.cumsum(sizes)
         if cumulative[-1] == 0:
             raise no_sample_error(store, self.horizon)
         u = self.rng.integers(cumulative[-1], size=n)
-        lanes = np.searchsorted(cumulative, u, side="right")
-        absolute = lo[lanes] + u - (cumulative[lanes] - sizes[lanes])
+        segment = np.searchsorted(cumulative, u, side="right")
+        absolute = lo[segment] + u - (cumulative[segment] - sizes[segment])
+        lanes = segment_lanes[segment]
         index = (absolute % store.rows) * store.num_lanes + lanes
         return absolute, lanes, np.ones(n, np.float32), index
 

@@ -66,7 +66,7 @@ def test_prioritized_draw_frequencies_follow_priority_to_the_alpha():
 
 def test_importance_weights_are_normalised_inverse_probabilities():
     store = LaneStore(4, 1)
-    sampler = PrioritizedSampler(store, horizon=1, alpha=1.0, beta=0.5, seed=0)
+    sampler = PrioritizedSampler(store, horizon=1, span=1, alpha=1.0, beta=0.5, seed=0)
     store_writes = store.add(window(5, 1), np.array([0]))  # 4 rows kept (1..4), 3 sampleable
     for lanes, first, rows in store_writes:
         sampler.on_write(store, lanes, first, rows)
