@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Atari Pong steps per second with random actions: Python-hosted games in
-elfpy's GameContext beside Gymnasium's AsyncVectorEnv and envpool.
+elfpy's GameContext, envpool's environments stepped through elfpy's engine
+("envpool:Pong-v5"), Gymnasium's AsyncVectorEnv and envpool alone.
 
 Every library runs the same loop over N environments: take the batch of
 observations, draw random actions in Python (one call per batch), hand them
@@ -17,7 +18,15 @@ Configurations:
            Gymnasium's AtariPreprocessing + FrameStackObservation, in elfpy and
            AsyncVectorEnv; envpool's own).
 elfpy hosts the environments in --workers processes (default: one per core);
-AsyncVectorEnv runs one process per environment, as it always does.
+elfpy_envpool runs one envpool pool of N environments on --workers envpool
+threads, configured as envpool alone, its games reaching Python through the
+engine's batches; AsyncVectorEnv runs one process per environment, as it
+always does.
+
+Beside steps per second, the table gives the CPU seconds each library spent
+per 1,000 steps (this process's threads and its worker processes, read from
+/proc during the timed loop): on a shared machine the rate depends on what
+else runs, the CPU cost much less.
 
 The machine may be shared and noisy: each figure is the median of --repeats
 measurements, libraries interleaved and their order rotated per repeat.
@@ -41,6 +50,7 @@ import subprocess  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -48,9 +58,10 @@ from elfpy.gym_presets import atari_env, make_gym_env  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 NUM_ACTIONS = 6  # Pong's minimal action set
-LIBRARIES = ("elfpy", "elfpy_half", "gym_async", "envpool")
-TITLES = {"elfpy": "elfpy (batch N)", "elfpy_half": "elfpy (batch N/2)", "gym_async": "gym AsyncVectorEnv",
-          "envpool": "envpool"}
+LIBRARIES = ("elfpy", "elfpy_half", "elfpy_envpool", "elfpy_envpool_half", "gym_async", "envpool")
+TITLES = {"elfpy": "elfpy (batch N)", "elfpy_half": "elfpy (batch N/2)",
+          "elfpy_envpool": "elfpy envpool: (batch N)", "elfpy_envpool_half": "elfpy envpool: (batch N/2)",
+          "gym_async": "gym AsyncVectorEnv", "envpool": "envpool"}
 
 
 FACTORIES = {
@@ -59,15 +70,28 @@ FACTORIES = {
 }
 
 
-# make_* returns (step, close): step() runs one batch and returns its rows.
+
+def envpool_options(config: str) -> dict[str, Any]:
+    """envpool's Pong set up as the config's Gymnasium environment."""
+    match_raw = {"img_height": 210, "img_width": 160, "gray_scale": False, "stack_num": 1, "episodic_life": False,
+                 "reward_clip": False, "noop_max": 1, "repeat_action_probability": 0.25}
+    return match_raw if config == "raw" else {"episodic_life": False, "reward_clip": False}
 
 
-def make_elfpy(config: str, num_envs: int, workers: int,
-               batch: int = 0) -> tuple[Callable[[], int], Callable[[], None]]:
+# make_* returns (step, close, pids): step() runs one batch and returns its
+# rows; pids() the processes other than this one that do the library's work.
+Made = tuple[Callable[[], int], Callable[[], None], Callable[[], list[int]]]
+
+
+def make_elfpy(config: str, num_envs: int, workers: int, batch: int = 0, envpool: bool = False) -> Made:
     import elfpy
 
     batch = batch or num_envs
-    gc = elfpy.GameContext(FACTORIES[config], num_games=num_envs, num_workers=workers, seed=0)
+    if envpool:
+        gc = elfpy.GameContext("envpool:Pong-v5", num_games=num_envs, num_workers=workers, seed=0,
+                               **envpool_options(config))
+    else:
+        gc = elfpy.GameContext(FACTORIES[config], num_games=num_envs, num_workers=workers, seed=0)
     gc.add_tag("actor", batch_size=batch, inputs=["s", "r", "terminal"], replies=["a"])
     gc.reg_callback("actor", lambda batch: {"a": np.random.randint(0, NUM_ACTIONS, len(batch))})
     gc.start()
@@ -76,15 +100,23 @@ def make_elfpy(config: str, num_envs: int, workers: int,
         gc.run()
         return batch
 
-    return step, gc.stop
+    return step, gc.stop, lambda: gc.worker_pids
 
 
-def make_elfpy_half(config: str, num_envs: int, workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
+def make_elfpy_half(config: str, num_envs: int, workers: int) -> Made:
     """Batches of N/2: the other half of the games step while Python holds one."""
     return make_elfpy(config, num_envs, workers, batch=num_envs // 2)
 
 
-def make_gym_async(config: str, num_envs: int, workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
+def make_elfpy_envpool(config: str, num_envs: int, workers: int) -> Made:
+    return make_elfpy(config, num_envs, workers, envpool=True)
+
+
+def make_elfpy_envpool_half(config: str, num_envs: int, workers: int) -> Made:
+    return make_elfpy(config, num_envs, workers, batch=num_envs // 2, envpool=True)
+
+
+def make_gym_async(config: str, num_envs: int, workers: int) -> Made:
     import gymnasium
 
     envs = gymnasium.vector.AsyncVectorEnv([FACTORIES[config]] * num_envs)
@@ -94,17 +126,14 @@ def make_gym_async(config: str, num_envs: int, workers: int) -> tuple[Callable[[
         envs.step(np.random.randint(0, NUM_ACTIONS, num_envs))
         return num_envs
 
-    return step, envs.close
+    return step, envs.close, lambda: [process.pid for process in envs.processes]
 
 
-def make_envpool(config: str, num_envs: int, workers: int) -> tuple[Callable[[], int], Callable[[], None]]:
+def make_envpool(config: str, num_envs: int, workers: int) -> Made:
     import envpool
 
-    match_raw = {"img_height": 210, "img_width": 160, "gray_scale": False, "stack_num": 1, "episodic_life": False,
-                 "reward_clip": False, "noop_max": 1, "repeat_action_probability": 0.25}
-    options = match_raw if config == "raw" else {"episodic_life": False, "reward_clip": False}
     envs = envpool.make("Pong-v5", env_type="gymnasium", num_envs=num_envs, batch_size=num_envs,
-                        num_threads=workers, seed=0, **options)
+                        num_threads=workers, seed=0, **envpool_options(config))
     envs.async_reset()
 
     def step() -> int:
@@ -112,14 +141,26 @@ def make_envpool(config: str, num_envs: int, workers: int) -> tuple[Callable[[],
         envs.send(np.random.randint(0, NUM_ACTIONS, len(info["env_id"])), info["env_id"])
         return num_envs
 
-    return step, envs.close
+    return step, envs.close, list
 
 
-MAKERS = {"elfpy": make_elfpy, "elfpy_half": make_elfpy_half, "gym_async": make_gym_async, "envpool": make_envpool}
+MAKERS = {"elfpy": make_elfpy, "elfpy_half": make_elfpy_half, "elfpy_envpool": make_elfpy_envpool,
+          "elfpy_envpool_half": make_elfpy_envpool_half, "gym_async": make_gym_async, "envpool": make_envpool}
 
 
-def measure(library: str, config: str, num_envs: int, workers: int, seconds: float) -> float:
-    step, close = MAKERS[library](config, num_envs, workers)
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time (user + system) so far of this process's threads and of `pids`."""
+    ticks = 0
+    for pid in ["self", *pids]:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def measure(library: str, config: str, num_envs: int, workers: int, seconds: float) -> tuple[float, float]:
+    """Steps per second and CPU seconds per 1,000 steps."""
+    step, close, pids = MAKERS[library](config, num_envs, workers)
     try:
         # Warm up until every environment has stepped twice, not only for a
         # while: elfpy's workers create their environments (about 50 ms each
@@ -129,10 +170,11 @@ def measure(library: str, config: str, num_envs: int, workers: int, seconds: flo
         warmup_end, warmup_rows = time.perf_counter() + min(1.0, seconds / 2), 0
         while time.perf_counter() < warmup_end or warmup_rows < 2 * num_envs:
             warmup_rows += step()
-        rows, start = 0, time.perf_counter()
+        rows, start, cpu = 0, time.perf_counter(), cpu_seconds(pids())
         while time.perf_counter() - start < seconds:
             rows += step()
-        return rows / (time.perf_counter() - start)
+        rate = rows / (time.perf_counter() - start)
+        return rate, 1000 * (cpu_seconds(pids()) - cpu) / rows
     finally:
         close()
 
@@ -152,28 +194,41 @@ def main() -> None:
         args.seconds, args.repeats = 2.0, 1
 
     results: dict[tuple[str, str], list[float]] = {}
+    costs: dict[tuple[str, str], list[float]] = {}
     for repeat in range(args.repeats):
         order = args.libraries[repeat % len(args.libraries):] + args.libraries[:repeat % len(args.libraries)]
         for config in args.configs:
             for library in order:
-                rate = measure(library, config, args.num_envs, args.workers, args.seconds)
+                rate, cost = measure(library, config, args.num_envs, args.workers, args.seconds)
                 results.setdefault((config, library), []).append(rate)
-                print(f"repeat {repeat} {config:5s} {library:9s} {rate:9.0f} steps/s", flush=True)
+                costs.setdefault((config, library), []).append(cost)
+                print(f"repeat {repeat} {config:5s} {library:18s} {rate:9.0f} steps/s {cost:6.3f} CPU s / 1k steps",
+                      flush=True)
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                             text=True).stdout.strip()
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
     print(f"\nPong, {args.num_envs} envs, random actions; {args.workers} elfpy workers / envpool threads; "
           f"median of {args.repeats} x {args.seconds:g} s; commit {commit}; {machine}\n")
-    elf_modes = [lib for lib in ("elfpy", "elfpy_half") if lib in args.libraries]
-    ratios = [f"{TITLES[lib]} / AsyncVectorEnv" for lib in elf_modes] if "gym_async" in args.libraries else []
-    print("| config | " + " | ".join([TITLES[lib] for lib in args.libraries] + ratios) + " |")
-    print("|---|" + "---:|" * (len(args.libraries) + len(ratios)))
-    for config in args.configs:
-        medians = {lib: statistics.median(results[(config, lib)]) for lib in args.libraries}
-        cells = [f"{medians[lib]:,.0f}" for lib in args.libraries]
-        if ratios:
-            cells += [f"{medians[lib] / medians['gym_async']:.2f}x" for lib in elf_modes]
+    print_table("steps/s", results, args.configs, args.libraries)
+    print_table("CPU seconds per 1,000 steps", costs, args.configs, args.libraries, digits=3, ratios=False)
+
+
+def print_table(what: str, values: dict[tuple[str, str], list[float]], configs: list[str], libraries: list[str],
+                digits: int = 0, ratios: bool = True) -> None:
+    """A markdown table of the medians, with each elfpy mode's ratio to its reference
+    (AsyncVectorEnv for hosted games, envpool alone for envpool's)."""
+    references = {"elfpy": "gym_async", "elfpy_half": "gym_async", "elfpy_envpool": "envpool",
+                  "elfpy_envpool_half": "envpool"}
+    compared = [lib for lib in libraries if ratios and references.get(lib) in libraries]
+    print(f"\n{what}\n")
+    print("| config | " + " | ".join([TITLES[lib] for lib in libraries] +
+                                     [f"{TITLES[lib]} / {TITLES[references[lib]]}" for lib in compared]) + " |")
+    print("|---|" + "---:|" * (len(libraries) + len(compared)))
+    for config in configs:
+        medians = {lib: statistics.median(values[(config, lib)]) for lib in libraries}
+        cells = [f"{medians[lib]:,.{digits}f}" for lib in libraries]
+        cells += [f"{medians[lib] / medians[references[lib]]:.2f}x" for lib in compared]
         print(f"| {config} | " + " | ".join(cells) + " |")
 
 

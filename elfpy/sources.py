@@ -15,7 +15,9 @@ so it has no native/hosted branches: ::
                and no shared memory is left. Safe to call twice, in any state.
 
 `NativeSource`: a game of the C++ registry, stepped by the engine's threads.
-`HostedSource`: Gymnasium environments in worker processes (`elfpy.gym_host`).
+`HostedSource`: games stepped outside the engine's threads, through a
+`RemoteBoard`: Gymnasium environments in worker processes (`elfpy.gym_host`),
+or an envpool pool's environments in envpool's threads (`elfpy.envpool_host`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from elfpy import _elf
+from elfpy.envpool_host import EnvpoolHost, is_envpool
 from elfpy.gym_host import GymHost, is_hosted
 
 _WORKER_CHECK_S = 0.5  # how often failure() looks at the worker processes
@@ -60,14 +63,15 @@ class NativeSource:
 
 
 class HostedSource:
-    """Python-hosted games: the engine's threads wait on worker processes.
+    """Games hosted outside the engine: its threads wait on worker processes
+    (GymHost) or on envpool's threads (EnvpoolHost).
 
     close() closes the shared board before it stops the engine: an engine
     thread waiting on a dead or stuck worker wakes at once, so the engine's
     threads can be joined; then the workers get a short grace to exit and are
     killed if they do not (e.g. one looping inside `step`)."""
 
-    def __init__(self, host: GymHost, num_threads: int | None, seed: int, deterministic: bool) -> None:
+    def __init__(self, host: GymHost | EnvpoolHost, num_threads: int | None, seed: int, deterministic: bool) -> None:
         self._host = host
         self.name = host.name
         layout = host.layout
@@ -104,9 +108,19 @@ GameSource = NativeSource | HostedSource
 
 def open_source(game: str | Callable[..., Any], num_games: int, num_threads: int | None, seed: int,
                 deterministic: bool, hosting: dict[str, Any], game_options: dict[str, Any]) -> GameSource:
-    """The source for `game`: hosted for "gym:<id>", "pz:<module>" or a factory, native
-    otherwise. `hosting` holds the hosted-only settings (num_workers, preset,
-    preprocess, reshape_reward, step_timeout_s); a native game takes none."""
+    """The source for `game`: hosted for "gym:<id>", "pz:<module>" or a factory,
+    envpool's for "envpool:<task>", native otherwise. `hosting` holds the
+    hosted-only settings (num_workers, preset, preprocess, reshape_reward,
+    step_timeout_s); an envpool task takes num_workers (envpool's threads) and
+    step_timeout_s, a native game none."""
+    if is_envpool(game):
+        hooks = sorted(name for name in ("preset", "preprocess", "reshape_reward") if hosting.get(name) is not None)
+        if hooks:
+            raise ValueError(f"{', '.join(hooks)}: only for Python-hosted games; '{game}' steps in envpool's C++ "
+                             "threads (pass envpool's own options, e.g. reward_clip=True)")
+        host = EnvpoolHost(game, num_games, num_workers=hosting.get("num_workers"), seed=seed,
+                           step_timeout_s=hosting.get("step_timeout_s"), options=game_options)
+        return HostedSource(host, num_threads, seed, deterministic)
     if is_hosted(game):
         return HostedSource(GymHost(game, num_games, seed=seed, env_kwargs=game_options, **hosting), num_threads,
                             seed, deterministic)

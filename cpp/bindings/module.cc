@@ -155,6 +155,24 @@ PYBIND11_MODULE(_elf, m) {
            "Finishes a step of a game with several seats: each seat's reward and status (a seat that left "
            "while the game goes on: 1 terminated, 2 truncated), and the game's own outcome.")
       .def("fail", &elf::RemoteBoard::Fail, py::arg("game"), py::arg("message"))
+      .def(
+          "finish_many",
+          [](elf::RemoteBoard& board, py::array_t<int32_t, py::array::c_style | py::array::forcecast> games,
+             py::array_t<float, py::array::c_style | py::array::forcecast> rewards,
+             py::array_t<uint8_t, py::array::c_style | py::array::forcecast> status) {
+            if (games.ndim() != 1 || rewards.ndim() != 1 || status.ndim() != 1 || rewards.size() != games.size() ||
+                status.size() != games.size()) {
+              throw std::invalid_argument("finish_many: games, rewards and status must be 1-D arrays of one length");
+            }
+            const int32_t* game_data = games.data();
+            const float* reward_data = rewards.data();
+            const uint8_t* status_data = status.data();
+            py::gil_scoped_release release;
+            board.FinishMany(game_data, reward_data, status_data, static_cast<std::size_t>(games.size()));
+          },
+          py::arg("games"), py::arg("rewards"), py::arg("status"),
+          "Finishes the steps of many games of a one-seat board: each its reward and status "
+          "(1 terminated, 2 truncated).")
       .def("pending", &elf::RemoteBoard::Pending, py::arg("game"),
            "Whether the game's last request is not finished yet.")
       .def("requests", &elf::RemoteBoard::Requests, py::arg("game"),

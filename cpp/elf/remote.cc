@@ -196,6 +196,31 @@ void RemoteBoard::FinishSeats(int game, const std::vector<float>& rewards, const
   FutexWakeAll(done);
 }
 
+void RemoteBoard::FinishMany(const int32_t* games, const float* rewards, const uint8_t* status,
+                             std::size_t count) {
+  if (num_seats_ != 1) throw std::invalid_argument("finish_many: the board has several seats; use finish_seats");
+  for (std::size_t i = 0; i < count; ++i) {
+    if (games[i] < 0 || games[i] >= num_games_) {
+      throw std::invalid_argument("finish_many: game " + std::to_string(games[i]) + " is not in [0, " +
+                                  std::to_string(num_games_) + ")");
+    }
+  }
+  // Each region found once: a batch may hold thousands of games.
+  auto* reward_slots = reinterpret_cast<float*>(Slot("reward", 0));
+  uint8_t* seat_status_slots = Slot("seat_status", 0);
+  uint8_t* status_slots = Slot("status", 0);
+  std::atomic<uint32_t>* commands = Word("command", 0);
+  std::atomic<uint32_t>* dones = Word("done", 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    const int game = games[i];
+    std::memcpy(&reward_slots[game], &rewards[i], sizeof(float));
+    seat_status_slots[game] = 0;
+    status_slots[game] = status[i] & (kTerminated | kTruncated);
+    dones[game].store(commands[game].load(std::memory_order_acquire), std::memory_order_release);
+    FutexWakeAll(&dones[game]);
+  }
+}
+
 void RemoteBoard::Fail(int game, const std::string& message) {
   char* text = reinterpret_cast<char*>(Slot("error", game));
   const std::size_t length = std::min(message.size(), kErrorBytes - 1);

@@ -104,6 +104,11 @@ class RemoteBoard {
   void FinishSeats(int game, const std::vector<float>& rewards, const std::vector<uint8_t>& seat_status,
                    bool terminated, bool truncated);
   void Fail(int game, const std::string& message);
+  // Finish for many games of a one-seat board at once (a vectorized source
+  // such as envpool finishes a whole batch): games[i] gets rewards[i] and
+  // status[i] (kTerminated | kTruncated bits). Throws std::invalid_argument,
+  // finishing none, if a game is out of range or the board has several seats.
+  void FinishMany(const int32_t* games, const float* rewards, const uint8_t* status, std::size_t count);
 
   // Either side: shut down, waking every waiter.
   void Close();
