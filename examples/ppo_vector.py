@@ -8,6 +8,7 @@ defaults are ppo.py's (4 envs, 128 steps each per rollout, 4 epochs of 4 minibat
     python examples/ppo_vector.py                          # CartPole until the last 100 episodes average 475
     python examples/ppo_vector.py --solved-return 0        # the whole --total-timesteps budget
     python examples/ppo_vector.py --game gym:CartPole-v1   # Gymnasium's CartPole, hosted by the engine
+    python examples/ppo_vector.py --num-envs 64 --num-steps 32 --learning-rate 1e-3   # wider: the engine's speed
 
 Two differences from ppo.py, both from the engine's vector env: episodes reset in the step that ends them (the
 observation returned with `terminated`/`truncated` is the next episode's first one, the last one is
