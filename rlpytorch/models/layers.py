@@ -56,11 +56,14 @@ class Tanh(nn.Module):
     frames/s (benchmarks/README.md, "After the faster tanh"). The absolute
     error is at most about 2e-7 (torch's tanh: 3e-8), negligible beside
     float32 training noise; other dtypes (whose rounding near 0 would lose
-    more) and other devices use ``torch.tanh``.
+    more) and other devices use ``torch.tanh``, as does a compiled model
+    (``torch.compiler.is_compiling``): the compiler generates a vectorized
+    tanh of its own, and with torch 2.11 the in-place sigmoid trick traced
+    into a compiled graph gave wrong gradients on the CPU.
     """
 
     def forward(self, x: Tensor) -> Tensor:
-        if x.device.type != "cpu" or x.dtype != torch.float32:
+        if x.device.type != "cpu" or x.dtype != torch.float32 or torch.compiler.is_compiling():
             return torch.tanh(x)
         if torch.is_grad_enabled() and x.requires_grad:
             return _TanhBySigmoid.apply(x)
