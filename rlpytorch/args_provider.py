@@ -47,6 +47,7 @@ __all__ = [
     "ArgsError",
     "ArgsProvider",
     "Configurable",
+    "convert_from",
     "format_config",
     "part",
     "read_config_file",
@@ -239,13 +240,31 @@ class ArgsProvider:
         unknown = sorted(set(values) - set(self.args))
         if unknown:
             raise ArgsError(f"{path}: unknown arguments {unknown}")
-        return {name: self.args[name].convert(value) for name, value in values.items()}
+        return {name: convert_from(path, self.args[name], value) for name, value in values.items()}
+
+
+def convert_from(source: str | Path, arg: Arg, value: Any) -> Any:
+    """``arg.convert(value)``, an error naming ``source`` (the file the value came from)."""
+    try:
+        return arg.convert(value)
+    except ArgsError as error:
+        raise ArgsError(f"{source}: {error}") from None
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The mapping in a YAML or JSON file, unchecked (``ArgsProvider.load_config`` checks it)."""
-    text = Path(path).read_text()
-    values = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise ArgsError(f"--config {path}: {error.strerror or error}") from None
+    try:
+        values = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+    except json.JSONDecodeError as error:
+        raise ArgsError(f"{path}, line {error.lineno}, column {error.colno}: not valid JSON: {error.msg}") from None
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        raise ArgsError(f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid YAML: "
+                        f"{error.problem}") from None
     if not isinstance(values, dict):
         raise ArgsError(f"{path}: expected a mapping of argument names to values")
     return values

@@ -24,7 +24,7 @@ from .model_loader import load_model
 from .prev_inputs import prev_shapes
 from .run_dir import checkpoint_path
 from .runner import evaluate, progress_setting
-from .train import torch_threads_setting
+from .train import command_line, torch_threads_setting
 from .trainer import EvalResult, Evaluator, device_setting
 
 __all__ = ["EvaluateScript", "main", "save_videos"]
@@ -104,4 +104,4 @@ def save_videos(model: Model, loader: GameLoader, folder: str, episodes: int, fm
 
 
 if __name__ == "__main__":
-    main()
+    command_line(main, "python -m rlpytorch.evaluate")

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .model_base import read_checkpoint
+from .model_base import CheckpointError, read_checkpoint
 from .run_dir import checkpoint_path
 
 __all__ = ["engine_seed", "random_states", "read_resume_checkpoint", "resume_argument", "resumed_config",
@@ -78,12 +78,12 @@ def set_random_states(states: Mapping[str, Any]) -> None:
 
 def read_resume_checkpoint(path: str | Path) -> tuple[Path, dict[str, Any]]:
     """The checkpoint file of ``path`` (a run folder: its ``last.pt``) and its
-    contents; ``ValueError`` when it carries no training state (a checkpoint
-    written before exact resume, or ``best.pt``, which holds the model only)."""
+    contents; ``CheckpointError`` when it is damaged or carries no training state
+    (a checkpoint written before exact resume, or ``best.pt``, which holds the model only)."""
     file = checkpoint_path(path)
     checkpoint = read_checkpoint(file)
     if not checkpoint.get("resume"):
-        raise ValueError(f"--resume {path}: {file} holds weights only, no training state to resume from "
+        raise CheckpointError(f"--resume {path}: {file} holds weights only, no training state to resume from "
                          "(--load starts a new run from its weights)")
     return file, checkpoint
 

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 import yaml
 
-from .args_provider import setting
+from .args_provider import ArgsError, setting
 from .files import write_text_atomically
 from .model_base import CheckpointNotFoundError
 
@@ -89,10 +89,10 @@ def check_run_dir(run_dir: Path, resumed_from: Path | None = None) -> None:
     if not holds_run(run_dir):
         return
     if resumed_from is None:
-        raise ValueError(f"--save_dir {run_dir} already holds a run: --resume {run_dir} continues it, "
+        raise ArgsError(f"--save_dir {run_dir} already holds a run: --resume {run_dir} continues it, "
                          "or choose another --save_dir")
     if run_dir.resolve() != resumed_from.parent.resolve():
-        raise ValueError(f"--save_dir {run_dir} already holds a run; a run resumed from {resumed_from} "
+        raise ArgsError(f"--save_dir {run_dir} already holds a run; a run resumed from {resumed_from} "
                          f"continues in {resumed_from.parent} or in a folder without a run")
 
 

@@ -37,7 +37,7 @@ import dataclasses
 import functools
 import gc as garbage_collector
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,11 +45,11 @@ from typing import Any
 import torch
 
 from . import distributed
-from .args_provider import ArgsProvider, Configurable, format_config, read_config_file, setting
+from .args_provider import ArgsError, ArgsProvider, Configurable, convert_from, format_config, read_config_file, setting
 from .exploration import Exploration
 from .game_loader import GameLoader
 from .methods import METHODS, OFFPOLICY_METHODS, VALUE_METHODS
-from .model_base import Model
+from .model_base import CheckpointError, Model
 from .model_interface import ModelInterface
 from .model_loader import ModelLoader
 from .models.q_networks import QValueHead
@@ -57,7 +57,7 @@ from .offpolicy_trainer import JointTrainer, OffPolicyTrainer, offpolicy_interfa
 from .prev_inputs import prev_shapes
 from .replay import Replay
 from .resume import engine_seed, read_resume_checkpoint, resume_argument, resumed_config
-from .run_dir import check_run_dir, resolve_run_dir, save_dir_setting, write_run_files
+from .run_dir import check_run_dir, resolve_run_dir, save_dir_setting, undo_failed_start, write_run_files
 from .runner import MultiProcessRun, SingleProcessRun, evaluate
 from .sampler import Sampler
 from .stats import StatsLogger
@@ -70,6 +70,7 @@ __all__ = [
     "build_offpolicy_trainer",
     "build_trainer",
     "chosen_method",
+    "command_line",
     "components",
     "main",
     "torch_threads_setting",
@@ -117,13 +118,19 @@ def components(method: str) -> list[type[Configurable]]:
 def chosen_method(argv: Sequence[str] | None, resumed: Mapping[str, Any] | None = None) -> str:
     """``--method`` from the command line, else from ``--config``, else that of
     the ``resumed`` run's configuration, else the default."""
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre = argparse.ArgumentParser(prog="python -m rlpytorch.train", add_help=False, allow_abbrev=False)
     pre.add_argument("--method", choices=tuple(METHODS))
     pre.add_argument("--config", type=Path)
     known, _ = pre.parse_known_args(argv)
-    if known.method is None and known.config is not None:
-        known.method = read_config_file(known.config).get("method")
-    return known.method or (resumed or {}).get("method") or TrainScript.defaults()["method"]
+    if known.method is not None:
+        return known.method
+    method = next(arg for arg in TrainScript.settings() if arg.name == "method")
+    in_file = read_config_file(known.config).get("method") if known.config is not None else None
+    if in_file is not None:
+        return convert_from(known.config, method, in_file)
+    if (resumed or {}).get("method") is not None:
+        return convert_from("the resumed run's configuration", method, resumed["method"])
+    return method.default
 
 
 def add_tags(method: str, loader: GameLoader, gc: Any, model: Model) -> Any:
@@ -215,6 +222,26 @@ def build_offpolicy_trainer(
     )
 
 
+def build_runner(method: str, config: Mapping[str, Any], loader: GameLoader, model: Model, trainer: Trainer,
+                 run_dir: Path | None, engine_starts: int, main_rank: bool) -> tuple[SingleProcessRun, StatsLogger]:
+    """The runner of ``config["runner"]`` over ``trainer`` and its stats logger
+    (writing into ``run_dir``); only the main rank evaluates during training."""
+    logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
+    periodic_eval = functools.partial(
+        evaluate, loader=loader, eval_episodes=config["eval_episodes"], eval_sampler="greedy",
+        device=acting_device(config), progress=False,
+    )
+
+    def fresh_context(k: int) -> Any:
+        return add_tags(method, loader, loader.context(seed=engine_seed(loader.seed, k)), model)
+
+    runner = RUNNERS[config["runner"]].from_config(
+        config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir,
+        periodic_eval=periodic_eval if main_rank else None, fresh_context=fresh_context, engine_starts=engine_starts,
+    )
+    return runner, logger
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Train as ``argv`` says; returns the run summary, evaluation result and configuration.
 
@@ -258,42 +285,37 @@ def train(argv: Sequence[str] | None) -> dict[str, Any]:
         config["progress"] = False
     if main_rank:
         print("effective configuration:\n" + format_config(config), flush=True)
-    if run_dir is not None:
-        write_run_files(run_dir, config, ["python", "-m", "rlpytorch.train", *argv], resume_file)
-        print(f"run folder: {run_dir}", flush=True)
-    torch.manual_seed(config["seed"])
-    torch.set_num_threads(config["torch_threads"])
+    trainer, frames_at_start = None, 0
 
-    loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
-    # The games' k-th start in the run is seeded from the run's seed stream; a
-    # resumed run starts them once more (rlpytorch.resume).
-    start = 0 if checkpoint is None else checkpoint["resume"]["runner"]["engine_starts"] + 1
-    gc = loader.context(seed=engine_seed(loader.seed, start))
-    obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
-    try:
-        model = ModelLoader.from_config(config).build(obs_spec, num_actions, gc.num_seats)
-        trainer = build_trainer(method, config, loader, gc, model)
-    except BaseException:
-        gc.stop()  # release what the context holds (a hosted one: its worker processes)
-        raise
-    if distributed.is_distributed():
-        trainer.mi.distribute()
-    logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
-    periodic_eval = functools.partial(
-        evaluate, loader=loader, eval_episodes=config["eval_episodes"], eval_sampler="greedy",
-        device=acting_device(config), progress=False,
-    )
-    def fresh_context(k: int) -> Any:
-        return add_tags(method, loader, loader.context(seed=engine_seed(loader.seed, k)), model)
+    def trained_a_frame() -> bool:
+        return trainer is not None and trainer.frames > frames_at_start
 
-    runner = RUNNERS[config["runner"]].from_config(
-        config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir,
-        periodic_eval=periodic_eval if main_rank else None, fresh_context=fresh_context, engine_starts=start,
-    )
-    if checkpoint is not None:
-        runner.load_training_state(checkpoint["resume"])  # last before the run: it sets the random states
-        logger.note(f"resumed from {resume_file} at {trainer.frames:,} frames, {trainer.updates:,} updates")
-    summary = runner.run(gc)
+    with undo_failed_start(run_dir, trained_a_frame):  # so that the same --save_dir works on the next try
+        torch.manual_seed(config["seed"])
+        torch.set_num_threads(config["torch_threads"])
+        loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
+        # The games' k-th start in the run is seeded from the run's seed stream; a
+        # resumed run starts them once more (rlpytorch.resume).
+        start = 0 if checkpoint is None else checkpoint["resume"]["runner"]["engine_starts"] + 1
+        gc = loader.context(seed=engine_seed(loader.seed, start))
+        try:
+            obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
+            model = ModelLoader.from_config(config).build(obs_spec, num_actions, gc.num_seats)
+            trainer = build_trainer(method, config, loader, gc, model)
+            if distributed.is_distributed():
+                trainer.mi.distribute()
+            if run_dir is not None:  # everything is built: the run is written down
+                write_run_files(run_dir, config, ["python", "-m", "rlpytorch.train", *argv], resume_file)
+                print(f"run folder: {run_dir}", flush=True)
+            runner, logger = build_runner(method, config, loader, model, trainer, run_dir, start, main_rank)
+            if checkpoint is not None:
+                runner.load_training_state(checkpoint["resume"])  # last before the run: it sets the random states
+                logger.note(f"resumed from {resume_file} at {trainer.frames:,} frames, {trainer.updates:,} updates")
+            frames_at_start = trainer.frames
+            summary = runner.run(gc)
+        except BaseException:
+            gc.stop()  # release what the context holds (a hosted one: its worker processes); safe when stopped
+            raise
     logger.note(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s ({summary.fps:,.0f} FPS)")
     result = None
     if config["eval_at_end"] and not summary.interrupted and main_rank:
@@ -310,5 +332,15 @@ def train(argv: Sequence[str] | None) -> dict[str, Any]:
     return {"summary": summary, "eval": result, "config": config}
 
 
+def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: Sequence[str] | None = None) -> None:
+    """Run ``main`` for a command line (``argv``, by default ``sys.argv[1:]``): an
+    error in what it was given (an option, a config file, a checkpoint) is one
+    line on stderr and exit status 1."""
+    try:
+        main(argv)
+    except (ArgsError, CheckpointError) as error:
+        sys.exit(f"{prog}: error: {error}")
+
+
 if __name__ == "__main__":
-    main()
+    command_line(main, "python -m rlpytorch.train")

@@ -47,13 +47,14 @@ torch.save = save
 '''
 
 
-def start_training(tmp_path: Path, *extra: str) -> subprocess.Popen:
+def start_training(tmp_path: Path, *extra: str, own_group: bool = False) -> subprocess.Popen:
     (tmp_path / "sitecustomize.py").write_text(PAUSE_AT_FIRST_SAVE)
     env = {**os.environ, "PAUSE_SAVE_IN": str(tmp_path),
            "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-m", "rlpytorch.train", *SMALL, "--num_frames", "100000000",
                "--save_dir", str(tmp_path / "run"), *extra]
-    return subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=own_group)
 
 
 def wait_for(path: Path, process: subprocess.Popen) -> None:
@@ -116,6 +117,21 @@ def test_a_signal_during_training_saves_the_frame_reached(tmp_path, number):
     frames = check_stopped_cleanly(process, run)
     assert frames >= 1000
     check_resumes_at(run, frames)
+
+
+def test_sigterm_to_every_process_of_a_multi_process_run_keeps_the_learners_state(tmp_path):
+    """A job manager's SIGTERM reaches the learner process too: it ignores it,
+    so it can still send its state (optimizer, counts) for the final save."""
+    process = start_training(tmp_path, "--runner", "multi", "--save_every", "0", own_group=True)
+    (tmp_path / "go").touch()
+    run = tmp_path / "run"
+    while len(stats_lines(run)) < 2:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGTERM)
+    frames = check_stopped_cleanly(process, run)
+    assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["updates"] > 0
+    assert frames >= 1000
 
 
 def test_a_held_signal_is_delivered_once_the_block_ends():

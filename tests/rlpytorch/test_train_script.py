@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlpytorch import train
-from rlpytorch.args_provider import ArgsProvider
+from rlpytorch.args_provider import ArgsError, ArgsProvider
 from rlpytorch.methods import PPO
 
 
@@ -72,3 +72,22 @@ def test_zero_evaluation_episodes_are_refused_before_training_not_after(tmp_path
     result = train.main(["--game", "cartpole", "--num_frames", "1000", "--eval_episodes", "0", "--no-eval_at_end",
                          "--save_dir", str(run), "--no-progress"])
     assert result["eval"] is None and result["summary"].frames >= 1000
+
+
+def test_an_unknown_method_in_a_config_file_is_named_with_the_choices(tmp_path):
+    config = tmp_path / "run.yaml"
+    config.write_text("method: nope\n")
+    with pytest.raises(ArgsError, match=r"run.yaml: method: 'nope' is not one of \['actor_critic', 'ppo'"):
+        train.chosen_method(["--config", str(config)])
+
+
+def test_a_run_that_fails_to_start_leaves_no_folder_so_the_same_save_dir_works_next(tmp_path):
+    run = tmp_path / "run"
+    small = ["--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1",
+             "--no-progress", "--no-eval_at_end", "--save_dir", str(run)]
+    with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*64 - 1, got -1"):
+        train.main([*small, "--seed", "-1"])
+    with pytest.raises(ValueError, match="learning rate"):
+        train.main([*small, "--lr", "nan"])  # fails once the games run: in building the optimizer
+    assert not run.exists()
+    assert train.main([*small, "--num_frames", "500"])["summary"].frames >= 500
