@@ -37,7 +37,8 @@ batch): each variant names the settings it adds to the eager run (``default``,
 ``reduce-overhead``, ``max-autotune``, ``aot_eager``: a compile mode; ``bf16``;
 ``channels_last``; ``eager``: none), joined by ``+``. Beside each FPS: its ratio
 to the first variant, wall and CPU seconds, and the warm-up's seconds
-(compilation and CUDA graph recording included).
+(compilation and CUDA graph recording included); ``--profile FILE`` adds
+where the CPU time went, per variant (cProfile, after the measure).
 
     python benchmarks/bench_gpu.py --device cuda        # meant to finish within 5 minutes on 16 cores + a GPU
     python benchmarks/bench_gpu.py --device cpu --seconds 2 --games cartpole   # the script itself, on a CPU
@@ -48,12 +49,14 @@ to the first variant, wall and CPU seconds, and the warm-up's seconds
 from __future__ import annotations
 
 import argparse
+import cProfile
 import importlib.util
 import io
 import os
 import platform
+import pstats
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,6 +108,7 @@ VARIANT_WORDS = {
     "bf16": ["--amp", "bf16"],
     "channels_last": ["--channels_last"],
 }
+PROFILE_ROWS = 30
 WARMUP_UPDATES = 5  # compiled variants: the graphs of acting and of an update compiled, CUDA graphs recorded
 QUIET = ["--save_dir", "", "--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
 
@@ -175,9 +179,10 @@ def synthetic_batch(spec: Mapping[str, Any], rows: int, T: int, rng: np.random.G
     return SyntheticBatch(arrays, rows)
 
 
-def synthetic(argv: list[str], seconds: float) -> tuple[Measure, int]:
+def synthetic(argv: list[str], seconds: float, profile: list[str] | None = None) -> tuple[Measure, int]:
     """Acting and updates of training's own trainer on made-up batches; returns
-    the measure and the actor batch size."""
+    the measure and the actor batch size. With a ``profile`` list, ``seconds``
+    more under cProfile after the measure add its report to the list."""
     torch._dynamo.reset()  # each measure compiles its own models: the warm-up counts it
     config = ArgsProvider(components(METHOD)).parse(argv, defaults=METHODS[METHOD].run_defaults)
     torch.manual_seed(config["seed"])
@@ -215,7 +220,25 @@ def synthetic(argv: list[str], seconds: float) -> tuple[Measure, int]:
         while time.perf_counter() < deadline:
             step()
         _synchronize()
-    return Measure(frames, clock.wall, clock.cpu, frames / clock.wall, warmup.wall), actor.batch_size
+    measure = Measure(frames, clock.wall, clock.cpu, frames / clock.wall, warmup.wall)
+    if profile is not None:
+        profile.append(profiled(step, seconds))
+    return measure, actor.batch_size
+
+
+def profiled(step: Callable[[], None], seconds: float) -> str:
+    """``step`` repeated for ``seconds`` under cProfile: the functions of most own time
+    (a wait for the GPU shows as the call that waited, e.g. ``item`` or ``synchronize``)."""
+    profiler = cProfile.Profile()
+    deadline = time.perf_counter() + seconds
+    profiler.enable()
+    while time.perf_counter() < deadline:
+        step()
+    _synchronize()
+    profiler.disable()
+    report = io.StringIO()
+    pstats.Stats(profiler, stream=report).sort_stats("tottime").print_stats(PROFILE_ROWS)
+    return report.getvalue()
 
 
 def real(argv: list[str], frames: int) -> Measure:
@@ -246,8 +269,10 @@ def variant_settings(variant: str) -> list[str]:
     return [arg for w in words for arg in VARIANT_WORDS[w]]
 
 
-def compare(games: list[str], settings: dict[str, list[str]], args: argparse.Namespace) -> list[str]:
-    """The synthetic measure of each game under each variant (name: its settings), acting as one batch."""
+def compare(games: list[str], settings: dict[str, list[str]], args: argparse.Namespace,
+            profiles: list[str] | None = None) -> list[str]:
+    """The synthetic measure of each game under each variant (name: its settings), acting
+    as one batch; with ``profiles``, each measure's cProfile report is added to it."""
     header = ("| game | variant | actor batch | synthetic FPS | x first | wall s | CPU s | CPU / wall | "
               "warm-up s |")
     lines = [header, "|" + "---|" * 9]
@@ -257,7 +282,9 @@ def compare(games: list[str], settings: dict[str, list[str]], args: argparse.Nam
         for variant, run in settings.items():
             argv = [*GAMES[game].settings("one batch", args.batch_scale), "--device", args.device,
                     "--method", METHOD, *run]
-            made_up, batch = synthetic(argv, args.seconds)
+            made_up, batch = synthetic(argv, args.seconds, profiles)
+            if profiles is not None:
+                profiles[-1] = f"== {game}, {variant}\n{profiles[-1]}"
             first = first or made_up.fps
             line = (f"| {game} | {variant} | {batch} | {made_up.fps:,.0f} | {made_up.fps / first:.2f} | "
                     f"{made_up.wall:.1f} | {made_up.cpu:.1f} | {made_up.cpu / made_up.wall:.2f} | "
@@ -304,6 +331,8 @@ def main() -> None:
     parser.add_argument("--channels_last", action="store_true", help="conv weights channels-last")
     parser.add_argument("--batch_scale", type=int, default=1, help="games, actor and train batch times this")
     parser.add_argument("--compare", help="comma-separated variants, synthetic only, side by side (see above)")
+    parser.add_argument("--profile", type=Path, help="with --compare: after each measure, --seconds more under "
+                        "cProfile; the functions of most own time, per measure, written to this file")
     parser.add_argument("--out", type=Path, help="also write the table (Markdown) to this file")
     args = parser.parse_args()
     games = [g.strip() for g in args.games.split(",") if g.strip()]
@@ -323,8 +352,13 @@ def main() -> None:
     settings = "compared" if args.compare else " ".join(run)
     lines = [f"GPU path, {machine(args.device)}; {settings}; batch scale {args.batch_scale}", ""]
     print("\n".join(lines), flush=True)
+    if args.profile and not variants:
+        parser.error("--profile goes with --compare")
     if variants:
-        lines += compare(games, variants, args)
+        profiles: list[str] | None = [] if args.profile else None
+        lines += compare(games, variants, args, profiles)
+        if profiles is not None:
+            args.profile.write_text("\n".join(profiles))
     else:
         lines += real_and_synthetic(games, args, run)
     if args.out:
