@@ -1,11 +1,12 @@
 """How the models run: ``ModelInterface``'s ``compile``, ``amp`` and ``channels_last``.
 
-On the CPU most compiled runs use the ``aot_eager`` mode: the capture that
+On the CPU the compiled runs use the ``aot_eager`` mode: the capture that
 every mode shares (Dynamo's graphs and guards, autograd's joint graph) without
-generating code, which takes a second where Inductor's C++ takes tens. One test
-runs Inductor itself on the smallest model. The tests marked ``cuda`` run
-whenever a GPU is there: CUDA graphs (``reduce-overhead``), bf16 and
-channels-last convolutions on the device they are for.
+generating code, which takes a second where Inductor's C++ took 30-40 s with an
+empty cache on a 2-core machine. The tests marked ``cuda`` run whenever a GPU
+is there, with Inductor: CUDA graphs (``reduce-overhead``), bf16 and
+channels-last convolutions on the device they are for. With torch 2.11 the
+CPU tests caught a compiled graph's wrong gradients (``models.layers.Tanh``).
 """
 
 import numpy as np
@@ -134,12 +135,6 @@ def test_compiled_acting_and_training_equal_the_eager_run_and_compile_in_the_fir
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == graphs  # no step compiled again
     assert not torch._dynamo.utils.counters["graph_break"]  # each call is one whole graph
     assert_same_run(eager, (first[0] + rest[0], rest[1]))
-
-
-def test_inductor_compiled_acting_and_training_agree_with_the_eager_run():
-    eager = play(make_trainer(), 2, truncations=False)
-    compiled = play(make_trainer(compile="default"), 2, truncations=False)
-    assert_same_run(eager, compiled, tol=1e-4)  # generated kernels may sum in another order
 
 
 # --- bf16 autocast -------------------------------------------------------------------------
