@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -29,8 +30,13 @@ def window_frames(window: Any) -> int:
     return (T - 1) * B
 
 
-def _interrupt(number: int) -> None:
-    raise KeyboardInterrupt
+def _ask_to_stop(summary: RunSummary, number: int) -> None:
+    """A stop signal while training: the run stops after the batch at hand (a
+    ``KeyboardInterrupt`` raised anywhere could leave a lock of a library
+    held); a second one interrupts it at once."""
+    if summary.interrupted:
+        raise KeyboardInterrupt
+    summary.interrupted = True
 
 
 def progress_setting() -> Any:
@@ -67,10 +73,11 @@ class SingleProcessRun(Configurable):
     afresh after each periodic checkpoint, from ``fresh_context(k)`` (the
     context of the run's k-th start of the games, its tags added), as a run
     resumed from that checkpoint does. Ctrl-C (SIGINT) or SIGTERM stops the
-    engine, saves, and returns a summary marked ``interrupted``; one that
-    arrives during a checkpoint takes effect once it is written, and further
-    ones while the run stops and saves are noted only. Any other exception
-    stops the engine and propagates.
+    run after the batch at hand (a second one at once), stops the engine,
+    saves, and returns a summary marked ``interrupted``; one that arrives
+    during a checkpoint takes effect once it is written, and those arriving
+    while the run stops and saves are noted only. Any other exception stops
+    the engine and propagates.
     """
 
     trainer: Trainer
@@ -142,8 +149,8 @@ class SingleProcessRun(Configurable):
         start()
         with stop_signals_handled(lambda number: setattr(summary, "interrupted", True)):  # while it stops
             try:
-                with stop_signals_handled(_interrupt):  # while it trains: SIGTERM stops it as Ctrl-C does
-                    while not self._finished(summary):
+                with stop_signals_handled(functools.partial(_ask_to_stop, summary)):  # while it trains
+                    while not summary.interrupted and not self._finished(summary):
                         step()
                         self._poll()
                         self._after_step(bar, summary)

@@ -22,6 +22,7 @@ import pytest
 from rlpytorch import train
 from rlpytorch.files import append_line, deferred_signals, write_text_atomically
 from rlpytorch.model_base import read_checkpoint
+from rlpytorch.runner import SingleProcessRun
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1",
@@ -132,6 +133,23 @@ def test_sigterm_to_every_process_of_a_multi_process_run_keeps_the_learners_stat
     frames = check_stopped_cleanly(process, run)
     assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["updates"] > 0
     assert frames >= 1000
+
+
+@pytest.mark.parametrize("signals", [1, 2])
+def test_a_stop_signal_ends_the_loop_after_the_batch_at_hand_and_a_second_at_once(trainer, tmp_path, signals):
+    steps = []
+
+    def step():
+        steps.append("started")
+        for _ in range(signals):
+            os.kill(os.getpid(), signal.SIGTERM)
+        steps.append("finished")
+
+    before = signal.getsignal(signal.SIGTERM)
+    summary = SingleProcessRun(trainer, save_dir=tmp_path, progress=False).loop(lambda: None, step, lambda: None)
+    assert summary.interrupted and (tmp_path / "last.pt").exists()
+    assert steps == ["started", "finished"] if signals == 1 else ["started"]
+    assert signal.getsignal(signal.SIGTERM) == before
 
 
 def test_a_held_signal_is_delivered_once_the_block_ends():
