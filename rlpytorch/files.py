@@ -26,9 +26,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["append_line", "deferred_signals", "stop_signals_handled", "write_atomically", "write_text_atomically"]
+__all__ = ["TEMPORARY_FILES", "append_line", "deferred_signals", "stop_signals_handled", "write_atomically",
+           "write_text_atomically"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+TEMPORARY_FILES = ".*.tmp"  # the names of write_atomically's temporary files (a glob)
 
 
 @contextlib.contextmanager
@@ -72,7 +74,7 @@ def write_atomically(path: str | Path, write: Callable[[IO[bytes]], Any]) -> Non
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with deferred_signals():
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # TEMPORARY_FILES
         try:
             with os.fdopen(fd, "wb") as f:
                 write(f)

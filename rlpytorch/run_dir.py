@@ -39,7 +39,7 @@ import torch
 import yaml
 
 from .args_provider import ArgsError, setting
-from .files import write_text_atomically
+from .files import TEMPORARY_FILES, write_text_atomically
 from .model_base import CheckpointNotFoundError
 
 __all__ = [
@@ -123,8 +123,11 @@ def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[
                     resumed_from: Path | None = None) -> None:
     """Create ``run_dir`` and write ``config.yaml`` and ``run.yaml`` into it. A
     resumed run (``resumed_from``, its checkpoint) rewrites ``config.yaml`` with
-    its own effective configuration and appends itself to ``run.yaml``'s ``resumed``."""
+    its own effective configuration and appends itself to ``run.yaml``'s ``resumed``,
+    and removes the temporary files a run killed while saving (SIGKILL) left behind."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    for stale in run_dir.glob(TEMPORARY_FILES):
+        stale.unlink()
     write_text_atomically(run_dir / "config.yaml", yaml.safe_dump(dict(config), sort_keys=True))
     about = {
         "command": shlex.join(command),

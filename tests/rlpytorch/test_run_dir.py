@@ -50,3 +50,10 @@ def test_a_failed_start_takes_back_what_it_wrote_and_a_started_run_keeps_its_fol
         write_run_files(new, {"seed": 0}, ["train"])
         raise RuntimeError("diverged")
     assert sorted(path.name for path in new.iterdir()) == ["config.yaml", "run.yaml"]  # its record stays
+
+
+def test_a_resumed_run_removes_the_temporary_files_a_killed_save_left(tmp_path):
+    (tmp_path / ".last.pt.x1y2.tmp").write_bytes(b"half a checkpoint")
+    (tmp_path / "notes.tmp").write_text("not ours")
+    write_run_files(tmp_path, {"seed": 0}, ["train"], resumed_from=tmp_path / "last.pt")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["config.yaml", "notes.tmp", "run.yaml"]
