@@ -6,13 +6,16 @@ temporary file in the same folder, flushed to disk, then moved into place with
 ``os.replace``, with SIGINT and SIGTERM held off meanwhile
 (``deferred_signals``). A reader finds the old file or the new one, never a
 part; a Ctrl-C or ``kill`` during the write takes effect once the file is in
-place, and no temporary file stays behind (on any other failure it is removed).
+place, and no temporary file stays behind (on any other failure it is removed;
+one left by SIGKILL, which nothing can hold off, is removed by the next run
+in the folder: ``run_dir.write_run_files``). Its cost: about 1 ms a file.
 
 A log that grows line by line (``log.txt``, ``progress.csv``'s rows) gets
 each line by ``append_line``: one ``write`` of the whole line to a file opened
 for appending, then ``fsync``. A line is then either in the file whole or not
 at all, whatever signal arrives; only a crash of the machine (or a full disk)
-inside that one write could leave a part of the last line.
+inside that one write could leave a part of the last line. Its cost: about
+0.3 ms a line.
 """
 
 from __future__ import annotations
