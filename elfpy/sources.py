@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from elfpy import _elf
-from elfpy.envpool_host import EnvpoolHost, is_envpool
+from elfpy.envpool_host import EnvpoolHost, engine_threads, is_envpool
 from elfpy.gym_host import GymHost, is_hosted
 
 _WORKER_CHECK_S = 0.5  # how often failure() looks at the worker processes
@@ -120,7 +120,8 @@ def open_source(game: str | Callable[..., Any], num_games: int, num_threads: int
                              "threads (pass envpool's own options, e.g. reward_clip=True)")
         host = EnvpoolHost(game, num_games, num_workers=hosting.get("num_workers"), seed=seed,
                            step_timeout_s=hosting.get("step_timeout_s"), options=game_options)
-        return HostedSource(host, num_threads, seed, deterministic)
+        return HostedSource(host, num_threads if num_threads is not None else engine_threads(num_games), seed,
+                            deterministic)
     if is_hosted(game):
         return HostedSource(GymHost(game, num_games, seed=seed, env_kwargs=game_options, **hosting), num_threads,
                             seed, deterministic)
