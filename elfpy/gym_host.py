@@ -239,7 +239,10 @@ class _Worker:
 
 def worker_main() -> None:
     """A worker process's entry point; its arguments come pickled on stdin."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
+    # Ctrl-C, and a job manager's SIGTERM to every process, are the parent's to
+    # handle: it stops us once its run has saved (an orphan exits by itself).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     parent_pid, fd, keys, num_games, num_workers, worker, payload, seed, layout = pickle.load(sys.stdin.buffer)
     make_env, preprocess, reshape_reward = pickle.loads(payload)
     memory = mmap.mmap(fd, 0)

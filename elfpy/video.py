@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from elfpy.files import atomic_path
 from elfpy.gym_host import env_action, game_seed, is_hosted, observation_arrays
 from elfpy.gym_presets import resolve
 
@@ -34,14 +35,13 @@ def save_video(frames: list[np.ndarray], path: str | Path, fps: int = 30) -> Pat
     import imageio.v2 as imageio
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".gif":
-        imageio.mimsave(path, frames, duration=1000 / fps, loop=0)
-    elif path.suffix == ".mp4":
-        # H.264 in yuv420p needs even sides; imageio's default (16) would resize most game frames
-        imageio.mimsave(path, frames, fps=fps, macro_block_size=2)
-    else:
+    if path.suffix not in (".gif", ".mp4"):
         raise ValueError(f"video {path}: the suffix must be one of {['.' + f for f in FORMATS]}")
+    with atomic_path(path) as tmp:
+        if path.suffix == ".gif":
+            imageio.mimsave(tmp, frames, duration=1000 / fps, loop=0)
+        else:  # H.264 in yuv420p needs even sides; imageio's default (16) would resize most game frames
+            imageio.mimsave(tmp, frames, fps=fps, macro_block_size=2)
     return path
 
 

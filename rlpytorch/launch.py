@@ -32,6 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from elfpy.files import write_text_atomically
+
 from .args_provider import read_config_file
 from .run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
 
@@ -133,11 +135,11 @@ def execute(run: Run, base_cmd: Sequence[str], devices: queue.Queue, bases: Mapp
             index = device.partition(":")[2] or "0"
             env["CUDA_VISIBLE_DEVICES"] = index
             cmd += ["--device", "cuda"]
-        (run.folder / "launch.json").write_text(json.dumps({"command": cmd, "device": device}, indent=1))
+        write_text_atomically(run.folder / "launch.json", json.dumps({"command": cmd, "device": device}, indent=1))
         with open(run.folder / "console.txt", "w") as console:
             code = subprocess.run(cmd, stdout=console, stderr=subprocess.STDOUT, env=env).returncode
         if code == 0:
-            (run.folder / DONE_MARKER).write_text("")
+            write_text_atomically(run.folder / DONE_MARKER, "")
         return code
     finally:
         devices.put(device)

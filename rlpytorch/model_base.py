@@ -4,7 +4,7 @@ A checkpoint is one ``torch.save`` file holding the weights, the update step,
 the model's registered name and the run's effective arguments, so a model can
 be rebuilt and evaluated from the file alone (see ``model_loader``).
 
-The write is atomic (``rlpytorch.files.write_atomically``): a crash or a
+The write is atomic (``elfpy.files.write_atomically``): a crash or a
 signal never leaves a half-written checkpoint behind. The read
 (``read_checkpoint``) refuses a damaged file with one ``CheckpointError``
 naming it: the CRC-32 of every record of the zip archive ``torch.save``
@@ -27,7 +27,7 @@ import torch
 from torch import nn
 from typing_extensions import Self
 
-from .files import write_atomically
+from elfpy.files import write_atomically
 
 __all__ = ["SEAT_KEY", "CheckpointError", "CheckpointMismatchError", "CheckpointNotFoundError", "Model",
            "read_checkpoint"]

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from elfpy.files import atomic_path
+
 __all__ = ["Curve", "load_curves", "main", "plot_curves"]
 
 _SEED_FOLDER = re.compile(r"seed[-_]?\d+")
@@ -114,8 +116,8 @@ def plot_curves(curves: Sequence[Curve], out: Path, x_key: str, y_key: str, spre
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
+    with atomic_path(out) as tmp:  # matplotlib picks the format by the suffix, which the name keeps
+        fig.savefig(tmp)
     plt.close(fig)
 
 

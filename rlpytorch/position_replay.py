@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .files import write_atomically
+from elfpy.files import write_atomically
+
 from .symmetries import NUM_SYMMETRIES, transform_planes, transform_policy
 
 __all__ = ["PositionReplay", "RecordKeys", "SelfPlayRecords"]

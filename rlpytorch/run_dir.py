@@ -18,7 +18,7 @@ run refuses a folder that already holds a run (``check_run_dir``): nothing is
 overwritten. A run that fails before it trains a frame (a bad option, a
 missing ``--load``) takes back what it wrote (``undo_failed_start``), so the
 same ``--save_dir`` works on the next try. Every file lands whole
-(``rlpytorch.files``).
+(``elfpy.files``).
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ import numpy as np
 import torch
 import yaml
 
+from elfpy.files import TEMPORARY_FILES, write_text_atomically
+
 from .args_provider import ArgsError, setting
-from .files import TEMPORARY_FILES, write_text_atomically
 from .model_base import CheckpointNotFoundError
 
 __all__ = [

@@ -4,7 +4,7 @@
 the run's folder, also as a line of ``log.txt``, a row of ``progress.csv`` and
 TensorBoard scalars (``torch.utils.tensorboard``). Each line of ``log.txt``
 and each row of ``progress.csv`` lands whole (one write, flushed to disk:
-``rlpytorch.files.append_line``); a new column rewrites ``progress.csv``
+``elfpy.files.append_line``); a new column rewrites ``progress.csv``
 atomically.
 """
 
@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from elfpy.files import append_line, write_text_atomically
+
 from .args_provider import Configurable, setting
-from .files import append_line, write_text_atomically
 
 __all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "format_record"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from elfpy.files import write_text_atomically
 from elfpy.go import play
 
 RESIGN = play.RESIGN
@@ -54,6 +55,6 @@ class SgfWriter:
         played = [m for m in colored if m[1] != RESIGN]
         self.count += 1
         path = self.directory / f"game_{self.count:06d}.sgf"
-        path.write_text(to_sgf(played, self.board_size, self.komi,
-                               result_text(played, self.board_size, self.komi, resigned)))
+        write_text_atomically(path, to_sgf(played, self.board_size, self.komi,
+                                           result_text(played, self.board_size, self.komi, resigned)))
         return path

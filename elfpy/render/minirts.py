@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from elfpy.files import write_atomically, write_text_atomically
+
 FOG_BIT = 0x80
 UNSEEN = ord(" ")
 
@@ -137,7 +139,8 @@ def _font(image_font: Any, size: int) -> Any:
 def save_png(board: np.ndarray, path: str | Path, scale: int = 16, caption: str | None = None) -> Path:
     """Writes ``board_to_image(board, scale, caption)`` to ``path`` as PNG."""
     path = Path(path)
-    board_to_image(board, scale, caption).save(path, format="PNG")
+    image = board_to_image(board, scale, caption)
+    write_atomically(path, lambda f: image.save(f, format="PNG"))
     return path
 
 
@@ -154,7 +157,8 @@ def save_gif(boards: Sequence[np.ndarray], path: str | Path, scale: int = 12, du
     # every terrain), without dithering: flat colours compress well.
     palette = images[0].quantize(colors=64, method=Image.Quantize.MEDIANCUT)
     frames = [image.quantize(palette=palette, dither=Image.Dither.NONE) for image in images]
-    frames[0].save(path, format="GIF", save_all=True, append_images=frames[1:], duration=duration_ms, loop=0)
+    write_atomically(path, lambda f: frames[0].save(f, format="GIF", save_all=True, append_images=frames[1:],
+                                                    duration=duration_ms, loop=0))
     return path
 
 
@@ -189,7 +193,7 @@ class Replay:
     def save(self, path: str | Path) -> Path:
         """Writes the replay as JSON."""
         path = Path(path)
-        path.write_text(json.dumps(dataclasses.asdict(self)))
+        write_text_atomically(path, json.dumps(dataclasses.asdict(self)))
         return path
 
     @classmethod

@@ -17,8 +17,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from elfpy.files import write_atomically
+
 from ..args_provider import Configurable, setting
-from ..files import write_atomically
 from ..model_base import Model
 
 __all__ = ["PolicyValueNet", "PolicyValueSettings", "export_evaluator", "masked_policy"]

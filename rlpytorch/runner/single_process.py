@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from elfpy.files import deferred_signals, stop_signals_handled
+
 from .. import distributed
 from ..args_provider import Configurable, setting
-from ..files import deferred_signals, stop_signals_handled
 from ..resume import random_states, set_random_states
 from ..stats import StatsLogger
 from ..trainer import Trainer

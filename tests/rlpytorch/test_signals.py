@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from elfpy.files import TEMPORARY_FILES, append_line, deferred_signals, write_text_atomically
 from rlpytorch import train
-from rlpytorch.files import append_line, deferred_signals, write_text_atomically
 from rlpytorch.model_base import read_checkpoint
 from rlpytorch.runner import SingleProcessRun
 
@@ -80,7 +80,7 @@ def check_stopped_cleanly(process: subprocess.Popen, run: Path) -> int:
     stdout, stderr = process.communicate()
     assert process.returncode == 0, stderr
     assert "Traceback" not in stderr, stderr
-    assert not [path.name for path in run.iterdir() if path.name.endswith(".tmp")]
+    assert not list(run.glob(TEMPORARY_FILES))
     frames = trained_frames(stdout)
     assert frames > 0
     assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames
@@ -98,7 +98,7 @@ def test_a_signal_during_a_checkpoint_lets_it_land_then_stops_and_resumes_there(
     process = start_training(tmp_path, "--save_every", "1000")
     wait_for(tmp_path / "saving", process)  # model_<frames>.pt's temporary file is open
     run = tmp_path / "run"
-    assert [path.name for path in run.iterdir() if path.name.endswith(".tmp")]
+    assert list(run.glob(TEMPORARY_FILES))
     process.send_signal(number)
     (tmp_path / "go").touch()
     frames = check_stopped_cleanly(process, run)

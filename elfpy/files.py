@@ -8,7 +8,10 @@ temporary file in the same folder, flushed to disk, then moved into place with
 part; a Ctrl-C or ``kill`` during the write takes effect once the file is in
 place, and no temporary file stays behind (on any other failure it is removed;
 one left by SIGKILL, which nothing can hold off, is removed by the next run
-in the folder: ``run_dir.write_run_files``). Its cost: about 1 ms a file.
+in the folder: ``rlpytorch.run_dir.write_run_files``). Its cost: about 1 ms a file.
+A writer that wants a file name (imageio, matplotlib) gets one from
+``atomic_path``, the same mechanism: SGF records, pictures, plots and videos
+land whole too.
 
 A log that grows line by line (``log.txt``, ``progress.csv``'s rows) gets
 each line by ``append_line``: one ``write`` of the whole line to a file opened
@@ -29,11 +32,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["TEMPORARY_FILES", "append_line", "deferred_signals", "stop_signals_handled", "write_atomically",
-           "write_text_atomically"]
+__all__ = ["TEMPORARY_FILES", "append_line", "atomic_path", "deferred_signals", "stop_signals_handled",
+           "write_atomically", "write_text_atomically"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-TEMPORARY_FILES = ".*.tmp"  # the names of write_atomically's temporary files (a glob)
+TEMPORARY_FILES = ".*.tmp*"  # the names of atomic_path's temporary files (a glob)
 
 
 @contextlib.contextmanager
@@ -71,22 +74,45 @@ def deferred_signals() -> Iterator[None]:
         signal.raise_signal(number)  # the restored handler runs now (and may raise)
 
 
-def write_atomically(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:
-    """Write ``path`` whole or not at all: ``write(file)`` fills a temporary
-    file next to it, which is flushed to disk and moved into place."""
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# The mode a plain open() would give a new file: read and write for all, less the umask.
+_CREATED_MODE = 0o666 & ~_umask()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary file name next to ``path`` for a writer that wants a name
+    rather than a file object (it ends in ``path``'s suffix, by which libraries
+    such as imageio choose a format). When the block ends, the file is flushed
+    to disk and moved to ``path``; if the block raises, it is removed. SIGINT
+    and SIGTERM are held off meanwhile."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with deferred_signals():
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # TEMPORARY_FILES
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
+        os.close(fd)
+        tmp = Path(name)  # matches TEMPORARY_FILES
         try:
-            with os.fdopen(fd, "wb") as f:
-                write(f)
-                f.flush()
-                os.fsync(f.fileno())
+            yield tmp
+            with open(tmp, "rb") as written:
+                os.fsync(written.fileno())
+            os.chmod(tmp, _CREATED_MODE)  # mkstemp's 0600 would hide the file from other users
             os.replace(tmp, path)
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
             raise
+
+
+def write_atomically(path: str | Path, write: Callable[[IO[bytes]], Any]) -> None:
+    """Write ``path`` whole or not at all: ``write(file)`` fills a temporary
+    file next to it, which is flushed to disk and moved into place."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as file:
+        write(file)
 
 
 def write_text_atomically(path: str | Path, text: str) -> None:
