@@ -33,11 +33,12 @@ run refuses a ``--save_dir`` that already holds a run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import gc as garbage_collector
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -283,8 +284,6 @@ def train(argv: Sequence[str] | None) -> dict[str, Any]:
     config["save_dir"] = str(run_dir or "")
     if not main_rank:
         config["progress"] = False
-    if main_rank:
-        print("effective configuration:\n" + format_config(config), flush=True)
     trainer, frames_at_start = None, 0
 
     def trained_a_frame() -> bool:
@@ -293,21 +292,25 @@ def train(argv: Sequence[str] | None) -> dict[str, Any]:
     with undo_failed_start(run_dir, trained_a_frame):  # so that the same --save_dir works on the next try
         torch.manual_seed(config["seed"])
         torch.set_num_threads(config["torch_threads"])
-        loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
-        # The games' k-th start in the run is seeded from the run's seed stream; a
-        # resumed run starts them once more (rlpytorch.resume).
-        start = 0 if checkpoint is None else checkpoint["resume"]["runner"]["engine_starts"] + 1
-        gc = loader.context(seed=engine_seed(loader.seed, start))
+        with settings_checked():
+            loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
+            # The games' k-th start in the run is seeded from the run's seed stream; a
+            # resumed run starts them once more (rlpytorch.resume).
+            start = 0 if checkpoint is None else checkpoint["resume"]["runner"]["engine_starts"] + 1
+            gc = loader.context(seed=engine_seed(loader.seed, start))
         try:
-            obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
-            model = ModelLoader.from_config(config).build(obs_spec, num_actions, gc.num_seats)
-            trainer = build_trainer(method, config, loader, gc, model)
-            if distributed.is_distributed():
-                trainer.mi.distribute()
-            if run_dir is not None:  # everything is built: the run is written down
-                write_run_files(run_dir, config, ["python", "-m", "rlpytorch.train", *argv], resume_file)
-                print(f"run folder: {run_dir}", flush=True)
-            runner, logger = build_runner(method, config, loader, model, trainer, run_dir, start, main_rank)
+            with settings_checked():
+                obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
+                model = ModelLoader.from_config(config).build(obs_spec, num_actions, gc.num_seats)
+                trainer = build_trainer(method, config, loader, gc, model)
+                if distributed.is_distributed():
+                    trainer.mi.distribute()
+                if main_rank:  # everything is built: the run is written down
+                    print("effective configuration:\n" + format_config(config), flush=True)
+                if run_dir is not None:
+                    write_run_files(run_dir, config, ["python", "-m", "rlpytorch.train", *argv], resume_file)
+                    print(f"run folder: {run_dir}", flush=True)
+                runner, logger = build_runner(method, config, loader, model, trainer, run_dir, start, main_rank)
             if checkpoint is not None:
                 runner.load_training_state(checkpoint["resume"])  # last before the run: it sets the random states
                 logger.note(f"resumed from {resume_file} at {trainer.frames:,} frames, {trainer.updates:,} updates")
@@ -330,6 +333,20 @@ def train(argv: Sequence[str] | None) -> dict[str, Any]:
         logger.note(f"{config['eval_sampler']} evaluation: {result}")
     logger.close()
     return {"summary": summary, "eval": result, "config": config}
+
+
+@contextlib.contextmanager
+def settings_checked() -> Iterator[None]:
+    """While the run is built from its settings, a ValueError is a setting
+    that the games, the model or the optimizer refused (``--num_games -4``,
+    ``--seed -1``, ``--lr nan``, an unknown game): an ``ArgsError``, which the
+    command line prints as one line, not a traceback."""
+    try:
+        yield
+    except (ArgsError, CheckpointError):  # already named
+        raise
+    except ValueError as error:
+        raise ArgsError(f"a setting was refused: {error}") from error
 
 
 def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: Sequence[str] | None = None) -> None:

@@ -91,3 +91,19 @@ def test_a_run_that_fails_to_start_leaves_no_folder_so_the_same_save_dir_works_n
         train.main([*small, "--lr", "nan"])  # fails once the games run: in building the optimizer
     assert not run.exists()
     assert train.main([*small, "--num_frames", "500"])["summary"].frames >= 500
+
+
+@pytest.mark.parametrize("setting, named", [
+    (["--num_games", "-4"], "num_games must be >= 1, got -4"),
+    (["--seed", "-1"], "seed must be an integer from 0 to 2**64 - 1, got -1"),
+    (["--lr", "nan"], "Invalid learning rate: nan"),
+    (["--game", "cartpol"], "unknown game 'cartpol'"),
+])
+def test_a_refused_setting_is_one_line_and_leaves_no_run_folder(tmp_path, capsys, setting, named):
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_:
+        train.command_line(train.main, "prog", [*setting, "--num_frames", "100", "--save_dir", str(run)])
+    message = str(exit_.value.code)
+    assert message.startswith("prog: error: a setting was refused: ") and named in message
+    assert "\n" not in message and not run.exists()
+    assert "effective configuration" not in capsys.readouterr().out  # nothing printed before the error
