@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .args_provider import Arg, ArgsError, Configurable, setting
-from .model_base import Model, read_checkpoint
+from .model_base import CheckpointError, Model, read_checkpoint
 from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
 from .models import obs_spec as normalized_spec
 from .models.actor_q import ActorQ
@@ -78,7 +78,7 @@ class ModelLoader(Configurable):
 
     def __post_init__(self) -> None:
         if self.model != "auto" and self.model not in MODELS:
-            raise KeyError(f"unknown model {self.model!r}; registered: {sorted(MODELS)}")
+            raise ArgsError(f"--model: unknown model {self.model!r}; registered: {sorted(MODELS)}")
 
     @classmethod
     def arg_groups(cls) -> dict[str, tuple[Arg, ...]]:
@@ -127,6 +127,9 @@ def _construct(cls: type[Model], obs_spec: Mapping[str, Any], num_actions: int, 
 def load_model(path: str | Path, obs_spec: Mapping[str, Any], num_actions: int, seats: int = 1) -> Model:
     """Rebuild the model saved at ``path`` from the settings stored with it (for a game of ``seats`` seats)."""
     checkpoint = read_checkpoint(path)
+    if checkpoint["model"] not in MODELS:
+        raise CheckpointError(f"{path} holds a model named {checkpoint['model']!r}, which no registered model is "
+                              f"(registered: {sorted(MODELS)})")
     cls = MODELS[checkpoint["model"]]
     args = checkpoint["args"]
     model = _construct(cls, obs_spec, num_actions, args, args.get("prev_action", False), args.get("prev_reward", False),

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from rlpytorch.args_provider import Configurable, setting
-from rlpytorch.model_base import CheckpointMismatchError, read_checkpoint
+from rlpytorch.args_provider import ArgsError, Configurable, setting
+from rlpytorch.model_base import CheckpointError, CheckpointMismatchError, read_checkpoint
 from rlpytorch.model_interface import ModelInterface, clip_grad_norm
 from rlpytorch.model_loader import MODELS, ModelLoader, load_model, register_model
 from rlpytorch.models import MLPActorCritic, ModelSettings
@@ -163,8 +163,15 @@ def test_model_loader_builds_by_name_with_args_and_loads_checkpoint(tmp_path):
 
 
 def test_unknown_model_name_is_an_error():
-    with pytest.raises(KeyError, match="unknown model 'resnet'"):
+    with pytest.raises(ArgsError, match="unknown model 'resnet'"):
         ModelLoader(model="resnet")
+
+
+def test_a_checkpoint_of_an_unknown_model_is_refused_by_name(tmp_path):
+    path = tmp_path / "other.pt"
+    torch.save({"model": "resnet", "state_dict": {}, "step": 0, "args": {}}, path)
+    with pytest.raises(CheckpointError, match=f"{path} holds a model named 'resnet'"):
+        load_model(path, (4,), 2)
 
 
 def test_load_model_rebuilds_the_architecture_from_the_saved_args(tmp_path):
