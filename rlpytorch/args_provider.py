@@ -21,7 +21,9 @@ so ``--help`` reads like the run. Rules, so that a typo never goes unnoticed:
 - two components declaring the same name is an error when the parser is built;
 - an unknown command-line option or config-file key is an error;
 - a config file (YAML or JSON, ``--config path``) sets values, and the command
-  line overrides the file.
+  line overrides the file; ``--config NAME`` (no folder, no suffix) names one of
+  the configs shipped in ``rlpytorch/configs`` (``--config cartpole_fast``), so an
+  installed package runs its examples from any folder; a file that exists wins.
 
 The parsed result is a plain ``dict`` (the effective configuration): it is
 printed at start and saved with the run. ``Component.from_config`` builds a
@@ -51,11 +53,14 @@ __all__ = [
     "format_config",
     "part",
     "read_config_file",
+    "resolve_config",
     "setting",
+    "shipped_configs",
 ]
 
 _SETTING = "rlpytorch.setting"  # field metadata: the setting's help, type, choices and aliases
 _PART = "rlpytorch.part"  # field metadata: a composed Configurable part
+SHIPPED_CONFIGS = Path(__file__).resolve().parent / "configs"  # package data: the example configs, loaded by name
 
 
 class ArgsError(ValueError):
@@ -210,7 +215,8 @@ class ArgsProvider:
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
             allow_abbrev=False,
         )
-        parser.add_argument("--config", type=Path, help="YAML or JSON file of argument values")
+        parser.add_argument("--config", type=Path, help="YAML or JSON file of argument values, or the name of a "
+                            f"shipped config ({', '.join(shipped_configs())})")
         for title, args in self.groups.items():
             group = parser.add_argument_group(title)
             for arg in args:
@@ -235,7 +241,8 @@ class ArgsProvider:
         return config
 
     def load_config(self, path: str | Path) -> dict[str, Any]:
-        """Read a YAML or JSON file, checking every key against the declared args."""
+        """Read a YAML or JSON file (or a shipped config's name), checking every key against the declared args."""
+        path = resolve_config(path)
         values = read_config_file(path)
         unknown = sorted(set(values) - set(self.args))
         if unknown:
@@ -251,10 +258,30 @@ def convert_from(source: str | Path, arg: Arg, value: Any) -> Any:
         raise ArgsError(f"{source}: {error}") from None
 
 
+def shipped_configs() -> list[str]:
+    """The names ``--config`` accepts for the configs shipped with rlpytorch, sorted."""
+    return sorted(path.stem for path in SHIPPED_CONFIGS.glob("*.yaml"))
+
+
+def resolve_config(path_or_name: str | Path) -> Path:
+    """The file ``--config path_or_name`` reads: the file if it exists, else the
+    shipped config of that name (a bare name: no folder, no suffix)."""
+    path = Path(path_or_name)
+    if path.exists() or len(path.parts) != 1 or path.suffix:
+        return path  # a missing path is reported by read_config_file, naming it
+    shipped = SHIPPED_CONFIGS / f"{path}.yaml"
+    if not shipped.is_file():
+        raise ArgsError(f"--config {path}: no such file, nor a shipped config of that name "
+                        f"(shipped: {', '.join(shipped_configs())})")
+    return shipped
+
+
 def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The mapping in a YAML or JSON file, unchecked (``ArgsProvider.load_config`` checks it)."""
+    """The mapping in a YAML or JSON file (or a shipped config's name), unchecked
+    (``ArgsProvider.load_config`` checks it)."""
+    path = resolve_config(path)
     try:
-        text = Path(path).read_text()
+        text = path.read_text()
     except OSError as error:
         raise ArgsError(f"--config {path}: {error.strerror or error}") from None
     try:

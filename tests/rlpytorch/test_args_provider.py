@@ -1,12 +1,23 @@
-"""The parser built from components: groups, strictness, config files, precedence,
-and settings declared once (the dataclass field is the constructor's default and the parser's)."""
+"""The parser built from components: groups, strictness, config files (and shipped configs by name),
+precedence, and settings declared once (the dataclass field is the constructor's default and the parser's)."""
 
 import json
 from dataclasses import dataclass
 
 import pytest
+import yaml
 
-from rlpytorch.args_provider import ArgsError, ArgsProvider, Configurable, format_config, part, setting
+from rlpytorch.args_provider import (
+    SHIPPED_CONFIGS,
+    ArgsError,
+    ArgsProvider,
+    Configurable,
+    format_config,
+    part,
+    read_config_file,
+    setting,
+    shipped_configs,
+)
 
 
 @dataclass
@@ -147,3 +158,42 @@ def test_an_alias_sets_the_same_argument():
     assert provider.parse(["--episodes", "7"])["eval_episodes"] == 7
     assert provider.parse(["--eval_episodes", "8"])["eval_episodes"] == 8
     assert provider.parse([])["eval_episodes"] == 100
+
+
+def test_a_shipped_config_loads_by_name_from_any_folder(tmp_path, monkeypatch):
+    from rlpytorch import train
+
+    monkeypatch.chdir(tmp_path)  # an installed package: no examples folder beside the run
+    assert "cartpole_fast" in shipped_configs() and "go9" in shipped_configs()
+    by_name = ArgsProvider(train.components("actor_critic")).parse(["--config", "cartpole_fast"])
+    shipped = yaml.safe_load((SHIPPED_CONFIGS / "cartpole_fast.yaml").read_text())
+    assert {name: by_name[name] for name in shipped} == shipped
+
+
+def test_an_existing_file_wins_over_the_shipped_config_of_that_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cartpole_fast").write_text("lr: 0.25\n")
+    assert ArgsProvider([Alpha]).parse(["--config", "cartpole_fast"])["lr"] == 0.25
+
+
+def test_an_unknown_config_name_is_one_error_listing_the_shipped_names(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ArgsError, match=r"^--config cartpole_fats: no such file, nor a shipped config .*cartpole_fast"):
+        ArgsProvider([Alpha]).parse(["--config", "cartpole_fats"])
+
+
+@pytest.mark.parametrize("missing", ["configs/cartpole_fast.yaml", "cartpole_fast.yaml"])
+def test_a_missing_path_is_reported_as_that_path_not_looked_up_by_name(tmp_path, monkeypatch, missing):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ArgsError, match=f"^--config {missing}: No such file"):
+        ArgsProvider([Alpha]).parse(["--config", missing])
+
+
+@pytest.mark.parametrize("name", shipped_configs())
+def test_every_shipped_config_is_accepted_by_its_entry_point(name):
+    from rlpytorch import alphazero, train
+
+    argv = ["--config", name]
+    provider = alphazero.arguments() if name == "go9" else ArgsProvider(train.components(train.chosen_method(argv)))
+    config = provider.parse(argv)
+    assert {key: config[key] for key in read_config_file(name)} == provider.load_config(name)
