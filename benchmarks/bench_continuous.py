@@ -4,7 +4,7 @@ native ``pendulum`` game beside Stable-Baselines3's PPO on Gymnasium's Pendulum-
 Each contender trains from scratch for a fixed number of frames (environment
 steps), then plays 100 episodes greedily (the Gaussian's mean; SB3:
 ``deterministic=True``) and reports their mean return. rlpytorch runs
-``examples/configs/pendulum_ppo.yaml``; Stable-Baselines3 runs rl-zoo's tuned
+``--config pendulum_ppo``; Stable-Baselines3 runs rl-zoo's tuned
 hyperparameters for PPO on Pendulum-v1 (4 environments, 1024 steps each per
 update, 10 epochs, gamma 0.9, GAE 0.95, lr 1e-3, gSDE, observations and
 rewards normalised by VecNormalize). Wall seconds and the process's CPU
@@ -30,7 +30,6 @@ import torch
 from rlpytorch.train import main as train_main
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIG = ROOT / "examples" / "configs" / "pendulum_ppo.yaml"
 EVAL_EPISODES = 100
 
 
@@ -48,7 +47,7 @@ class Result:
 def run_rlpytorch(seed: int, frames: int | None) -> Result:
     """PPO from the config file on the native pendulum (``frames``: None keeps the
     config's budget), then 100 greedy episodes."""
-    argv = ["--config", str(CONFIG), "--seed", str(seed), "--save_dir", ""]
+    argv = ["--config", "pendulum_ppo", "--seed", str(seed), "--save_dir", ""]
     argv += [] if frames is None else ["--num_frames", str(frames)]
     argv += ["--no-progress", "--log_every", str(10**12), "--eval_episodes", str(EVAL_EPISODES)]
     cpu = time.process_time()

@@ -7,7 +7,7 @@ first 8,000 steps (exploration fraction 0.16 of its 50K steps; kept in steps
 when ``--sb3_steps`` differs), net [256, 256]) on one Gymnasium CartPole-v1. Its replay ratio
 is 128 / 256 = 0.5 updates per environment step; rlpytorch runs at the same
 ratio (``--replay_ratio 0.5``) with its own other settings
-(``examples/configs/dqn_cartpole.yaml``, trained by ``rlpytorch.train``). A run
+(``--config dqn_cartpole``, trained by ``rlpytorch.train``). A run
 stops when the mean return of its last 100 training episodes reaches 475;
 one that never does counts as its whole frame budget. Seeds are interleaved
 (rlpytorch seed s, SB3 seed s, then s + 1), every seed counted, medians
@@ -29,7 +29,6 @@ import platform
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -39,7 +38,6 @@ from rlpytorch import evaluate, train
 TARGET = 475.0
 RATIO = 0.5
 ZOO_STEPS = 50_000  # rl-zoo's budget; its epsilon decays over the first 16% of it, whatever --sb3_steps
-CONFIGS = Path(__file__).resolve().parents[1] / "examples" / "configs"
 QUIET = ["--no-progress", "--num_threads", "1", "--log_every", str(10**9)]
 
 
@@ -55,10 +53,10 @@ class Result:
 
 
 def run_ours(seed: int, budget: int) -> Result:
-    """``python -m rlpytorch.train --config examples/configs/dqn_cartpole.yaml`` (timed), then
+    """``python -m rlpytorch.train --config dqn_cartpole`` (timed), then
     ``python -m rlpytorch.evaluate`` of its run folder over 100 episodes (not timed)."""
     with tempfile.TemporaryDirectory() as run_dir:
-        argv = ["--config", str(CONFIGS / "dqn_cartpole.yaml"), "--seed", str(seed), "--num_frames", str(budget),
+        argv = ["--config", "dqn_cartpole", "--seed", str(seed), "--num_frames", str(budget),
                 "--replay_ratio", str(RATIO), "--stop_at_return", str(TARGET), "--save_dir", run_dir,
                 "--no-eval_at_end", *QUIET]
         wall, cpu = time.perf_counter(), time.process_time()
@@ -114,13 +112,13 @@ def cartpole(args: argparse.Namespace) -> None:
 
 
 def memory(args: argparse.Namespace) -> None:
-    """R2D2 (``examples/configs/r2d2_memory.yaml``) and a feed-forward DQN with the same
+    """R2D2 (``--config r2d2_memory``) and a feed-forward DQN with the same
     budget, replay and exploration, each trained by ``rlpytorch.train`` and evaluated greedily."""
     frames, delay = args.memory_frames, args.delay
     common = ["--seed", str(args.seed), "--num_frames", str(frames), "--game_options", f"delay={delay}",
               "--epsilon_frames", str(frames // 3), "--eval_episodes", "200", "--save_dir", "", *QUIET]
     runs = {
-        "r2d2": ["--config", str(CONFIGS / "r2d2_memory.yaml")],
+        "r2d2": ["--config", "r2d2_memory"],
         "dqn": ["--method", "dqn", "--game", "memory", "--num_games", "16", "--actor_batch", "16",
                 "--train_batch", "16", "--T", "9", "--model", "q", "--hidden", "32", "--lr", "0.002", "--gamma", "0.9",
                 "--n_step", "1", "--target_period", "100", "--replay_capacity", "20000", "--replay_ratio", "0.125",
@@ -146,7 +144,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}; "
-          f"shared, loaded machine (figures noisy); rlpytorch settings {CONFIGS / 'dqn_cartpole.yaml'}, "
+          f"shared, loaded machine (figures noisy); rlpytorch settings --config dqn_cartpole, "
           f"replay ratio {RATIO}", flush=True)
     memory(args) if args.memory else cartpole(args)
 

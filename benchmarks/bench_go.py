@@ -185,7 +185,7 @@ def bench_sims(args) -> None:
 def bench_selfplay(args) -> None:
     from rlpytorch.alphazero import main
 
-    argv = ["--config", str(ROOT / "examples" / "configs" / "go9.yaml"), "--num_frames", str(args.num_frames),
+    argv = ["--config", "go9", "--num_frames", str(args.num_frames),
             "--save_dir", args.save_dir, "--log_every", str(args.log_every)] + args.extra
     main(argv)
     print(f"curve: {args.save_dir}/progress.csv (python -m rlpytorch.plot {args.save_dir} --y loss)")

@@ -1,6 +1,6 @@
 """SAC on HalfCheetah-v5 for 200K steps: rlpytorch beside Stable-Baselines3, the same settings.
 
-rlpytorch trains with ``examples/configs/mujoco_halfcheetah_sac.yaml`` through
+rlpytorch trains with ``--config mujoco_halfcheetah_sac`` through
 ``rlpytorch.train`` (Gymnasium's HalfCheetah-v5 hosted in a worker process);
 Stable-Baselines3 runs SAC with rl-zoo's HalfCheetah settings (its defaults
 plus ``learning_starts=10000``: networks 256x256, lr 3e-4, batch 256, one
@@ -31,14 +31,13 @@ import numpy as np
 import torch
 from offpolicy_runs import sb3_progress, train_keeping_trainer
 
-CONFIG = Path(__file__).resolve().parents[1] / "examples" / "configs" / "mujoco_halfcheetah_sac.yaml"
 ENV_ID = "HalfCheetah-v5"
 EVAL_EPISODES = 10
 
 
 def run_ours(steps: int, seed: int, folder: Path) -> dict:
-    argv = ["--config", str(CONFIG), "--num_frames", str(steps), "--seed", str(seed), "--save_dir", str(folder),
-            "--no-progress", "--log_every", "2000", "--eval_episodes", str(EVAL_EPISODES)]
+    argv = ["--config", "mujoco_halfcheetah_sac", "--num_frames", str(steps), "--seed", str(seed),
+            "--save_dir", str(folder), "--no-progress", "--log_every", "2000", "--eval_episodes", str(EVAL_EPISODES)]
     cpu = time.process_time()
     result, trainer = train_keeping_trainer(argv)
     wall, cpu = result["summary"].seconds, time.process_time() - cpu  # CPU: training and the final evaluation

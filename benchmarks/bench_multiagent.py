@@ -4,7 +4,7 @@ training run (`pz:mpe2.simple_spread_v3`, max_cycles 25).
 
     python benchmarks/bench_multiagent.py --episodes 960
 
-Compare with `python -m rlpytorch.train --config examples/configs/ppo_simple_spread.yaml`
+Compare with `python -m rlpytorch.train --config ppo_simple_spread`
 (benchmarks/README.md, "Multi-agent").
 """
 

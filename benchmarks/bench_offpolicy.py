@@ -1,8 +1,8 @@
 """Off-policy continuous control on Pendulum: rlpytorch's SAC and TD3 on the native
 ``pendulum`` beside Stable-Baselines3's SAC on Gymnasium's Pendulum-v1.
 
-rlpytorch trains with ``examples/configs/pendulum_sac.yaml`` and
-``pendulum_td3.yaml`` through ``rlpytorch.train`` (16 games, networks 64x64,
+rlpytorch trains with ``--config pendulum_sac`` and
+``pendulum_td3`` through ``rlpytorch.train`` (16 games, networks 64x64,
 replay ratio 0.25 updates per frame for SAC, 0.5 for TD3). Stable-Baselines3 2.x SAC runs its rl-zoo
 Pendulum-v1 hyperparameters (lr 1e-3, else SAC's defaults: 256x256 networks,
 batch 256, one update per step, i.e. replay ratio 1) on one environment, and
@@ -33,7 +33,6 @@ import torch
 from offpolicy_runs import sb3_progress, train_keeping_trainer
 
 TARGET = -200.0
-CONFIGS = Path(__file__).resolve().parents[1] / "examples" / "configs"
 QUIET = ["--no-progress", "--num_threads", "1", "--no-eval_at_end", "--save_every", "0"]
 
 
@@ -50,8 +49,8 @@ class Result:
 
 
 def run_ours(method: str, seed: int, budget: int, out: Path) -> Result:
-    """``python -m rlpytorch.train --config examples/configs/pendulum_<method>.yaml``, stopping at the target."""
-    argv = ["--config", str(CONFIGS / f"pendulum_{method}.yaml"), "--seed", str(seed), "--num_frames",
+    """``python -m rlpytorch.train --config pendulum_<method>``, stopping at the target."""
+    argv = ["--config", f"pendulum_{method}", "--seed", str(seed), "--num_frames",
             str(budget), "--stop_at_return", str(TARGET), "--save_dir", str(out / f"rlpytorch_{method}" /
                                                                           f"seed{seed}"), *QUIET]
     wall, cpu = time.perf_counter(), time.process_time()

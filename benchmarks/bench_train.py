@@ -5,7 +5,7 @@ training episodes reaches 475 or its frame budget runs out:
 
 - rlpytorch: ``python -m rlpytorch.train``'s defaults for ActorCritic and for
   PPO on the engine's CartPole, and the tuned CartPole configuration
-  ``examples/configs/cartpole_fast.yaml``;
+  ``--config cartpole_fast`` (rlpytorch/configs/cartpole_fast.yaml);
 - Stable-Baselines3 A2C and PPO on Gymnasium's ``CartPole-v1``
   (``make_vec_env``, 8 environments), each with the hyperparameters rl-zoo
   tuned for CartPole-v1 (and rl-zoo's frame budget) and with the library's
@@ -50,7 +50,6 @@ from torch.optim.optimizer import register_optimizer_step_post_hook
 
 TARGET = 475.0
 ROOT = Path(__file__).resolve().parent.parent
-FAST_CONFIG = ROOT / "examples" / "configs" / "cartpole_fast.yaml"
 
 
 class StepCounter:
@@ -173,7 +172,7 @@ def contenders(args: argparse.Namespace) -> dict[str, Callable[[int], tuple]]:
     """Every contender by key: a function of the seed returning ``rlpytorch_run``'s tuple."""
     budget = ["--num_frames", str(args.frames)]
     table: dict[str, Callable[[int], tuple]] = {
-        "fast": lambda s: rlpytorch_run("rlpytorch cartpole_fast.yaml", ["--config", str(FAST_CONFIG)], s),
+        "fast": lambda s: rlpytorch_run("rlpytorch cartpole_fast.yaml", ["--config", "cartpole_fast"], s),
         "actor_critic": lambda s: rlpytorch_run("rlpytorch ActorCritic defaults", budget, s),
         "ppo": lambda s: rlpytorch_run("rlpytorch PPO defaults", ["--method", "ppo", *budget], s),
     }
@@ -264,7 +263,7 @@ def commit() -> str:
     """The checked-out commit (short hash, ``+`` when the measured code has changes), or ``unknown``."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        paths = ["rlpytorch", "elfpy", "benchmarks/bench_train.py", str(FAST_CONFIG.relative_to(ROOT))]
+        paths = ["rlpytorch", "elfpy", "benchmarks/bench_train.py"]  # rlpytorch holds the config
         dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *paths], cwd=ROOT)
     except OSError:
         return "unknown"

@@ -1,7 +1,7 @@
 """The AlphaZero loop: self-play games searched in C++, one network that
 evaluates their leaves in batches and learns from their records.
 
-    python -m rlpytorch.alphazero --config examples/configs/go9.yaml
+    python -m rlpytorch.alphazero --config go9
 
 The game (e.g. ``go_mcts``) runs a tree search per game on the engine's
 threads and sends the leaves it needs evaluated to the tag ``eval``; each

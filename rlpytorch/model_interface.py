@@ -14,7 +14,7 @@ graphs on a GPU), ``amp`` (the forward under bf16 autocast, its outputs back
 in float32, so that targets, returns, importance ratios and losses are
 float32 maths) and ``channels_last`` (4-d weights stored NHWC, which makes
 convolutions run channels-last). Each is off by default. On the CPU (2-core
-AMD EPYC, ``examples/configs/cartpole_fast.yaml``) bf16 trained at 102-104K
+AMD EPYC, ``--config cartpole_fast``) bf16 trained at 102-104K
 frames/s against 122-124K, and compiling took 3-20 s of a 0.6 s run. On an
 H200 (``benchmarks/bench_gpu.py --compare``, synthetic batches) CUDA graphs
 (``reduce-overhead``) gave 1.30x the frames/s of the eager CartPole 3 x 512

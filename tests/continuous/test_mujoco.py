@@ -6,7 +6,6 @@ wiring, not the learning, which is recorded in benchmarks/README.md)."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,15 +19,13 @@ from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.sampler import Sampler
 from rlpytorch.trainer import Trainer
 
-CONFIGS = Path(__file__).resolve().parents[2] / "examples" / "configs"
-
 
 @pytest.mark.parametrize(
     ("config_name", "obs_dim", "action_dim"),
-    [("mujoco_halfcheetah_ppo.yaml", 17, 6), ("mujoco_hopper_ppo.yaml", 11, 3)],
+    [("mujoco_halfcheetah_ppo", 17, 6), ("mujoco_hopper_ppo", 11, 3)],
 )
 def test_ppo_steps_a_hosted_mujoco_environment_from_its_config(config_name, obs_dim, action_dim):
-    config = read_config_file(CONFIGS / config_name)
+    config = read_config_file(config_name)
     loader = GameLoader(game=config["game"], num_games=2, num_workers=1, actor_batch=2, train_batch=2, T=5, seed=0)
     gc = loader.context()
     space = loader.num_actions(gc)

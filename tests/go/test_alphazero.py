@@ -136,7 +136,7 @@ def test_help_groups_settings_by_component_and_the_go9_config_is_accepted(capsys
     provider = arguments()
     assert list(provider.groups) == ["AlphaZeroScript", "GameLoader", "AlphaZero", "SelfPlayKeys", "PolicyValueLoss",
                                      "PolicyValueSettings", "StatsLogger"]
-    config = provider.parse(["--config", str(Path(__file__).parents[2] / "examples/configs/go9.yaml")])
+    config = provider.parse(["--config", "go9"])
     assert config["state_key"] == "s" and config["channels"] == 32 and config["game_writer"]
     with pytest.raises(SystemExit):
         provider.parse(["--help"])

@@ -4,7 +4,6 @@ observation, its mission tokenizer, and the rows the engine delivers."""
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -136,7 +135,7 @@ def test_doorkey_mission_reaches_the_model_as_its_token_ids():
 
 @pytest.mark.timeout(240)
 def test_ppo_config_learns_doorkey_within_a_frame_budget():
-    """examples/configs/minigrid_doorkey.yaml end to end (its constant learning
+    """``--config minigrid_doorkey`` end to end (its constant learning
     rate makes the run's start independent of the budget), seeded on the
     deterministic engine: the mean return of the last 100 training episodes
     passes 0.9 (random play: about 0.03) within half the budget or so (at
@@ -145,9 +144,7 @@ def test_ppo_config_learns_doorkey_within_a_frame_budget():
     that takes longer training)."""
     from rlpytorch import train
 
-    root = Path(__file__).resolve().parents[2]
-
-    argv = ["--config", str(root / "examples/configs/minigrid_doorkey.yaml"), "--seed", "1", "--deterministic"]
+    argv = ["--config", "minigrid_doorkey", "--seed", "1", "--deterministic"]
     argv += ["--num_threads", "2", "--num_frames", "100000", "--stop_at_return", "0.9", "--eval_episodes", "50"]
     argv += ["--eval_sampler", "multinomial", "--save_dir", "", "--no-progress", "--log_every", "100000"]
     out = train.main(argv)

@@ -3,10 +3,10 @@ the learner process, the games stepping here; the replay ratio counted in frames
 stepped, held exactly with ``wait``, its shortfall counted with ``drop``."""
 
 import math
+import multiprocessing
 import os
 import queue
 import time
-from pathlib import Path
 
 import pytest
 import torch
@@ -24,7 +24,6 @@ from rlpytorch.runner.single_process import window_frames
 from rlpytorch.sampler import Sampler
 from rlpytorch.value_trainer import ValueTrainer, value_interface
 
-CONFIGS = Path(__file__).parents[2] / "examples" / "configs"
 SMALL = ["--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1", "--no-progress",
          "--hidden", "16", "--replay_batch", "16", "--learning_starts", "400", "--eval_episodes", "4",
          "--no-tensorboard", "--log_every", "10000"]
@@ -89,7 +88,7 @@ def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exact
 
 
 def test_sac_runs_under_multi_with_its_replay_in_the_learner(tmp_path, counting_runs):
-    out = train.main(["--config", str(CONFIGS / "pendulum_sac.yaml"), "--runner", "multi", "--when_behind", "wait",
+    out = train.main(["--config", "pendulum_sac", "--runner", "multi", "--when_behind", "wait",
                       "--num_frames", "400", "--num_games", "4", "--actor_batch", "4", "--train_batch", "4",
                       "--net_arch", "16,16", "--replay_batch", "16", "--learning_starts", "100",
                       "--replay_ratio", "0.25", "--no-progress", "--eval_episodes", "2", "--no-tensorboard",
@@ -102,11 +101,41 @@ def test_sac_runs_under_multi_with_its_replay_in_the_learner(tmp_path, counting_
 
 
 class SlowDQN(DQN):
-    """DQN whose steps take a while, so the learner falls behind the games."""
+    """DQN whose steps take a while, so that the games wait for the learner (with ``wait``)."""
 
     def step(self, mi, batch):
         time.sleep(0.005)
         return super().step(mi, batch)
+
+
+class PacedDQN(DQN):
+    """DQN whose every update takes a permit that the games give, one per batch they play
+    (``PacedRun``), until they stop: on the fake CartPole (8 games, replay ratio 0.25) 2
+    updates are owed per batch, so the learner falls behind whatever the machine's speed."""
+
+    def step(self, mi, batch):
+        permits, stopping = self.pace
+        while not stopping.is_set() and not permits.acquire(timeout=0.01):
+            pass
+        return super().step(mi, batch)
+
+
+class PacedRun(CountingRun):
+    """Gives the learner's ``PacedDQN`` one permit per batch played (and per wait for a
+    free slot), and every update it asks for once the games stop."""
+
+    def __init__(self, trainer, **options):
+        context = multiprocessing.get_context("spawn")
+        trainer.method.pace = self.permits, self.stopping = context.Semaphore(0), context.Event()
+        super().__init__(trainer, **options)
+
+    def _poll(self, wait=0.0):
+        self.permits.release()
+        super()._poll(wait)
+
+    def _stop_learner(self):
+        self.stopping.set()  # the updates owed after the end mark are made without the games
+        super()._stop_learner()
 
 
 class BrokenDQN(DQN):
@@ -114,8 +143,9 @@ class BrokenDQN(DQN):
         raise FloatingPointError("TD error exploded on purpose")
 
 
-def value_run(method, **options):
-    """A DQN trainer on the fake CartPole under ``MultiProcessRun`` (replay ratio 0.25 after 200 frames)."""
+def value_run(method, run_type=None, **options):
+    """A DQN trainer on the fake CartPole under ``MultiProcessRun`` (``CountingRun`` unless
+    ``run_type`` is given; replay ratio 0.25 after 200 frames)."""
     torch.manual_seed(0)
     loader = fake_loader(num_games=8, T=5)
     gc = loader.context()
@@ -124,14 +154,18 @@ def value_run(method, **options):
     replay = Replay(8, model.obs_keys, replay_capacity=2000, seed=0)
     trainer = ValueTrainer(value_interface(model), method, Sampler("epsilon_greedy", seed=0), replay,
                            replay_ratio=0.25, learning_starts=200, replay_batch=16)
-    run = CountingRun(trainer, join_timeout=60.0, progress=False, save_dir="", log_every=10**9, **options)
+    run = (run_type or CountingRun)(trainer, join_timeout=60.0, progress=False, save_dir="", log_every=10**9,
+                                    **options)
     return gc, trainer, run
 
 
 @pytest.mark.parametrize("when_behind", ["drop", "wait"])
 def test_a_slow_learner_drops_updates_not_windows_with_drop_and_holds_the_ratio_with_wait(when_behind):
-    gc, trainer, run = value_run(SlowDQN(target=TargetNetwork(50)), num_frames=1200, batch_slots=2,
-                                 when_behind=when_behind)
+    if when_behind == "wait":
+        method, run_type = SlowDQN(target=TargetNetwork(50)), CountingRun
+    else:  # paced by the batches played, not by time: it falls behind on any machine
+        method, run_type = PacedDQN(target=TargetNetwork(50)), PacedRun
+    gc, trainer, run = value_run(method, run_type, num_frames=1200, batch_slots=2, when_behind=when_behind)
     summary = run.run(gc)
     assert not run._learner.is_alive() and run._learner.exitcode == 0
     # No window is dropped, even with drop: the replay holds each game's steps in order.
@@ -195,9 +229,9 @@ def test_learner_loop_lags_at_most_batch_slots_windows_by_hand(when_behind, made
 
 
 def test_pong_dqn_config_runs_with_frame_based_replay_and_holds_its_ratio(tmp_path, counting_runs):
-    """examples/configs/dqn_pong.yaml (its multi runner, 3-step Double Dueling DQN
+    """``--config dqn_pong`` (its multi runner, 3-step Double Dueling DQN
     on 4-frame stacks stored one frame per step), shrunk to a few hundred frames on the CPU."""
-    out = train.main(["--config", str(CONFIGS / "dqn_pong.yaml"), "--num_frames", "600", "--num_games", "4",
+    out = train.main(["--config", "dqn_pong", "--num_frames", "600", "--num_games", "4",
                       "--num_workers", "2", "--actor_batch", "4", "--train_batch", "4", "--hidden", "16",
                       "--replay_batch", "8", "--learning_starts", "200", "--no-eval_at_end", "--no-progress",
                       "--no-tensorboard", "--save_dir", str(tmp_path / "run")])

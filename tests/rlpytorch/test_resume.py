@@ -17,8 +17,6 @@ from rlpytorch import train
 from rlpytorch.model_base import read_checkpoint
 from rlpytorch.resume import engine_seed, random_states, set_random_states
 
-CONFIGS = Path(__file__).parents[2] / "examples" / "configs"
-
 # 32 CartPole games, a checkpoint every 3000 frames after which the games start afresh.
 SMALL = ["--deterministic", "--num_games", "32", "--actor_batch", "16", "--train_batch", "16", "--log_every",
          "1000", "--save_every", "3000", "--restart_games_at_save", "--no-progress", "--no-eval_at_end",
@@ -115,7 +113,7 @@ REPLAY_RUNS = {
     "dqn": ["--method", "dqn", "--prioritized", "--n_step", "3", "--num_games", "8", "--actor_batch", "8",
             "--train_batch", "8", "--hidden", "16", "--replay_batch", "16", "--replay_capacity", "2000",
             "--learning_starts", "200", "--replay_ratio", "0.25"],
-    "sac": ["--config", str(CONFIGS / "pendulum_sac.yaml"), "--num_games", "4", "--actor_batch", "4",
+    "sac": ["--config", "pendulum_sac", "--num_games", "4", "--actor_batch", "4",
             "--train_batch", "4", "--net_arch", "16,16", "--replay_batch", "16", "--replay_capacity", "2000",
             "--learning_starts", "200", "--replay_ratio", "0.25"],
     "r2d2": ["--method", "r2d2", "--prioritized", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8",
