@@ -1,14 +1,25 @@
-"""Builds elfpy._elf (engine, games and bindings) through CMake."""
+"""Builds elfpy._elf (engine, games and bindings) through CMake.
 
+CMake builds in build/python, kept between builds (editable or wheel), so a
+rebuild compiles only what changed; the module it links there is copied to
+where setuptools wants it. The example configs ship as package data
+(rlpytorch/configs, loaded by name: ``--config cartpole_fast``).
+"""
+
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from setuptools import Extension, find_packages, setup
+from setuptools.command.build import build
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
+CMAKE_BUILD = ROOT / "build" / "python"
 
 
 class CMakeExtension(Extension):
@@ -16,24 +27,56 @@ class CMakeExtension(Extension):
         super().__init__(name, sources=[])
 
 
+class CleanBuild(build):
+    """Empties setuptools' staging folder first: a module deleted from the source
+    would otherwise stay there from an earlier build and ship in the wheel."""
+
+    def run(self) -> None:
+        shutil.rmtree(self.build_lib, ignore_errors=True)
+        super().run()
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext: Extension) -> None:
         import pybind11
 
-        out_dir = Path(self.get_ext_fullpath(ext.name)).resolve().parent
-        build_dir = ROOT / "build" / "python"
-        build_dir.mkdir(parents=True, exist_ok=True)
+        target = Path(self.get_ext_fullpath(ext.name)).resolve()
+        # One output folder whatever the destination (an editable install stages in a new
+        # temporary folder each time): a changed output folder would make CMake relink.
+        lib_dir = CMAKE_BUILD / "lib"
         configure = [
             "cmake", str(ROOT),
-            f"-DCMAKE_LIBRARY_OUTPUT_DIRECTORY={out_dir}",
+            f"-DCMAKE_LIBRARY_OUTPUT_DIRECTORY={lib_dir}",
             f"-DPython_EXECUTABLE={sys.executable}",
             f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
             "-DCMAKE_BUILD_TYPE=Release",
             "-DELF_BUILD_TESTS=OFF",
         ]
         jobs = str(os.cpu_count() or 2)
-        subprocess.run(configure, cwd=build_dir, check=True)
-        subprocess.run(["cmake", "--build", ".", "--target", "_elf", "-j", jobs], cwd=build_dir, check=True)
+        CMAKE_BUILD.mkdir(parents=True, exist_ok=True)
+        with open(CMAKE_BUILD / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # two builds at once (pip install -e . and a wheel) would share the folder
+            subprocess.run(configure, cwd=CMAKE_BUILD, check=True)
+            subprocess.run(["cmake", "--build", ".", "--target", "_elf", "-j", jobs], cwd=CMAKE_BUILD, check=True)
+            copy_whole(lib_dir / target.name, target)
+
+
+def copy_whole(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` through a temporary file in its folder, so
+    that the module lands whole (elfpy.files does this, but cannot be imported
+    before elfpy is built)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "wb") as out, open(source, "rb") as module:
+            shutil.copyfileobj(module, out)
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copymode(source, temp)  # mkstemp's 0600 -> the linker's mode
+        os.replace(temp, target)
+    except BaseException:
+        os.unlink(temp)
+        raise
 
 
 setup(
@@ -41,9 +84,11 @@ setup(
     version="0.1.0",
     description="A game-research platform for reinforcement learning: C++ games batched into PyTorch.",
     packages=find_packages(include=["elfpy", "elfpy.*", "rlpytorch", "rlpytorch.*"]),
+    package_data={"rlpytorch": ["configs/*.yaml"]},
     ext_modules=[CMakeExtension("elfpy._elf")],
-    cmdclass={"build_ext": CMakeBuild},
+    cmdclass={"build": CleanBuild, "build_ext": CMakeBuild},
     python_requires=">=3.10",
-    install_requires=["numpy", "tqdm", "pyyaml"],
+    # torch: scripts/setup.sh installs a pinned build first (which one depends on the index).
+    install_requires=["numpy", "tqdm", "pyyaml", "gymnasium>=1.0", "torch", "typing_extensions"],
     zip_safe=False,
 )
