@@ -16,6 +16,17 @@ A setting named ``NAME.KEY`` varies one key of an options setting written
 'k=v,k=v' (``--set game_options.army_shaping=0,0.05``): each run gets
 ``--NAME`` with the base's keys (the ``--NAME`` after ``--``, else the config
 file's) and its own value of KEY, which wins over the base's.
+
+While the sweep goes it prints a line per run started and finished (its
+folder, exit code and wall time) with the count done so far and failed, and
+on a terminal a bar over the runs.
+
+``--backend ray`` runs the same grid as Ray tasks, each with
+``--cpus_per_run`` CPUs and ``--gpus_per_run`` GPUs (Ray picks the node and
+sets its visible GPUs), on the cluster at ``--ray_address`` (else
+``RAY_ADDRESS``, else a Ray started on this machine). The runs' folders must be
+on a file system every node sees; resuming, retrying and the done markers are
+as above. Ray is optional (``pip install ray``); only this backend imports it.
 """
 
 from __future__ import annotations
@@ -24,13 +35,19 @@ import argparse
 import itertools
 import json
 import os
+import platform
 import queue
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
+
+from tqdm import tqdm
 
 from elfpy.files import write_text_atomically
 
@@ -124,25 +141,97 @@ def option_bases(names: Iterable[str], config: str, passthrough: Sequence[str]) 
     return bases
 
 
-def execute(run: Run, base_cmd: Sequence[str], devices: queue.Queue, bases: Mapping[str, str]) -> int:
-    """Runs one training process on a free device slot; marks it done on success."""
+class Progress:
+    """What a sweep prints while it goes: a line per run started and finished,
+    with the count of runs done (failures counted), and on a terminal a bar
+    over the runs. Runs finish in any thread; the lines never mix."""
+
+    def __init__(self, out: Path, total: int) -> None:
+        self.out, self.total = out, total
+        self.finished = self.failed = 0
+        self._lock = threading.Lock()
+        self._bar = tqdm(total=total, unit="run", disable=not sys.stdout.isatty())
+
+    def started(self, run: Run, where: str) -> None:
+        self._say(f"started {self._name(run)} on {where}")
+
+    def ended(self, run: Run, code: int, seconds: float, where: str = "") -> None:
+        with self._lock:
+            self.finished += 1
+            self.failed += code != 0
+            self._bar.update(1)
+            count = f"[{self.finished}/{self.total} done, {self.failed} failed]"
+        on = f" on {where}" if where else ""
+        self._say(f"{count} {self._name(run)}: exit code {code} after {tqdm.format_interval(seconds)}{on}")
+
+    def close(self) -> None:
+        self._bar.close()
+
+    def _name(self, run: Run) -> str:
+        return run.folder.relative_to(self.out).as_posix()
+
+    def _say(self, line: str) -> None:
+        with self._lock:
+            tqdm.write(line)  # above the bar, when there is one
+            sys.stdout.flush()
+
+
+def execute(run: Run, entry: Sequence[str], devices: queue.Queue, bases: Mapping[str, str],
+            progress: Progress) -> int:
+    """Runs one training process on a free device slot of the local pool."""
     device = devices.get()
     try:
-        run.folder.mkdir(parents=True, exist_ok=True)
-        cmd = [*base_cmd, *run.train_args(bases), *retry_args(run.folder)]
-        env = dict(os.environ)
-        if device.startswith("cuda"):
-            index = device.partition(":")[2] or "0"
-            env["CUDA_VISIBLE_DEVICES"] = index
-            cmd += ["--device", "cuda"]
-        write_text_atomically(run.folder / "launch.json", json.dumps({"command": cmd, "device": device}, indent=1))
-        with open(run.folder / "console.txt", "w") as console:
-            code = subprocess.run(cmd, stdout=console, stderr=subprocess.STDOUT, env=env).returncode
-        if code == 0:
-            write_text_atomically(run.folder / DONE_MARKER, "")
+        progress.started(run, device)
+        code, seconds = train_run(run, entry, device, bases)
+        progress.ended(run, code, seconds)
         return code
     finally:
         devices.put(device)
+
+
+def train_run(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, str]) -> tuple[int, float]:
+    """Runs the run's training process to its end and marks it done on success;
+    its exit code and wall seconds. Interrupted, it stops the process (which saves) first."""
+    start = time.perf_counter()
+    with open_console(run) as console:
+        process = start_run(run, entry, device, bases, console)
+        try:
+            code = process.wait()
+        except BaseException:
+            stop_run(process)
+            raise
+    if code == 0:
+        write_text_atomically(run.folder / DONE_MARKER, "")
+    return code, time.perf_counter() - start
+
+
+def open_console(run: Run) -> IO[Any]:
+    """The run's ``console.txt``, afresh (its folder made if new)."""
+    run.folder.mkdir(parents=True, exist_ok=True)
+    return open(run.folder / "console.txt", "w")
+
+
+def start_run(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, str],
+              console: IO[Any]) -> subprocess.Popen:
+    """Starts ``python <entry> <the run's arguments>`` (this interpreter; as a run
+    tried again: ``retry_args``), its output into ``console``, and records the
+    command in ``launch.json``. A ``cuda:N`` device makes GPU N the visible one;
+    a bare ``cuda`` keeps the visible GPUs (those Ray chose)."""
+    cmd = [sys.executable, *entry, *run.train_args(bases), *retry_args(run.folder)]
+    env = dict(os.environ)
+    if device.startswith("cuda"):
+        index = device.partition(":")[2]
+        if index:
+            env["CUDA_VISIBLE_DEVICES"] = index
+        cmd += ["--device", "cuda"]
+    write_text_atomically(run.folder / "launch.json", json.dumps({"command": cmd, "device": device}, indent=1))
+    return subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, env=env)
+
+
+def stop_run(process: subprocess.Popen) -> None:
+    """Stop a training process as Ctrl-C would (SIGTERM: it saves, then ends) and wait for it."""
+    process.terminate()
+    process.wait()
 
 
 def retry_args(folder: Path) -> list[str]:
@@ -159,37 +248,105 @@ def retry_args(folder: Path) -> list[str]:
     return []
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    passthrough = argv[argv.index("--") + 1:] if "--" in argv else []
-    own = argv[: argv.index("--")] if "--" in argv else argv
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="", help="config file every run starts from (YAML or JSON)")
-    parser.add_argument("--seeds", default="0", help="seeds, e.g. 0-9 or 0,3,7")
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2",
-                        help="a setting and the values to try; several --set give their product")
-    parser.add_argument("--jobs", type=int, default=1, help="runs at once")
-    parser.add_argument("--devices", default="cpu",
-                        help="comma-separated devices the job slots cycle over, e.g. cuda:0,cuda:1")
-    parser.add_argument("--out", type=Path, default=Path("runs/sweep"), help="folder of the sweep")
-    parser.add_argument("--entry", default="rlpytorch.train", help="module each run executes")
-    args = parser.parse_args(own)
-    if args.jobs < 1:
-        parser.error("--jobs must be >= 1")
-
-    sets = parse_sets(args.set)
-    runs = plan_runs(args.out, parse_seeds(args.seeds), sets)
-    bases = option_bases({name.partition(".")[0] for name, _ in sets if "." in name}, args.config, passthrough)
-    todo = [run for run in runs if not run.done]
-    base_cmd = [sys.executable, "-m", args.entry, *(["--config", args.config] if args.config else []), *passthrough]
+def run_on_pool(todo: Sequence[Run], entry: Sequence[str], bases: Mapping[str, str], args: argparse.Namespace,
+                progress: Progress) -> list[int]:
+    """The runs on ``--jobs`` local slots, each owning a device of ``--devices``; their exit codes."""
     devices: queue.Queue = queue.Queue()
     names = [d.strip() for d in args.devices.split(",") if d.strip()]
     for slot in range(args.jobs):
         devices.put(names[slot % len(names)])
-    print(f"{len(runs)} runs in {args.out}: {len(runs) - len(todo)} done already, {len(todo)} to run "
-          f"on {args.jobs} slot(s)", flush=True)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # threads only wait on the runs' processes
-        codes = list(pool.map(lambda run: execute(run, base_cmd, devices, bases), todo))
+        return list(pool.map(lambda run: execute(run, entry, devices, bases, progress), todo))
+
+
+def ray_task(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, str]) -> tuple[int, float, str]:
+    """One run as a Ray task, on the node Ray chose: exit code, wall seconds, node."""
+    return (*train_run(run, entry, device, bases), platform.node())
+
+
+def run_on_ray(ray: Any, todo: Sequence[Run], entry: Sequence[str], bases: Mapping[str, str],
+               args: argparse.Namespace, progress: Progress) -> list[int]:
+    """The runs as Ray tasks of ``--cpus_per_run`` CPUs and ``--gpus_per_run`` GPUs; their
+    exit codes (-1: the task itself failed). Interrupted, it cancels the tasks: their runs stop and save."""
+    if not ray.is_initialized():
+        ray.init(address=args.ray_address or None, log_to_driver=False)
+    task = ray.remote(num_cpus=args.cpus_per_run, num_gpus=args.gpus_per_run)(ray_task)
+    device = "cuda" if args.gpus_per_run > 0 else "cpu"
+    pending = {task.remote(run, entry, device, bases): run for run in todo}
+    codes = {}
+    try:
+        while pending:
+            (ready,), _ = ray.wait(list(pending), num_returns=1)
+            run = pending.pop(ready)
+            try:
+                codes[run], seconds, node = ray.get(ready)
+            except ray.exceptions.RayError as error:  # the task, not the training, failed: named in one line
+                codes[run], seconds, node = -1, 0.0, f"(task failed: {str(error).splitlines()[0]})"
+            progress.ended(run, codes[run], seconds, node)
+    finally:
+        for ref in pending:  # a cancelled task's training process gets SIGTERM (train_run), saves and ends
+            ray.cancel(ref)
+    return [codes[run] for run in todo]
+
+
+def import_ray(parser: argparse.ArgumentParser) -> Any:
+    try:
+        import ray
+    except ImportError:
+        parser.error("--backend ray needs the ray package: pip install ray")
+    return ray
+
+
+def launch_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m rlpytorch.launch", description=__doc__.splitlines()[0],
+                                     epilog="Arguments after -- go to every run unchanged.",
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--config", default="", help="config file every run starts from (YAML or JSON)")
+    parser.add_argument("--seeds", default="0", help="seeds, e.g. 0-9 or 0,3,7")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2",
+                        help="a setting and the values to try; several --set give their product")
+    parser.add_argument("--out", type=Path, default=Path("runs/sweep"), help="folder of the sweep")
+    parser.add_argument("--entry", default="rlpytorch.train", help="module each run executes")
+    parser.add_argument("--backend", default="local", choices=("local", "ray"),
+                        help="where runs go: a pool of processes on this machine, or Ray tasks on a cluster")
+    local = parser.add_argument_group("local backend")
+    local.add_argument("--jobs", type=int, default=1, help="runs at once")
+    local.add_argument("--devices", default="cpu",
+                       help="comma-separated devices the job slots cycle over, e.g. cuda:0,cuda:1")
+    ray = parser.add_argument_group("ray backend")
+    ray.add_argument("--cpus_per_run", type=float, default=1, help="CPUs Ray reserves for each run")
+    ray.add_argument("--gpus_per_run", type=float, default=0, help="GPUs Ray reserves for each run (>0: --device cuda)")
+    ray.add_argument("--ray_address", default="",
+                     help="the Ray cluster to join (empty: RAY_ADDRESS, else a Ray started on this machine)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    passthrough = argv[argv.index("--") + 1:] if "--" in argv else []
+    own = argv[: argv.index("--")] if "--" in argv else argv
+    parser = launch_parser()
+    args = parser.parse_args(own)
+    if args.jobs < 1:
+        parser.error("--jobs must be >= 1")
+    ray = import_ray(parser) if args.backend == "ray" else None
+
+    sets = parse_sets(args.set)
+    out = args.out.absolute() if ray else args.out  # Ray's workers may start in another folder
+    runs = plan_runs(out, parse_seeds(args.seeds), sets)
+    bases = option_bases({name.partition(".")[0] for name, _ in sets if "." in name}, args.config, passthrough)
+    todo = [run for run in runs if not run.done]
+    entry = ["-m", args.entry, *(["--config", args.config] if args.config else []), *passthrough]
+    where = (f"Ray tasks of {args.cpus_per_run:g} CPU(s), {args.gpus_per_run:g} GPU(s)" if ray
+             else f"{args.jobs} slot(s)")
+    print(f"{len(runs)} runs in {args.out}: {len(runs) - len(todo)} done already, {len(todo)} to run on {where}",
+          flush=True)
+    progress = Progress(out, len(todo))
+    try:
+        codes = (run_on_ray(ray, todo, entry, bases, args, progress) if ray
+                 else run_on_pool(todo, entry, bases, args, progress))
+    finally:
+        progress.close()
     failed = [run for run, code in zip(todo, codes, strict=True) if code != 0]
     for run in failed:
         print(f"failed: {run.folder} (see {run.folder / 'console.txt'})", flush=True)

@@ -33,7 +33,7 @@ def test_grid_is_the_product_of_settings_times_seeds(tmp_path: Path) -> None:
 
 
 FAKE_TRAIN = """
-import json, sys
+import json, os, sys
 from pathlib import Path
 args = sys.argv[1:]
 folder = Path(args[args.index("--save_dir") + 1])
@@ -43,10 +43,11 @@ with open(counter, "a") as f:  # one call, one byte: appends of concurrent runs 
 if "--fail" in args:
     sys.exit(3)
 (folder / "args.json").write_text(json.dumps(args))
+(folder / "gpus.txt").write_text(os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))
 """
 
 
-def test_runs_get_their_folders_skip_when_done_and_failures_are_counted(tmp_path: Path, monkeypatch) -> None:
+def test_runs_get_their_folders_skip_when_done_and_failures_are_counted(tmp_path: Path, monkeypatch, capsys) -> None:
     (tmp_path / "fake_train.py").write_text(FAKE_TRAIN)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
@@ -55,13 +56,20 @@ def test_runs_get_their_folders_skip_when_done_and_failures_are_counted(tmp_path
     argv = [*common, "--seeds", "0-1", "--", "--num_frames", "10"]
     assert launch.main(argv) == 0
     assert (out / "calls.txt").read_text() == "xxxx"
+    lines = capsys.readouterr().out.splitlines()
+    assert "started lr=2/seed1 on cpu" in lines
+    assert sorted(line.partition("]")[0] for line in lines if " done, " in line) == [
+        f"[{k}/4 done, 0 failed" for k in range(1, 5)]
+    assert any(line.startswith("[") and "lr=1/seed0: exit code 0 after 00:0" in line for line in lines)
     args = json.loads((out / "lr=2" / "seed1" / "args.json").read_text())
     assert args == ["--num_frames", "10", "--seed", "1", "--save_dir", str(out / "lr=2" / "seed1"), "--lr", "2"]
     assert (out / "lr=2" / "seed1" / "done").exists()
     assert launch.main(argv) == 0  # everything done: nothing runs again
     assert (out / "calls.txt").read_text() == "xxxx"
+    capsys.readouterr()
     assert launch.main([*common, "--seeds", "0-2", "--", "--fail"]) == 1  # only the two new seed-2 runs, failing
     assert (out / "calls.txt").read_text() == "xxxxxx"
+    assert "[2/2 done, 2 failed] " in capsys.readouterr().out
     assert not (out / "lr=1" / "seed2" / "done").exists()
     assert (out / "lr=1" / "seed2" / "console.txt").exists()
 
@@ -123,3 +131,42 @@ def test_a_failed_run_is_tried_again_from_its_checkpoint_or_beside_its_earlier_f
     assert launch.retry_args(early) == [] and launch.retry_args(tmp_path / "fresh") == []
     assert (early / "attempt1" / "config.yaml").read_text() == "seed: 0\n" and not (early / "config.yaml").exists()
     assert (early / "console.txt").exists()
+
+
+def test_help_shows_the_defaults(capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        launch.main(["--help"])
+    assert stop.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(default: runs/sweep)" in text and "(default: local)" in text and "(default: 1)" in text
+
+
+def test_the_ray_backend_without_ray_is_one_clear_error(monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails as when it is not installed
+    with pytest.raises(SystemExit) as stop:
+        launch.main(["--backend", "ray"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith("--backend ray needs the ray package: pip install ray")
+
+
+def test_the_ray_backend_runs_the_grid_as_tasks_with_resources_and_resumes(tmp_path: Path, monkeypatch,
+                                                                            capsys) -> None:
+    import ray
+
+    (tmp_path / "fake_train.py").write_text(FAKE_TRAIN)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # before ray.init: its workers inherit it
+    monkeypatch.chdir(tmp_path)  # a relative --out: the tasks get absolute folders
+    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False)  # a GPU Ray only counts
+    try:
+        common = ["--backend", "ray", "--entry", "fake_train", "--set", "lr=1,2", "--out", "sweep"]
+        assert launch.main([*common, "--seeds", "0", "--gpus_per_run", "0.5", "--cpus_per_run", "1"]) == 0
+        run = tmp_path / "sweep" / "lr=2" / "seed0"
+        args = ["--seed", "0", "--save_dir", str(run), "--lr", "2", "--device", "cuda"]  # absolute folder, GPU
+        assert json.loads((run / "args.json").read_text()) == args
+        assert (run / "gpus.txt").read_text() == "0"  # the GPU Ray reserved for the task, as Ray set it
+        assert (run / "done").exists()
+        assert launch.main([*common, "--seeds", "0-1", "--", "--fail"]) == 1  # the done runs are skipped
+        assert (tmp_path / "sweep" / "calls.txt").read_text() == "xxxx"
+        assert "[2/2 done, 2 failed] " in capsys.readouterr().out
+    finally:
+        ray.shutdown()
