@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from ..resume import random_states, set_random_states
 from ..stats import StatsLogger
 from ..trainer import Trainer
 
-__all__ = ["RunSummary", "SingleProcessRun", "progress_setting", "window_frames"]
+__all__ = ["RunSummary", "SingleProcessRun", "progress_bar", "progress_setting", "window_frames"]
 
 
 def window_frames(window: Any) -> int:
@@ -42,7 +43,15 @@ def _ask_to_stop(summary: RunSummary, number: int) -> None:
 
 def progress_setting() -> Any:
     """Whether to show a progress bar, a setting of training and of evaluation."""
-    return setting(True, "show a progress bar")
+    return setting(True, "show a progress bar (on a terminal only)")
+
+
+def progress_bar(shown: bool, **options: Any) -> tqdm:
+    """A tqdm bar (on stderr), drawn only when ``shown`` and both stdout and stderr
+    are terminals: in a log file its redraws (carriage returns, no newline) would
+    run into the lines printed on stdout, which are the progress there."""
+    on_terminal = all(getattr(stream, "isatty", lambda: False)() for stream in (sys.stdout, sys.stderr))
+    return tqdm(disable=not (shown and on_terminal), **options)
 
 
 @dataclass
@@ -66,8 +75,10 @@ class RunSummary:
 class SingleProcessRun(Configurable):
     """Drives ``gc.run()`` until the frame budget (or target return) is reached.
 
-    Shows frames, FPS and mean return on a tqdm bar, logs one stats line every
-    ``log_every`` frames, and saves checkpoints into ``save_dir`` (weights, step,
+    Shows frames, FPS and mean return on a tqdm bar (``progress_bar``; at each
+    stats line and at the end the bar shows that line's frames and mean return,
+    and it closes at the frames run, 100% when the budget ended the run), logs
+    one stats line every ``log_every`` frames, and saves checkpoints into ``save_dir`` (weights, step,
     ``run_config``, the effective configuration, and the training state that
     ``--resume`` continues from: ``rlpytorch.resume``) every ``save_every``
     frames and at the end. With ``restart_games_at_save`` the games start
@@ -145,8 +156,8 @@ class SingleProcessRun(Configurable):
         self._marks = {**resumed["marks"], "bar": now, "fps": (trainer.frames, now)}
         self._best_eval = resumed["best_eval"]
         summary = RunSummary(0, 0, 0.0, math.nan)
-        bar = tqdm(total=self.num_frames, initial=trainer.frames, unit="frame", unit_scale=True,
-                   disable=not self.progress)
+        self._bar = progress_bar(self.progress, total=self.num_frames, initial=trainer.frames, unit="frame",
+                                 unit_scale=True)
         start()
         with stop_signals_handled(lambda number: setattr(summary, "interrupted", True)):  # while it stops
             try:
@@ -154,12 +165,13 @@ class SingleProcessRun(Configurable):
                     while not summary.interrupted and not self._finished(summary):
                         step()
                         self._poll()
-                        self._after_step(bar, summary)
+                        self._after_step(summary)
             except KeyboardInterrupt:
                 summary.interrupted = True
             finally:
                 stop()
-                bar.close()
+                self._show_progress()  # the frames and mean return of the final stats line
+                self._bar.close()
             self._finish_run()
         summary.frames, summary.updates = trainer.frames, trainer.updates
         summary.seconds = time.perf_counter() - self._start_time
@@ -187,7 +199,7 @@ class SingleProcessRun(Configurable):
         done, self._frames_all_ranks = distributed.agree_to_stop(done, self.trainer.frames, self.trainer.learner_on)
         return done
 
-    def _after_step(self, bar: tqdm, summary: RunSummary) -> None:
+    def _after_step(self, summary: RunSummary) -> None:
         frames = self.trainer.frames
         now = time.perf_counter()
         if self.trainer.episodes.mean_return >= self.stop_at_return:
@@ -195,8 +207,7 @@ class SingleProcessRun(Configurable):
             summary.target_reached_frames = frames
         if now - self._marks["bar"] > 0.5:
             self._marks["bar"] = now
-            bar.update(frames - bar.n)
-            bar.set_postfix(R=f"{self.trainer.episodes.mean_return:.1f}", refresh=False)
+            self._show_progress()
         if frames - self._marks["log"] >= self.log_every:
             self._marks["log"] = frames
             self._log()
@@ -210,6 +221,13 @@ class SingleProcessRun(Configurable):
                 self._periodic_save(f"model_{frames}.pt")
                 if self.restart_games_at_save:
                     self._restart_games()
+
+    def _show_progress(self) -> None:
+        """The bar at the frames run so far, with the mean return of the last 100
+        episodes (the stats line's ``R``)."""
+        self._bar.set_postfix(R=f"{self.trainer.episodes.mean_return:.1f}", refresh=False)
+        self._bar.update(self.trainer.frames - self._bar.n)
+        self._bar.refresh()  # (update draws at most every tqdm's mininterval)
 
     def _log(self) -> None:
         trainer, now = self.trainer, time.perf_counter()
@@ -225,7 +243,13 @@ class SingleProcessRun(Configurable):
             **trainer.update_stats.pop(),
             **self._extra_stats(),
         }
-        self.logger.log(record)
+        self._show_progress()
+        self._write(record)
+
+    def _write(self, record: Mapping[str, float]) -> None:
+        """Log ``record``: its line goes above the bar, which is drawn again below it."""
+        with tqdm.external_write_mode():
+            self.logger.log(record)
 
     def _evaluate(self) -> None:
         """One evaluation: a record (stdout, CSV, TensorBoard) and, when it is
@@ -235,7 +259,7 @@ class SingleProcessRun(Configurable):
         record = {"frames": float(self.trainer.frames), "eval_return_mean": result.mean,
                   "eval_return_std": result.std}
         record.update({f"eval_{name}_mean": result.statistic_mean(name) for name in result.statistics})
-        self.logger.log(record)
+        self._write(record)
         if result.mean > self._best_eval:
             self._best_eval = result.mean
             if self.save_dir is not None:

@@ -1,12 +1,17 @@
-"""The loops: budgets, checkpoints, Ctrl-C and failures (on the fake engine)."""
+"""The loops: budgets, checkpoints, Ctrl-C and failures, the progress bar (on the fake engine)."""
 
+import io
+import re
+import sys
 
 import pytest
 from fakes import fake_context
+from tqdm import tqdm
 
 from rlpytorch.model_base import read_checkpoint
 from rlpytorch.models import MLPActorCritic
 from rlpytorch.runner import EvalIters, SingleProcessRun
+from rlpytorch.stats import StatsLogger
 from rlpytorch.trainer import Evaluator
 
 
@@ -71,3 +76,39 @@ def test_eval_iters_plays_until_the_evaluator_has_its_episodes():
     assert len(result.returns) == 6 and gc.stopped
     assert result.statistics == {}  # CartPole declares no episode statistic
     assert 8 <= result.mean <= 60  # an untrained policy balances for a few dozen steps at most
+
+
+class Terminal(io.StringIO):
+    """What a terminal receives: both streams' characters, in order."""
+
+    def isatty(self):
+        return True
+
+
+def run_printing_to(stream, monkeypatch, trainer, tmp_path):
+    """A run with its bar and stats lines on ``stream`` (both stdout and stderr)."""
+    monkeypatch.setattr(sys, "stdout", stream)
+    monkeypatch.setattr(sys, "stderr", stream)
+    return runner(trainer, tmp_path, progress=True, logger=StatsLogger(echo=True)).run(fake_context())
+
+
+def test_on_a_terminal_the_bar_reaches_100_percent_and_shows_each_stats_lines_return(trainer, tmp_path,
+                                                                                       monkeypatch):
+    terminal = Terminal()
+    summary = run_printing_to(terminal, monkeypatch, trainer, tmp_path)
+    # The terminal shows the last drawing of each line: split at carriage returns and newlines.
+    shown = [part for part in re.split(r"[\r\n]", terminal.getvalue()) if part.strip()]
+    stats_lines = [i for i, part in enumerate(shown) if part.startswith("F ")]
+    assert len(stats_lines) == 4  # every 500 frames, the last one at the end
+    for i in stats_lines:  # on a line of its own, after a bar with its frames and mean return
+        frames, mean_return = re.match(r"F ([\d,]+) \|.* \| R ([-\d.]+|nan)", shown[i]).groups()
+        bar = shown[i - 1]
+        assert f"R={mean_return}" in bar and f"{tqdm.format_sizeof(int(frames.replace(',', '')))}/2.00k" in bar, bar
+    assert "100%" in shown[stats_lines[-1] - 1] and summary.frames >= 2000
+
+
+def test_in_a_log_file_no_bar_runs_into_the_stats_lines(trainer, tmp_path, monkeypatch):
+    log = io.StringIO()  # stdout and stderr redirected to one file: not a terminal
+    run_printing_to(log, monkeypatch, trainer, tmp_path)
+    lines = log.getvalue().splitlines()
+    assert "\r" not in log.getvalue() and len(lines) == 4 and all(line.startswith("F ") for line in lines)
