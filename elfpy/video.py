@@ -24,7 +24,7 @@ from elfpy.files import atomic_path
 from elfpy.gym_host import env_action, game_seed, is_hosted, observation_arrays
 from elfpy.gym_presets import resolve
 
-__all__ = ["Policy", "record", "save_video"]
+__all__ = ["Policy", "check_drawable", "record", "save_video"]
 
 Policy = Callable[[Mapping[str, np.ndarray]], np.ndarray]
 FORMATS = ("gif", "mp4")
@@ -45,6 +45,13 @@ def save_video(frames: list[np.ndarray], path: str | Path, fps: int = 30) -> Pat
     return path
 
 
+def check_drawable(game: Any) -> None:
+    """Raise ``ValueError`` naming ``game`` if it cannot draw itself (before anything is played)."""
+    if not (is_hosted(game) or game == "minirts"):
+        raise ValueError(f"game '{game}' cannot draw itself: videos are made for Python-hosted games "
+                         f"(rendered with render_mode='rgb_array') and MiniRTS")
+
+
 def record(game: Any, make_policy: Callable[[], Policy], episodes: int, folder: str | Path, *,
            obs_keys: Sequence[str] = ("s",), fmt: str = "gif", seed: int = 0, preset: str | None = None,
            options: Mapping[str, Any] | None = None, max_steps: int = 10_000) -> list[Path]:
@@ -53,13 +60,11 @@ def record(game: Any, make_policy: Callable[[], Policy], episodes: int, folder: 
     if fmt not in FORMATS:
         raise ValueError(f"video format '{fmt}': choose one of {list(FORMATS)}")
     options = dict(options or {})
+    check_drawable(game)
     if is_hosted(game):
         play = _hosted_episode(game, preset, options, seed, max_steps)
-    elif game == "minirts":
-        play = _minirts_episode(options, tuple(obs_keys), seed, max_steps)
     else:
-        raise ValueError(f"game '{game}' cannot draw itself: videos are made for Python-hosted games "
-                         f"(rendered with render_mode='rgb_array') and MiniRTS")
+        play = _minirts_episode(options, tuple(obs_keys), seed, max_steps)
     folder = Path(folder)
     return [save_video(play(episode, make_policy()), folder / f"episode_{episode}.{fmt}")
             for episode in range(episodes)]

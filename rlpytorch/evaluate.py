@@ -3,8 +3,10 @@ folder, for its last checkpoint) or ``--load path/to/checkpoint.pt``.
 
 The checkpoint carries the training run's configuration, so the game and the
 model are rebuilt from it; any option given here overrides the saved one
-(e.g. ``--episodes 1000`` or ``--eval_sampler multinomial``). With ``--video
-DIR`` a few episodes are also saved as GIF or MP4 (``elfpy.video``).
+(e.g. ``--episodes 1000`` or ``--eval_sampler multinomial``). How the run
+shows itself (``--progress``) is this run's, never the checkpoint's. With
+``--video DIR`` a few episodes are also saved as GIF or MP4 (``elfpy.video``);
+a game or model that cannot be recorded is refused before anything is played.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .args_provider import ArgsProvider, Configurable, format_config, setting
+from .args_provider import ArgsError, ArgsProvider, Configurable, format_config, setting
 from .game_loader import GameLoader, parse_options
 from .model_base import Model, read_checkpoint
 from .model_loader import load_model
@@ -27,7 +29,9 @@ from .runner import evaluate, progress_setting
 from .train import command_line, torch_threads_setting
 from .trainer import EvalResult, Evaluator, device_setting
 
-__all__ = ["EvaluateScript", "main", "save_videos"]
+__all__ = ["EvaluateScript", "check_video", "main", "save_videos"]
+
+RUN_TIME_SETTINGS = ("progress",)  # how a run shows itself, not how its model was trained: not taken from a checkpoint
 
 
 @dataclass
@@ -50,9 +54,10 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
     pre.add_argument("--load", default="")
     known, _ = pre.parse_known_args(argv)
     saved = read_checkpoint(checkpoint_path(known.load))["args"] if known.load else {}
+    trained = {name: value for name, value in saved.items() if name not in RUN_TIME_SETTINGS}
     components = [EvaluateScript, GameLoader, Evaluator]
     provider = ArgsProvider(components, description=__doc__, prog="python -m rlpytorch.evaluate")
-    config = provider.parse(argv, defaults=saved)
+    config = provider.parse(argv, defaults=trained)
     if not config["load"]:
         provider.parser.error("--load is required")
     print("effective configuration:\n" + format_config(config), flush=True)
@@ -65,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
         model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe), probe.num_seats)
     finally:
         probe.stop()
+    if config["video"]:
+        check_video(model, loader)  # now, not after the evaluation's episodes
     result = evaluate(
         model, loader, config["eval_episodes"], config["eval_sampler"], device=config["device"],
         progress=config["progress"],
@@ -83,9 +90,7 @@ def save_videos(model: Model, loader: GameLoader, folder: str, episodes: int, fm
     ``predict``), saved as videos in ``folder`` by ``elfpy.video``."""
     import elfpy.video
 
-    if prev_shapes(model):  # the recording loop hands the policy observations only, not the rewards
-        raise ValueError("--video cannot feed a model its previous action and reward yet (--prev_action, "
-                         "--prev_reward); evaluate it without --video")
+    check_video(model, loader)
 
     def make_policy() -> elfpy.video.Policy:
         state = None
@@ -101,6 +106,19 @@ def save_videos(model: Model, loader: GameLoader, folder: str, episodes: int, fm
         loader.game, make_policy, episodes, folder, obs_keys=model.obs_keys, fmt=fmt, seed=loader.seed,
         preset=loader.preset or None, options=parse_options(loader.game_options, literal=loader.hosted),
     )
+
+
+def check_video(model: Model, loader: GameLoader) -> None:
+    """Raise ``ArgsError`` if ``--video`` cannot record ``model`` playing the loader's game."""
+    import elfpy.video
+
+    try:
+        elfpy.video.check_drawable(loader.game)
+    except ValueError as error:
+        raise ArgsError(f"--video: {error}") from None
+    if prev_shapes(model):  # the recording loop hands the policy observations only, not the rewards
+        raise ArgsError("--video cannot feed a model its previous action and reward yet (--prev_action, "
+                        "--prev_reward); evaluate it without --video")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,46 @@
+"""``python -m rlpytorch.evaluate``: what it takes from the checkpoint, and what it refuses before playing."""
+
+import pytest
+
+from rlpytorch import evaluate, train
+from rlpytorch.args_provider import ArgsError
+from rlpytorch.model_base import read_checkpoint
+
+
+@pytest.fixture(scope="module")
+def run_without_progress(tmp_path_factory):
+    """A short native CartPole run trained with --no-progress (which its checkpoint's args record)."""
+    run = tmp_path_factory.mktemp("evaluate") / "run"
+    train.main(["--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8",
+                "--num_frames", "500", "--no-eval_at_end", "--no-progress", "--no-tensorboard", "--save_dir", str(run)])
+    assert read_checkpoint(run / "last.pt")["args"]["progress"] is False
+    return run
+
+
+def test_progress_is_this_runs_setting_not_the_checkpoints(run_without_progress, monkeypatch):
+    shown = []
+    play = evaluate.evaluate
+
+    def recording_evaluate(*args, progress, **kwargs):
+        shown.append(progress)
+        return play(*args, progress=progress, **kwargs)
+
+    monkeypatch.setattr(evaluate, "evaluate", recording_evaluate)
+    evaluate.main(["--load", str(run_without_progress), "--eval_episodes", "2"])
+    evaluate.main(["--load", str(run_without_progress), "--eval_episodes", "2", "--no-progress"])
+    assert shown == [True, False]
+
+
+def test_video_of_a_game_that_cannot_draw_itself_is_one_line_before_any_episode(run_without_progress, tmp_path,
+                                                                                  monkeypatch):
+    def no_episode(*args, **kwargs):
+        raise AssertionError("an episode was played before --video was refused")
+
+    monkeypatch.setattr(evaluate, "evaluate", no_episode)
+    argv = ["--load", str(run_without_progress), "--video", str(tmp_path / "videos")]
+    with pytest.raises(ArgsError, match="--video: game 'cartpole' cannot draw itself"):
+        evaluate.main(argv)
+    with pytest.raises(SystemExit) as exit_:
+        train.command_line(evaluate.main, "python -m rlpytorch.evaluate", argv)
+    assert str(exit_.value.code).startswith("python -m rlpytorch.evaluate: error: --video: game 'cartpole'")
+    assert "\n" not in str(exit_.value.code) and not (tmp_path / "videos").exists()
