@@ -32,10 +32,20 @@ functions of the user's script work too.
 
 A PettingZoo ParallelEnv (`"pz:<module>"` or a factory returning one) is
 hosted the same way with one seat per agent: see `elfpy.pz_host`.
+
+Rendering. Games that draw with pygame (classic control, MPE) start SDL when
+they first render, which looks for a display and a sound device and, without
+a desktop session, prints "error: XDG_RUNTIME_DIR is invalid or not set in
+the environment". A hosted game renders only into arrays (pixel observations,
+videos), so the workers, the probe environment made here and `elfpy.video`
+(`headless_rendering`) run SDL on its dummy drivers (`HEADLESS_SDL`), which
+draw the same pixels silently; SDL_VIDEODRIVER or SDL_AUDIODRIVER set by the
+user win, and a game made with render_mode="human" keeps SDL's own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import pickle
@@ -44,7 +54,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import cloudpickle  # a gymnasium dependency; pickles lambdas and functions of __main__ by value
@@ -58,6 +68,7 @@ from elfpy.pz_host import ParallelServer, SeatLayout, is_parallel_env
 _ENGINE_DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool")
 _POLL_MS = 200  # how often an idle worker checks that its parent is alive
 _EXIT_GRACE_S = 0.3  # how long close() lets the workers exit on their own before it kills them
+HEADLESS_SDL = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}  # see "Rendering" above
 
 
 def is_hosted(game: Any) -> bool:
@@ -146,6 +157,27 @@ def env_action(space: Any, stored: Any) -> Any:
     if isinstance(space, spaces.MultiDiscrete):
         return stored.copy() + space.start
     return stored.copy()
+
+
+def headless_environment(env_kwargs: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """The SDL drivers to add to this process's environment for a game made with
+    `env_kwargs`: `HEADLESS_SDL` less those the user set, none for render_mode="human"."""
+    if (env_kwargs or {}).get("render_mode") == "human":
+        return {}
+    return {name: value for name, value in HEADLESS_SDL.items() if name not in os.environ}
+
+
+@contextlib.contextmanager
+def headless_rendering(env_kwargs: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """SDL's dummy drivers (`headless_environment`) in this process while the block
+    runs: SDL reads them when a game first renders (pygame keeps them afterwards)."""
+    added = headless_environment(env_kwargs)
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
 
 
 def game_seed(seed: int, game: int) -> int:
@@ -288,27 +320,29 @@ class GymHost:
         reshape_reward = reshape_reward or chosen.reshape_reward
         workers = min(num_workers or os.cpu_count() or 1, num_games)  # a worker without games would idle
         payload = self._payload(make_env, preprocess, reshape_reward)
-        probe = make_env()
-        try:
-            observation, _ = probe.reset(seed=game_seed(seed, 0))
-            if is_parallel_env(probe):
-                if reshape_reward is not None:
-                    raise ValueError(f"game '{self.name}': reshape_reward is for single-agent games; a "
-                                     "ParallelEnv's rewards reach each seat as they are")
-                def prepared(sample: Any) -> Any:
-                    return preprocess(sample) if preprocess else sample
+        self._headless = headless_environment(env_kwargs)  # for the workers
+        with headless_rendering(env_kwargs):  # a pixel observation renders at reset
+            probe = make_env()
+            try:
+                observation, _ = probe.reset(seed=game_seed(seed, 0))
+                if is_parallel_env(probe):
+                    if reshape_reward is not None:
+                        raise ValueError(f"game '{self.name}': reshape_reward is for single-agent games; a "
+                                         "ParallelEnv's rewards reach each seat as they are")
+                    def prepared(sample: Any) -> Any:
+                        return preprocess(sample) if preprocess else sample
 
-                self.layout: SeatLayout | None = SeatLayout.of(
-                    self.name, probe, observation, lambda sample: observation_arrays(prepared(sample)))
-                observed = self.layout.observation_keys(
-                    observation, lambda sample: observation_keys(prepared(sample), chosen.bounds))
-                self.keys = [*observed, *action_keys(probe.action_space(self.layout.agents[0]), observed)]
-            else:
-                self.layout = None
-                observed = observation_keys(preprocess(observation) if preprocess else observation, chosen.bounds)
-                self.keys = [*observed, *action_keys(probe.action_space, observed)]
-        finally:
-            probe.close()
+                    self.layout: SeatLayout | None = SeatLayout.of(
+                        self.name, probe, observation, lambda sample: observation_arrays(prepared(sample)))
+                    observed = self.layout.observation_keys(
+                        observation, lambda sample: observation_keys(prepared(sample), chosen.bounds))
+                    self.keys = [*observed, *action_keys(probe.action_space(self.layout.agents[0]), observed)]
+                else:
+                    self.layout = None
+                    observed = observation_keys(preprocess(observation) if preprocess else observation, chosen.bounds)
+                    self.keys = [*observed, *action_keys(probe.action_space, observed)]
+            finally:
+                probe.close()
         seats = 1 if self.layout is None else self.layout.num_seats
         self.board = _elf.RemoteBoard(self.keys, num_games, workers, step_timeout_s or 0.0, seats)
         self._fd = os.memfd_create("elf-gym-board")
@@ -334,8 +368,10 @@ class GymHost:
 
     def _launch(self, arguments: tuple) -> subprocess.Popen:
         """A fresh interpreter (not fork: this process has threads) that
-        inherits the shared block's descriptor and this process's sys.path."""
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+        inherits the shared block's descriptor and this process's sys.path,
+        rendering headless (see "Rendering" above)."""
+        environment = {**os.environ, **self._headless,
+                       "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
         process = subprocess.Popen([sys.executable, "-c", "from elfpy.gym_host import worker_main; worker_main()"],
                                    stdin=subprocess.PIPE, pass_fds=(self._fd,), env=environment)
         with process.stdin:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from elfpy.files import atomic_path
-from elfpy.gym_host import env_action, game_seed, is_hosted, observation_arrays
+from elfpy.gym_host import env_action, game_seed, headless_rendering, is_hosted, observation_arrays
 from elfpy.gym_presets import resolve
 
 __all__ = ["Policy", "check_drawable", "record", "save_video"]
@@ -75,21 +75,22 @@ def _hosted_episode(game: Any, preset: str | None, options: dict[str, Any], seed
     _, chosen = resolve(game, preset, {**options, "render_mode": "rgb_array"})
 
     def play(episode: int, act: Policy) -> list[np.ndarray]:
-        env = chosen.make()
-        try:
-            observation, _ = env.reset(seed=game_seed(seed + 7919, episode))  # games apart from training's
-            frames = [env.render()]
-            for _ in range(max_steps):
-                seen = chosen.preprocess(observation) if chosen.preprocess else observation
-                rows = {key: value[None] for key, value in observation_arrays(seen).items()}
-                action = env_action(env.action_space, np.asarray(act(rows))[0])
-                observation, _, terminated, truncated, _ = env.step(action)
-                frames.append(env.render())
-                if terminated or truncated:
-                    break
-            return frames
-        finally:
-            env.close()
+        with headless_rendering():  # SDL starts as the game is made or draws its first frame: silently
+            env = chosen.make()
+            try:
+                observation, _ = env.reset(seed=game_seed(seed + 7919, episode))  # games apart from training's
+                frames = [env.render()]
+                for _ in range(max_steps):
+                    seen = chosen.preprocess(observation) if chosen.preprocess else observation
+                    rows = {key: value[None] for key, value in observation_arrays(seen).items()}
+                    action = env_action(env.action_space, np.asarray(act(rows))[0])
+                    observation, _, terminated, truncated, _ = env.step(action)
+                    frames.append(env.render())
+                    if terminated or truncated:
+                        break
+                return frames
+            finally:
+                env.close()
 
     return play
 
