@@ -239,6 +239,12 @@ class GameContext:
     and with `step_timeout_s` a step, or a first reset, that takes longer
     fails the context (GameError naming the environment and its worker).
 
+    envpool's C++ environments: `game` is `"envpool:<task>"` (e.g.
+    "envpool:Pong-v5", its Atari with the standard preprocessing); game g is
+    environment g of one envpool pool seeded `seed`, stepped by
+    `num_workers` envpool threads, the extra keyword arguments are envpool's
+    options, and no Python runs per game (see `elfpy.envpool_host`).
+
     Whatever the state (a worker killed or stuck in `step`, batches held or
     replied), stop() returns promptly; after a GameError the engine's threads,
     the worker processes and their shared memory are already gone.

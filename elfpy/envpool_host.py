@@ -10,7 +10,8 @@ environments, game g being its environment g: ::
 
 (`num_workers`: envpool's stepping threads, default one per CPU; the game
 options are envpool's, e.g. `episodic_life=True`, `reward_clip=True`,
-`stack_num=1`). Environment g is seeded `seed + g` by envpool and keeps its
+`stack_num=1`; the engine's `num_threads` only wait and copy rows, by
+default one per 16 games: `engine_threads`). Environment g is seeded `seed + g` by envpool and keeps its
 own random stream, so the games' trajectories depend only on the seed and
 the actions, whatever steps with whatever: `deterministic=True` holds.
 
@@ -58,7 +59,7 @@ import numpy as np
 from gymnasium import spaces
 
 from elfpy import _elf
-from elfpy.gym_host import action_key, observation_arrays, observation_keys
+from elfpy.gym_host import _views, action_key, observation_arrays, observation_keys
 
 PREFIX = "envpool:"
 _POLL_MS = 200  # how often an idle serving thread checks that the board is still open
@@ -132,7 +133,7 @@ class EnvpoolHost:
             self.board = _elf.RemoteBoard(self.keys, num_games, 1, step_timeout_s or 0.0, 1)
             self._memory = mmap.mmap(-1, self.board.bytes())  # anonymous: zeroed, private to this process
             self.board.attach(self._memory)
-            self._views = self._key_views()
+            self._views = _views(self.board, self._memory, self.keys)
             self._broken: str | None = None  # why the pool is no longer trusted
             self._flying = np.zeros(num_games, bool)  # sent to envpool, not received yet
             # The next send resets the game's environment (never reset, or its episode ended);
@@ -145,16 +146,6 @@ class EnvpoolHost:
         except BaseException:
             self._pool.close()
             raise
-
-    def _key_views(self) -> dict[str, np.ndarray]:
-        """Numpy views [num_games, ...] of the board's obs/, final/ and action/ slots."""
-        regions, views = self.board.regions(), {}
-        for key in self.keys:
-            for prefix in ("action/",) if key["role"] == "action" else ("obs/", "final/"):
-                offset, _ = regions[prefix + key["name"]]
-                views[prefix + key["name"]] = np.ndarray((self.board.num_games, *key["shape"]), key["dtype"],
-                                                         buffer=self._memory, offset=offset)
-        return views
 
     # --- the serving thread ------------------------------------------------
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import threading
 
+import envpool
 import numpy as np
 import pytest
 
 import elfpy
-
-envpool = pytest.importorskip("envpool")  # a requirement; skipped only where it has no wheel
 
 pytestmark = pytest.mark.timeout(60, method="thread")  # a hang may be inside C++, out of reach of signals
 
