@@ -49,6 +49,7 @@ __all__ = [
     "ArgsError",
     "ArgsProvider",
     "Configurable",
+    "HelpFormatter",
     "convert_from",
     "format_config",
     "part",
@@ -184,15 +185,27 @@ class Configurable:
         return {arg.name: getattr(self, arg.name) for arg in self.settings()}
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """``--help``: the description as written (its paragraphs and command lines
+    keep their lines), and each option's default after its help, unless empty."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in ("", None):  # "(default: )" says nothing; the help says what empty means
+            return action.help
+        return super()._get_help_string(action)
+
+
 class ArgsProvider:
     """One parser for the arguments of all the components a run uses.
 
     ``components`` are ``Configurable`` classes; each contributes its
-    ``arg_groups()`` in order, so ``--help`` lists them as the run uses them.
+    ``arg_groups()`` in order, so ``--help`` lists them as the run uses them;
+    ``epilog`` ends the help.
     """
 
     def __init__(
-        self, components: Iterable[type[Configurable]], description: str | None = None, prog: str | None = None
+        self, components: Iterable[type[Configurable]], description: str | None = None, prog: str | None = None,
+        epilog: str | None = None,
     ) -> None:
         self.groups: dict[str, tuple[Arg, ...]] = {}
         for component in components:
@@ -206,13 +219,14 @@ class ArgsProvider:
                 if arg.name in self.args or arg.name == "config":
                     raise ArgsError(f"argument {arg.name!r} declared twice (again in {title!r})")
                 self.args[arg.name] = arg
-        self.parser = self._build_parser(description, prog)
+        self.parser = self._build_parser(description, prog, epilog)
 
-    def _build_parser(self, description: str | None, prog: str | None) -> argparse.ArgumentParser:
+    def _build_parser(self, description: str | None, prog: str | None, epilog: str | None) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(
             prog=prog,
             description=description,
-            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+            epilog=epilog,
+            formatter_class=HelpFormatter,
             allow_abbrev=False,
         )
         parser.add_argument("--config", type=Path, help="YAML or JSON file of argument values, or the name of a "
