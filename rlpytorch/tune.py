@@ -7,7 +7,7 @@ sampler chose and the arguments after ``--``. The run evaluates every
 ``--metric`` (a column of its ``progress.csv``) is reported to Optuna as it
 lands, and a trial whose curve falls below the median of the earlier trials'
 at the same frames is pruned (``MedianPruner``, after ``--startup_trials``
-trials): its run is stopped (SIGTERM: it saves, then ends). A trial's value is
+trials and from ``--prune_after`` frames on): its run is stopped (SIGTERM: it saves, then ends). A trial's value is
 its last evaluation, or with ``--value mean`` the mean of its evaluations (the
 area under its curve: learning fast counts too).
 
@@ -234,12 +234,13 @@ def folder_locked(out: Path) -> Iterator[None]:
         yield
 
 
-def open_study(search: Search, startup_trials: int, prune: bool) -> Any:
+def open_study(search: Search, startup_trials: int, prune_after: int | None) -> Any:
     """The study of ``<out>/study.db``, new or continued; a stored study of another search is refused."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)  # the search prints its own line per trial
-    pruner = optuna.pruners.MedianPruner(n_startup_trials=startup_trials) if prune else optuna.pruners.NopPruner()
+    pruner = (optuna.pruners.NopPruner() if prune_after is None
+              else optuna.pruners.MedianPruner(n_startup_trials=startup_trials, n_warmup_steps=prune_after))
     study = optuna.create_study(storage=f"sqlite:///{search.out.absolute() / STUDY_FILE}", study_name="tune",
                                 direction=search.direction, pruner=pruner, load_if_exists=True)
     setup = json.loads(json.dumps(search.setup()))
@@ -309,7 +310,7 @@ def draw_study(study: Any, path: Path, metric: str, value: str) -> None:
         elif trial.state == TrialState.COMPLETE:
             curves.plot(steps, ys, color="C0", alpha=0.6)
         else:
-            curves.plot(steps, ys, color="grey", alpha=0.5, linestyle="--")
+            curves.plot(steps, ys, color="grey", alpha=0.5, linestyle="--", marker="x")  # one point: a mark
     curves.set_xlabel("frames")
     curves.set_ylabel(metric)
     curves.set_title("evaluations (grey dashed: pruned or stopped)")
@@ -335,10 +336,11 @@ def draw_study(study: Any, path: Path, metric: str, value: str) -> None:
     plt.close(fig)
 
 
-def run_search(search: Search, trials: int, startup_trials: int = 5, prune: bool = True) -> Any:
-    """Run the study of ``search`` until it counts ``trials`` trials; the study."""
+def run_search(search: Search, trials: int, startup_trials: int = 5, prune_after: int | None = 0) -> Any:
+    """Run the study of ``search`` until it counts ``trials`` trials, pruning from
+    ``prune_after`` frames on (None: never); the study."""
     with folder_locked(search.out):
-        study = open_study(search, startup_trials, prune)
+        study = open_study(search, startup_trials, prune_after)
         retried = retry_interrupted(study)
         left = max(0, trials - sum(counted(t) for t in study.get_trials(deepcopy=False)))
         print(f"study {search.out / STUDY_FILE}: {len(study.trials) - retried} trials so far, {left} to run"
@@ -391,6 +393,8 @@ def tune_parser() -> argparse.ArgumentParser:
                         help="trials drawn at random and never pruned before TPE and the pruner decide")
     parser.add_argument("--prune", action=argparse.BooleanOptionalAction, default=True,
                         help="stop a trial whose evaluations fall below the median of earlier trials'")
+    parser.add_argument("--prune_after", type=int, default=0,
+                        help="frames before which no trial is pruned (early evaluations may say little)")
     parser.add_argument("--seed", type=int, default=0, help="every trial's training seed, and the sampler's")
     parser.add_argument("--out", type=Path, default=Path("runs/tune"), help="folder of the study and its trials")
     parser.add_argument("--entry", default="rlpytorch.train", help="module each trial executes")
@@ -403,8 +407,8 @@ def main(argv: Sequence[str] | None = None) -> Any:
     passthrough = argv[argv.index("--") + 1:] if "--" in argv else []
     parser = tune_parser()
     args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
-    if args.eval_every < 1 or args.trials < 0 or args.startup_trials < 0:
-        parser.error("--eval_every must be >= 1, --trials and --startup_trials >= 0")
+    if args.eval_every < 1 or min(args.trials, args.startup_trials, args.prune_after) < 0:
+        parser.error("--eval_every must be >= 1, --trials, --startup_trials and --prune_after >= 0")
     try:
         space = args.space + (read_space_file(args.space_file) if args.space_file else [])
         if not space or len({d.name for d in space}) != len(space):
@@ -417,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> Any:
             entry=["-m", args.entry, *(["--config", args.config] if args.config else []), *passthrough,
                    "--eval_every", str(args.eval_every)],  # last: the pruner's steps need this one
         )
-        study = run_search(search, args.trials, args.startup_trials, args.prune)
+        study = run_search(search, args.trials, args.startup_trials, args.prune_after if args.prune else None)
     except (SearchError, ArgsError) as error:
         parser.exit(1, f"{parser.prog}: error: {error}\n")
     except KeyboardInterrupt:

@@ -101,6 +101,18 @@ def test_a_trial_below_the_median_is_pruned_and_the_same_study_goes_on(tmp_path:
     assert "2 trials so far, 1 to run" in capsys.readouterr().out
 
 
+def test_no_trial_is_pruned_before_prune_after_frames(tmp_path: Path, fake_train) -> None:
+    out = tmp_path / "study"
+    out.mkdir()
+    study = optuna.create_study(study_name="tune", storage=f"sqlite:///{out / 'study.db'}", direction="maximize")
+    study.enqueue_trial({"lr": "2"})
+    study.enqueue_trial({"lr": "0.5"})  # below trial 0 from the first evaluation on
+    tune.main([*fake_train, "--space", "lr=choice:0.5,2", "--startup_trials", "1", "--prune_after", "20",
+               "--trials", "2", "--", "--num_frames", "30"])
+    pruned = stored(out).trials[1]
+    assert (pruned.state, pruned.intermediate_values) == (TrialState.PRUNED, {10: 0.5, 20: 1.0})
+
+
 def test_a_trial_is_worth_its_last_evaluation_or_their_mean(tmp_path: Path, fake_train) -> None:
     search = [*fake_train, "--space", "lr=choice:2", "--trials", "1", "--", "--num_frames", "30"]
     assert tune.main(["--value", "mean", *search]).trials[0].value == 4.0  # (2 + 4 + 6) / 3
