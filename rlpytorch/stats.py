@@ -6,6 +6,12 @@ TensorBoard scalars (``torch.utils.tensorboard``). Each line of ``log.txt``
 and each row of ``progress.csv`` lands whole (one write, flushed to disk:
 ``elfpy.files.append_line``); a new column rewrites ``progress.csv``
 atomically.
+
+With ``--track wandb`` the same records also go to a Weights & Biases run
+(``WandbRun``), kept in the run's folder (``wandb/``; ``WANDB_MODE=offline``
+needs no account, ``wandb sync`` uploads it later). Its id is kept in
+``wandb_id.txt``, so a resumed run goes on with the same W&B run. wandb is
+optional: it is imported only for ``--track wandb``.
 """
 
 from __future__ import annotations
@@ -13,6 +19,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+import os
+import re
+import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -23,9 +32,9 @@ import numpy as np
 
 from elfpy.files import append_line, write_text_atomically
 
-from .args_provider import Configurable, setting
+from .args_provider import ArgsError, Configurable, setting
 
-__all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "format_record"]
+__all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "WandbRun", "format_record"]
 
 
 class EpisodeStats:
@@ -166,21 +175,64 @@ def format_record(record: Mapping[str, float]) -> str:
     return " | ".join(parts)
 
 
+class WandbRun:
+    """A Weights & Biases run in ``log_dir`` (its ``wandb/`` folder) that takes the
+    records, ``frames`` their x axis. The project is ``WANDB_PROJECT`` (else
+    'rlpytorch'), the run's name its folder, its config ``run_config``; the run's
+    id, kept in ``wandb_id.txt``, makes a resumed run go on with the same W&B run."""
+
+    ID_FILE = "wandb_id.txt"
+
+    def __init__(self, log_dir: Path, run_config: Mapping[str, Any] | None = None) -> None:
+        try:
+            import wandb
+        except ImportError:
+            raise ArgsError("--track wandb needs the wandb package: pip install wandb") from None
+        id_file = log_dir / self.ID_FILE
+        run_id = id_file.read_text().strip() if id_file.exists() else uuid.uuid4().hex[:12]
+        if not re.fullmatch(r"[\w-]+", run_id):
+            raise ArgsError(f"{id_file}: {run_id[:40]!r} is not a W&B run id (letters, digits, _ and -)")
+        try:
+            self.run = wandb.init(project=os.environ.get("WANDB_PROJECT") or "rlpytorch", dir=str(log_dir),
+                                  name=str(log_dir), id=run_id, resume="allow", config=dict(run_config or {}))
+        except wandb.Error as error:  # not logged in, a bad setting of the environment
+            raise ArgsError(f"--track wandb: {error}") from None
+        if not id_file.exists():
+            write_text_atomically(id_file, run_id + "\n")
+        self.run.define_metric("frames")
+        self.run.define_metric("*", step_metric="frames")  # records of one frame count (stats, evaluation) meet
+
+    def log(self, record: Mapping[str, float]) -> None:
+        self.run.log(dict(record))
+
+    def close(self) -> None:
+        self.run.finish()
+
+
+TRACKERS = {"wandb": WandbRun}
+
+
 @dataclass(eq=False)
 class StatsLogger(Configurable):
     """Writes records to stdout (``echo``) and, with a ``log_dir``, to
-    ``log.txt`` (the same lines, by ``formatter``), ``progress.csv`` and TensorBoard events."""
+    ``log.txt`` (the same lines, by ``formatter``), ``progress.csv``, TensorBoard
+    events and the experiment tracker of ``track`` (given ``run_config``)."""
 
     log_dir: str | Path | None = None
     tensorboard: bool = setting(True, "write TensorBoard events into the run's folder")
+    track: str = setting("none", "also log the records to an experiment tracker, its files in the run's folder: "
+                                 "wandb (Weights & Biases; WANDB_MODE=offline needs no account)",
+                         choices=("none", *TRACKERS))
     echo: bool = True
     formatter: Callable[[Mapping[str, float]], str] = format_record
+    run_config: Mapping[str, Any] | None = None  # the run's configuration, for the tracker
 
     def __post_init__(self) -> None:
         self.log_dir = Path(self.log_dir) if self.log_dir else None
         self.columns: list[str] = []
         self._rows: list[dict[str, float]] = []
         self._tb = None
+        self._tracker = None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             self._read_csv()  # a resumed run's rows: kept when a new column makes the file be rewritten
@@ -188,6 +240,8 @@ class StatsLogger(Configurable):
                 from torch.utils.tensorboard import SummaryWriter
 
                 self._tb = SummaryWriter(str(self.log_dir))
+            if self.track != "none":
+                self._tracker = TRACKERS[self.track](self.log_dir, self.run_config)
 
     def log(self, record: Mapping[str, float]) -> None:
         """Write one record; ``record["frames"]`` is the x axis of TensorBoard."""
@@ -199,6 +253,8 @@ class StatsLogger(Configurable):
             for key, value in record.items():
                 self._tb.add_scalar(key, value, step)
             self._tb.flush()
+        if self._tracker is not None:
+            self._tracker.log(record)
 
     def note(self, line: str) -> None:
         """Print ``line`` (with ``echo``) and append it to ``log.txt``."""
@@ -234,6 +290,8 @@ class StatsLogger(Configurable):
         return text.getvalue()
 
     def close(self) -> None:
-        """Close the TensorBoard writer (the log files are closed after each line)."""
+        """Close the TensorBoard writer and the tracker's run (the log files are closed after each line)."""
         if self._tb is not None:
             self._tb.close()
+        if self._tracker is not None:
+            self._tracker.close()

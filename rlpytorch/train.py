@@ -227,7 +227,7 @@ def build_runner(method: str, config: Mapping[str, Any], loader: GameLoader, mod
                  run_dir: Path | None, engine_starts: int, main_rank: bool) -> tuple[SingleProcessRun, StatsLogger]:
     """The runner of ``config["runner"]`` over ``trainer`` and its stats logger
     (writing into ``run_dir``); only the main rank evaluates during training."""
-    logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank)
+    logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank, run_config=config)
     periodic_eval = functools.partial(
         evaluate, loader=loader, eval_episodes=config["eval_episodes"], eval_sampler="greedy",
         device=acting_device(config), progress=False,
