@@ -224,13 +224,16 @@ def load_evaluator(path: str) -> play.Evaluator:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m elfpy.gtp", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--load", default="", help="network exported with torch.export (default: no network)")
-    parser.add_argument("--playouts", type=int, default=100, help="simulations per genmove")
-    parser.add_argument("--leaves", type=int, default=8, help="leaves evaluated together per search step")
-    parser.add_argument("--board_size", type=int, default=9)
-    parser.add_argument("--komi", type=float, default=7.5)
-    parser.add_argument("--resign_threshold", type=float, default=-1.0, help="resign below this value (-1: never)")
+    parser.add_argument("--playouts", type=int, default=100, help="simulations per genmove (default: %(default)s)")
+    parser.add_argument("--leaves", type=int, default=8,
+                        help="leaves evaluated together per search step (default: %(default)s)")
+    parser.add_argument("--board_size", type=int, default=9, help="board side (default: %(default)s)")
+    parser.add_argument("--komi", type=float, default=7.5, help="komi (default: %(default)s)")
+    parser.add_argument("--resign_threshold", type=float, default=-1.0,
+                        help="resign below this value (-1: never) (default: %(default)s)")
     parser.add_argument("--pass_only_when_done", action="store_true",
                         help="pass only when every other legal move fills an own single-point eye (as go9.yaml's "
                              "self-play: its networks never learn when to pass)")

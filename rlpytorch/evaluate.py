@@ -50,10 +50,13 @@ class EvaluateScript(Configurable):
 
 def main(argv: Sequence[str] | None = None) -> EvalResult:
     """Evaluate the checkpoint named by ``--load``; prints and returns the result."""
-    pre = argparse.ArgumentParser(add_help=False)
+    pre = argparse.ArgumentParser(add_help=False, exit_on_error=False)
     pre.add_argument("--load", default="")
-    known, _ = pre.parse_known_args(argv)
-    saved = read_checkpoint(checkpoint_path(known.load))["args"] if known.load else {}
+    try:
+        load = pre.parse_known_args(argv)[0].load
+    except argparse.ArgumentError:  # --load without a value: the full parser below says so, under this prog's name
+        load = ""
+    saved = read_checkpoint(checkpoint_path(load))["args"] if load else {}
     trained = {name: value for name, value in saved.items() if name not in RUN_TIME_SETTINGS}
     components = [EvaluateScript, GameLoader, Evaluator]
     provider = ArgsProvider(components, description=__doc__, prog="python -m rlpytorch.evaluate")

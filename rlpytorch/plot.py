@@ -54,8 +54,10 @@ def read_columns(csv_path: Path, x_key: str, y_key: str) -> tuple[np.ndarray, np
     """Columns ``x_key`` and ``y_key`` of a progress CSV as floats (empty cells: NaN)."""
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
-    if rows and (x_key not in rows[0] or y_key not in rows[0]):
-        raise ValueError(f"{csv_path}: no column {x_key!r} or {y_key!r}; columns: {sorted(rows[0])}")
+    missing = [key for key in (x_key, y_key) if rows and key not in rows[0]]
+    if missing:
+        named = " and ".join(map(repr, missing))
+        raise ValueError(f"{csv_path}: no column{'s' * (len(missing) > 1)} {named}; columns: {sorted(rows[0])}")
 
     def column(key: str) -> np.ndarray:
         return np.array([float(row[key]) if row[key] not in ("", None) else math.nan for row in rows])
@@ -122,15 +124,22 @@ def plot_curves(curves: Sequence[Curve], out: Path, x_key: str, y_key: str, spre
 
 
 def main(argv: Sequence[str] | None = None) -> list[Curve]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m rlpytorch.plot", description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", type=Path, help="run folders (searched for progress.csv) or CSV files")
-    parser.add_argument("--out", type=Path, default=Path("curves.png"), help="image to write: .png or .svg")
-    parser.add_argument("--x", default="frames", choices=("frames", "time"), help="x axis: frames or wall seconds")
-    parser.add_argument("--y", default="return_mean", help="CSV column to plot")
-    parser.add_argument("--spread", default="std", choices=("std", "minmax"), help="shaded spread over runs")
-    parser.add_argument("--title", default="", help="title of the figure")
+    parser.add_argument("--out", type=Path, default=Path("curves.png"),
+                        help="image to write: .png or .svg (default: %(default)s)")
+    parser.add_argument("--x", default="frames", choices=("frames", "time"),
+                        help="x axis: frames or wall seconds (default: %(default)s)")
+    parser.add_argument("--y", default="return_mean", help="CSV column to plot (default: %(default)s)")
+    parser.add_argument("--spread", default="std", choices=("std", "minmax"),
+                        help="shaded spread over runs: one standard deviation, or the minimum to the maximum "
+                             "(default: %(default)s)")
+    parser.add_argument("--title", default="", help="title of the figure (default: none)")
     args = parser.parse_args(argv)
-    curves = load_curves(args.runs, args.x, args.y)
+    try:
+        curves = load_curves(args.runs, args.x, args.y)
+    except (OSError, ValueError) as error:  # a missing folder or file, a column it lacks: one line
+        parser.error(str(error))
     if not curves:
         parser.error(f"no run has values in columns {args.x!r} and {args.y!r}")
     plot_curves(curves, args.out, args.x, args.y, args.spread, args.title)

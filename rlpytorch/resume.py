@@ -89,10 +89,14 @@ def read_resume_checkpoint(path: str | Path) -> tuple[Path, dict[str, Any]]:
 
 
 def resume_argument(argv: Sequence[str]) -> str:
-    """``--resume``'s value in ``argv`` (empty without it)."""
-    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    """``--resume``'s value in ``argv`` (empty without it, or without a value:
+    the script's full parser then says so, under the script's name)."""
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False, exit_on_error=False)
     pre.add_argument("--resume", default="")
-    return pre.parse_known_args(argv)[0].resume
+    try:
+        return pre.parse_known_args(argv)[0].resume
+    except argparse.ArgumentError:
+        return ""
 
 
 def resumed_config(file: Path | None, checkpoint: Mapping[str, Any] | None) -> dict[str, Any]:

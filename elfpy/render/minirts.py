@@ -299,7 +299,8 @@ def _run(options: dict[str, Any], policy: Policy | None, seed: int, max_steps: i
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog="python -m elfpy.render.minirts", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--variant", default="standard", help="standard, ctf or tower_defense")
     parser.add_argument("--map_size", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0, help="seed of the context (draws the episode seed)")
