@@ -269,9 +269,9 @@ def train(argv: Sequence[str] | None) -> dict[str, Any]:
     resumed = resumed_config(resume_file, checkpoint)
     method = chosen_method(argv, resumed)
     provider = ArgsProvider(components(method), description=__doc__, prog="python -m rlpytorch.train",
-                            epilog=f"These are the settings of --method {method}; each method has its own: "
-                                   f"python -m rlpytorch.train --method ppo --help lists PPO's "
-                                   f"(methods: {', '.join(METHODS)}).")
+                            epilog=f"The settings above are those of --method {method}; each method has its own:\n"
+                                   f"    python -m rlpytorch.train --method ppo --help\n"
+                                   f"lists PPO's. Methods: {', '.join(METHODS)}.")
     provider.parser.add_argument("--resume", default="", metavar="FOLDER_OR_FILE",
                                  help="continue the run in this folder (its last.pt), or from this checkpoint")
     config = provider.parse(argv, defaults={**METHODS[method].run_defaults, **resumed})
