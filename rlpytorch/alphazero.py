@@ -25,6 +25,12 @@ The stats lines report ``sims_per_s`` (leaf evaluations per wall second) and
 ``batch_fill`` (leaves per network call over ``--actor_batch``), the two
 figures that say whether the searches keep the network busy.
 
+Until the first stats line (the replay window fills first: a minute or so for
+Go on 9x9) the run says what it does: a line as self-play starts, one as
+training starts, one before each save (exporting takes a while), and on a
+terminal a bar over the leaf evaluations with the games finished, the
+replay window's size and the network's step (``--no-progress``: no bar).
+
 The library names no game key: every key comes from the arguments (the
 config file sets them for Go).
 
@@ -53,6 +59,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from .args_provider import ArgsProvider, Configurable, format_config, part, setting
 from .game_loader import GameLoader
@@ -68,6 +75,7 @@ from .resume import (
     set_random_states,
 )
 from .run_dir import LAST_CHECKPOINT, check_run_dir, resolve_run_dir, save_dir_setting, write_run_files
+from .runner.single_process import progress_bar, progress_setting
 from .stats import StatsLogger
 from .train import torch_threads_setting
 from .trainer import device_setting
@@ -136,6 +144,7 @@ class AlphaZero(Configurable):
     game_writer: str = setting("", "module:Class called with each finished game, e.g. elfpy.go.sgf:SgfWriter")
     games_dir: str = setting("", "folder for the game writer (empty: games/ in the run's folder)")
     device: str = device_setting()
+    progress: bool = progress_setting()
     keys: SelfPlayKeys = part(SelfPlayKeys)
     loss: PolicyValueLoss = part(PolicyValueLoss)
     net_settings: PolicyValueSettings = part(PolicyValueSettings)
@@ -224,14 +233,26 @@ class AlphaZero(Configurable):
         window: list[dict[str, float]] = []
         self.start = time.perf_counter()
         next_save = self._next_save()
-        with gc:
+        self._note(f"self-play: {self.num_frames:,} leaf evaluations; the network trains once the replay window "
+                   f"holds {self.min_replay:,} positions")
+        self._bar = progress_bar(self.progress, total=self.num_frames, initial=self.frames, unit="eval",
+                                 unit_scale=True)
+        shown_at, training = 0.0, False
+        with gc, self._bar:
             while self.frames < self.num_frames:
                 gc.run()
+                if time.perf_counter() - shown_at > 0.5:
+                    shown_at = time.perf_counter()
+                    self._show_progress()
                 if self.frames >= next_save:
                     self.save()
                     next_save = self._next_save()
                 if self.replay.size < self.min_replay:
                     continue
+                if not training:
+                    training = True
+                    self._note(f"training starts: {self.replay.size:,} positions in the replay window after "
+                               f"{self.frames:,} leaf evaluations ({self.seconds():.0f} s)")
                 self.owed += self.updates_per_batch
                 while self.owed >= 1:
                     self.owed -= 1
@@ -239,10 +260,24 @@ class AlphaZero(Configurable):
                     if len(window) == self.log_every:
                         history.append(self._log(window))
                         window = []
+            self._show_progress()  # the bar ends at the evaluations run: 100%
         if window:
             history.append(self._log(window))
         self.save()
         return history
+
+    def _show_progress(self) -> None:
+        """The bar at the leaf evaluations run so far, with the games finished,
+        the replay window's size and the network's step."""
+        self._bar.set_postfix(games=self.records.stats.games, replay=self.replay.size, step=self.net.step,
+                              refresh=False)
+        self._bar.update(self.frames - self._bar.n)
+        self._bar.refresh()
+
+    def _note(self, line: str) -> None:
+        """A line of progress on stdout, above the bar (when there is one)."""
+        with tqdm.external_write_mode():
+            print(line, flush=True)
 
     def _next_save(self) -> float:
         return (self.frames // self.save_every + 1) * self.save_every if self.save_every else float("inf")
@@ -286,7 +321,8 @@ class AlphaZero(Configurable):
                      batch_fill=self.frames / max(1, self.calls) / self.loader.actor_batch, games=s.games,
                      moves_per_game=s.moves / max(1, s.games), first_player_win=s.first_player_wins / max(1, s.games),
                      resigned=s.resigned, false_resign=s.false_resign_rate, replay=self.replay.size)
-        self.logger.log(entry)
+        with tqdm.external_write_mode():  # above the bar
+            self.logger.log(entry)
         return entry
 
     def save(self) -> None:
@@ -295,6 +331,9 @@ class AlphaZero(Configurable):
         GTP player loads)."""
         if self.run_dir is None:
             return
+        exported = f" and {EXPORTED} (torch.export: ~10 s)" if self.export else ""
+        self._note(f"saving {LAST_CHECKPOINT}, {REPLAY_FILE}{exported} into {self.run_dir} at {self.frames:,} "
+                   "leaf evaluations")
         self.replay.save(self.run_dir / REPLAY_FILE)
         self.net.save(self.run_dir / LAST_CHECKPOINT, self.run_config, resume=self.training_state())
         if not self.export:
