@@ -20,16 +20,21 @@ if [ "${1:-}" = --if-changed ] && [ -f "$STAMP" ] && [ "$(inputs_hash | sha256su
   exit 0
 fi
 
+echo "setup: upgrading pip ..."
 python3 -m pip install --quiet --upgrade pip
 # GNU Go: the Go tests and benchmarks play against it over GTP (Debian installs it in /usr/games).
 if ! command -v gnugo >/dev/null && [ ! -x /usr/games/gnugo ]; then
+  echo "setup: installing GNU Go (apt) ..."
   if [ "$(id -u)" = 0 ]; then apt-get install -y -qq gnugo >/dev/null || { apt-get update -qq && apt-get install -y -qq gnugo >/dev/null; }
   else sudo apt-get install -y -qq gnugo >/dev/null; fi
 fi
 # Pinned. Which build comes depends on the index: the registry of these machines serves the
 # CPU wheel; PyPI serves the CUDA build on Linux (several GB). Unpinned, pip would take the newest.
+echo "setup: installing PyTorch 2.13.0 ..."
 python3 -m pip install --quiet torch==2.13.0
+echo "setup: installing the requirements (requirements.txt, requirements-dev.txt) ..."
 python3 -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+echo "setup: building the engine (C++ through CMake: a few minutes the first time) ..."
 python3 -m pip install --quiet --no-build-isolation -e .
 python3 -c "import elfpy, rlpytorch; print('elfpy ready; games:', ', '.join(elfpy.games()))"
 # The stamp lands whole (a temporary file moved over it), so a stopped run never leaves a half hash.
