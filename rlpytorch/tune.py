@@ -160,6 +160,7 @@ class Search:
         folder = Path(trial.user_attrs.get("folder") or self.out / f"trial{trial.number}")
         trial.set_user_attr("folder", str(folder))
         run = launch.Run(folder, self.seed, tuple((d.name, d.suggest(trial)) for d in self.space))
+        print(f"started {describe(trial)} in {folder}", flush=True)
         with launch.open_console(run) as console:
             process = launch.start_run(run, self.entry, "cpu", self.bases, console)
             try:
@@ -386,7 +387,8 @@ def tune_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval_every", type=int, default=10_000,
                         help="frames between two evaluations of a trial, each reported to the pruner")
     parser.add_argument("--metric", default="eval_return_mean", help="the progress.csv column a trial is judged by")
-    parser.add_argument("--direction", default="maximize", choices=("maximize", "minimize"))
+    parser.add_argument("--direction", default="maximize", choices=("maximize", "minimize"),
+                        help="whether a larger value of --metric is better or a smaller")
     parser.add_argument("--value", default="last", choices=("last", "mean"),
                         help="a trial's value: its last evaluation, or the mean of its evaluations")
     parser.add_argument("--startup_trials", type=int, default=5,
