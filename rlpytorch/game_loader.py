@@ -73,19 +73,23 @@ class GameLoader(Configurable):
         "the game's options, e.g. 'max_steps=200,foo=1' (gym games: keyword arguments "
         "of gymnasium.make, values as Python literals)",
     )
-    num_workers: int = setting(0, "gym games: worker processes hosting the environments (0: one per core)")
+    num_workers: int = setting(0, "gym/pz games: worker processes hosting the environments; envpool games: "
+                                  "envpool's threads (0: one per core)")
     preset: str = setting("", "gym games: a standard set-up from elfpy.gym_presets, e.g. 'atari'")
     obs_keys: str = setting("", "observation keys the model reads, comma-separated (empty: all with a shape)")
     context_factory: Callable[..., Any] = field(default=_elfpy_context, repr=False)
 
     def __post_init__(self) -> None:
-        self.hosted = self.game.startswith(("gym:", "pz:"))
+        # Games stepped outside the engine's own code (Python-hosted, envpool's threads): they
+        # take --num_workers and their options are Python literals.
+        self.hosted = self.game.startswith(("gym:", "pz:", "envpool:"))
         self.options = parse_options(self.game_options, literal=self.hosted)
         if self.hosted:
             self.options.update(num_workers=self.num_workers or None, preset=self.preset or None)
         elif self.num_workers or self.preset:
             raise ValueError(
-                f"--num_workers and --preset are for 'gym:<id>' games, not the native game {self.game!r}"
+                f"--num_workers and --preset are for 'gym:', 'pz:' or 'envpool:' games, not the native game "
+                f"{self.game!r}"
             )
         self.model_keys = [k.strip() for k in self.obs_keys.split(",") if k.strip()]
 
