@@ -34,11 +34,11 @@ def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, .
     the game options it was trained with, and the observation keys it reads."""
     import torch
 
+    from rlpytorch.acting import to_tensors
     from rlpytorch.game_loader import GameLoader
     from rlpytorch.model_base import read_checkpoint
     from rlpytorch.model_loader import load_model
     from rlpytorch.run_dir import checkpoint_path
-    from rlpytorch.trainer import to_tensors
 
     path = str(checkpoint_path(path))
     loader = GameLoader.from_config(read_checkpoint(path)["args"])

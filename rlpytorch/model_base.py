@@ -29,10 +29,10 @@ from typing_extensions import Self
 
 from elfpy.files import write_atomically
 
-__all__ = ["SEAT_KEY", "CheckpointError", "CheckpointMismatchError", "CheckpointNotFoundError", "Model",
-           "read_checkpoint"]
+from .predict import predict
 
-SEAT_KEY = "seat"  # the acting input of a model that reads_seats: each row's seat
+__all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointNotFoundError", "Model",
+           "read_checkpoint"]
 
 
 class CheckpointError(ValueError):
@@ -66,7 +66,7 @@ class Model(nn.Module):
     name: str = "model"
     obs_keys: tuple[str, ...] = ("s",)
     state_size: int = 0
-    reads_seats: bool = False  # acting, it also reads SEAT_KEY [B], each row's seat (rlpytorch.trainer.observations)
+    reads_seats: bool = False  # acting, it also reads acting.SEAT_KEY [B], each row's seat
 
     def __init__(self) -> None:
         super().__init__()
@@ -84,8 +84,6 @@ class Model(nn.Module):
         prev_action: Any | None = None, prev_reward: Any | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Act on one observation or a small batch outside the engine; see ``rlpytorch.predict``."""
-        from .predict import predict  # predict runs the trainer's actor code, which imports this module
-
         return predict(self, obs, state, deterministic, prev_action, prev_reward)
 
     def as_obs(self, obs: Mapping[str, torch.Tensor] | torch.Tensor) -> Mapping[str, torch.Tensor]:

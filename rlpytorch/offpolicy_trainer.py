@@ -25,11 +25,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from .acting import to_tensors
 from .exploration import Exploration
 from .model_interface import ModelInterface
 from .models.actor_q import ActorQ
 from .seat_windows import SeatWindows
-from .trainer import to_tensors
 from .value_trainer import ValueTrainer
 
 __all__ = ["JointTrainer", "OffPolicyTrainer", "offpolicy_interface"]

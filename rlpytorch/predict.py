@@ -4,7 +4,7 @@
     actions, state = model.predict(obs_batch, state)      # a batch, recurrent state in and out
     action, state = model.predict(obs, state, prev_action=action, prev_reward=reward)  # --prev_action/_reward
 
-It runs the very code the engine-driven actor runs (``trainer.act``) on a
+It runs the very code the engine-driven actor runs (``acting.act``) on a
 batch made of the given observations, so a checkpoint acts in someone else's
 loop exactly as it did in training or evaluation.
 """
@@ -17,11 +17,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from .acting import ActingModel, RecurrentStates, act
 from .distributions import actions_in, policy_family
-from .model_base import Model
 from .prev_inputs import PREV_ACTION, PREV_REWARD, PrevInputs, prev_shapes
 from .sampler import Sampler
-from .trainer import RecurrentStates, act
 
 __all__ = ["predict"]
 
@@ -39,7 +38,7 @@ class _Rows(dict):
 
 
 def predict(
-    model: Model,
+    model: ActingModel,
     obs: Mapping[str, Any] | Any,
     state: Any | None = None,
     deterministic: bool = True,
@@ -97,7 +96,7 @@ def predict(
 
 
 def _prev_inputs(
-    model: Model, given: Mapping[str, np.ndarray], rows: int, prev_action: Any | None, prev_reward: Any | None
+    model: ActingModel, given: Mapping[str, np.ndarray], rows: int, prev_action: Any | None, prev_reward: Any | None
 ) -> dict[str, np.ndarray]:
     """The previous-input keys the model reads and ``given`` lacks, from the raw
     ``prev_action`` / ``prev_reward`` (zeros when None)."""

@@ -13,8 +13,8 @@ per component for MultiDiscrete (concatenated), and the replied values for Box;
 for a Dict of such entries it is the concatenation of the entries' encodings in
 the Dict's key order (the actions then being a mapping entry -> tensor).
 
-One place makes them: the actor (``PreviousActions``, one encoded action per
-game and seat, and the batch's ``r`` and ``terminal``). It feeds them to the
+One place makes them: the actor (``acting.PreviousActions``, one encoded action
+per game and seat, and the batch's ``r`` and ``terminal``). It feeds them to the
 model and replies them as keys ``prev_action`` / ``prev_reward``, which the
 engine keeps in the history like the recurrent state ``h``; training windows
 and replay therefore carry exactly what the actor saw, row by row, and reward
@@ -35,7 +35,7 @@ import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
-__all__ = ["PREV_ACTION", "PREV_REWARD", "PrevInputs", "PreviousActions", "add_final_inputs", "prev_shapes"]
+__all__ = ["PREV_ACTION", "PREV_REWARD", "PrevInputs", "add_final_inputs", "prev_shapes"]
 
 PREV_ACTION = "prev_action"
 PREV_REWARD = "prev_reward"
@@ -100,31 +100,6 @@ def prev_shapes(model: nn.Module) -> dict[str, tuple[int, ...]]:
     """The previous-input keys ``model`` reads, with their shapes (none without ``prev_inputs``)."""
     part = getattr(model, "prev_inputs", None)
     return part.shapes() if part is not None else {}
-
-
-class PreviousActions:
-    """The encoded action each (game, seat) took last, kept between actor calls.
-
-    ``inputs`` gives a batch's previous inputs (zero at episode starts and on a
-    game's first row); ``record`` stores the actions replied for it.
-    """
-
-    def __init__(self, part: PrevInputs, device: torch.device | str = "cpu") -> None:
-        from .trainer import RecurrentStates  # one per-seat table for states and actions; trainer imports us
-
-        self.part = part
-        self.table = RecurrentStates(part.width, device)
-
-    def inputs(self, batch: Any, device: torch.device | str) -> dict[str, Tensor]:
-        """``prev_action`` / ``prev_reward`` of every row of ``batch``, on ``device``."""
-        last = self.table.get(batch).to(device)
-        r = torch.as_tensor(np.asarray(batch["r"])).to(device)
-        terminal = torch.as_tensor(np.asarray(batch["terminal"])).to(device)
-        return self.part.step_inputs(last, r, terminal)
-
-    def record(self, batch: Any, a: Tensor | Mapping[str, Tensor]) -> None:
-        """The actions replied for the rows of ``batch``."""
-        self.table.set(batch, self.part.encode(a))
 
 
 def add_final_inputs(model: nn.Module, window: MutableMapping[str, Tensor]) -> None:

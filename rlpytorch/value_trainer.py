@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .acting import observations, replied_inputs
 from .args_provider import Configurable, setting
 from .game_loader import STATE_KEY
 from .model_base import Model
@@ -44,8 +45,6 @@ from .trainer import (
     learning_in_process,
     learning_state,
     load_learning_state,
-    observations,
-    replied_inputs,
 )
 from .transfer import HostStaging
 

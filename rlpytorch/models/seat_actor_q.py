@@ -30,8 +30,9 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
+from ..acting import SEAT_KEY
 from ..args_provider import Configurable, setting
-from ..model_base import SEAT_KEY, Model
+from ..model_base import Model
 from .actor_critic import _spec
 from .actor_q import DeterministicActorHead, QCritics, box_bounds, net_arch_setting, widths
 from .encoders import MLPEncoder
