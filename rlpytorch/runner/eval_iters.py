@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tqdm import tqdm
-
 from ..game_loader import GameLoader
 from ..model_base import Model
 from ..prev_inputs import prev_shapes
 from ..trainer import EvalResult, Evaluator
+from .single_process import progress_bar
 
 __all__ = ["EvalIters", "evaluate"]
 
@@ -17,7 +16,8 @@ __all__ = ["EvalIters", "evaluate"]
 class EvalIters:
     """Runs ``gc`` (an ``actor`` tag only) until ``evaluator.done``.
 
-    Shows a progress bar over counted episodes; Ctrl-C or an exception stops
+    Shows a progress bar over counted episodes (on a terminal only:
+    ``progress_bar``); Ctrl-C or an exception stops
     the engine before propagating.
     """
 
@@ -30,7 +30,7 @@ class EvalIters:
         evaluator = self.evaluator
         gc.reg_callback("actor", evaluator.actor)
         total = evaluator.per_game * evaluator.games
-        with tqdm(total=total, unit="episode", disable=not self.progress) as bar:
+        with progress_bar(self.progress, total=total, unit="episode") as bar:
             gc.start()
             try:
                 while not evaluator.done:

@@ -112,3 +112,12 @@ def test_in_a_log_file_no_bar_runs_into_the_stats_lines(trainer, tmp_path, monke
     run_printing_to(log, monkeypatch, trainer, tmp_path)
     lines = log.getvalue().splitlines()
     assert "\r" not in log.getvalue() and len(lines) == 4 and all(line.startswith("F ") for line in lines)
+
+
+def test_the_evaluation_bar_is_drawn_on_a_terminal_only(monkeypatch):
+    for stream, drawn in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stdout", stream)
+        monkeypatch.setattr(sys, "stderr", stream)
+        evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=4, eval_episodes=4)
+        EvalIters(evaluator, progress=True).run(fake_context(num_games=4, train=False))
+        assert ("4/4 [" in stream.getvalue()) == drawn and ("\r" in stream.getvalue()) == drawn
