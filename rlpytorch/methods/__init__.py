@@ -1,14 +1,16 @@
 """RL methods, each a short composable part whose docstring states its formula.
 
 ``ActorCritic = PolicyGradient + (DiscountedReward | GAE | LambdaReturn |
-FinalReward) + ValueMatcher``; ``PPO = ClippedPolicyGradient + (GAE | ...) +
-ValueMatcher`` over several minibatch passes per window. All inputs are
+FinalReward | any Returns) + ValueMatcher``; ``PPO = ClippedPolicyGradient + (GAE | ...) +
+ValueMatcher`` over several minibatch passes per window. Every part is a value
+the method takes (``ActorCritic(returns=MyReturns(), value_matcher=ValueMatcher(value_coef=1.0))``);
+the command line builds the built-in ones from its settings (``--returns gae``). All inputs are
 time-major ``[T, B, ...]``. The methods on replay (``VALUE_METHODS``: the DQN
 family; ``OFFPOLICY_METHODS``: DDPG, TD3, SAC on Box actions, and MADDPG on
 the joint transitions of a game's seats) learn from replayed transitions ``[B, ...]``.
 """
 
-from .actor_critic import RETURNS, ActorCritic
+from .actor_critic import ActorCritic
 from .clipped_policy_gradient import ClippedPolicyGradient
 from .ddpg import DDPG
 from .discounted_reward import DiscountedReward
@@ -20,6 +22,7 @@ from .maddpg import MADDPG
 from .policy_gradient import PolicyGradient
 from .ppo import PPO
 from .r2d2 import DRQN, R2D2
+from .returns import RETURNS, Returns
 from .sac import SAC
 from .target_network import TargetNetwork
 from .td3 import TD3
@@ -51,6 +54,7 @@ __all__ = [
     "FinalReward",
     "LambdaReturn",
     "PolicyGradient",
+    "Returns",
     "TargetNetwork",
     "ValueMatcher",
     "final_values",

@@ -12,42 +12,15 @@ from ..args_provider import Configurable, part, setting
 from ..distributions import actions_in, behaviour_key, policy_family, policy_of
 from ..model_base import Model
 from ..model_interface import ModelInterface
-from .discounted_reward import DiscountedReward
-from .final_reward import FinalReward
-from .gae import GAE
-from .lambda_return import LambdaReturn
 from .policy_gradient import PolicyGradient
+from .returns import Returns, gae_lambda_setting, returns_part, returns_setting, td_lambda_setting
 from .value_matcher import ValueMatcher
 from .window import forward_window, normalized, recurrence_setting, returns_of
-
-RETURNS = ("discounted", "gae", "lambda", "final")
-
-ReturnsPart = DiscountedReward | FinalReward | GAE | LambdaReturn
-
-
-def make_returns(kind: str, gamma: float, gae_lambda: float, td_lambda: float) -> ReturnsPart:
-    """The returns part named ``kind`` (one of ``RETURNS``)."""
-    if kind not in RETURNS:
-        raise ValueError(f"unknown returns {kind!r}; choose from {RETURNS}")
-    return {
-        "discounted": lambda: DiscountedReward(gamma),
-        "final": FinalReward,
-        "gae": lambda: GAE(gamma, gae_lambda),
-        "lambda": lambda: LambdaReturn(gamma, td_lambda),
-    }[kind]()
 
 
 # Settings that every actor-critic-style method declares (each its own field, one default).
 def gamma_setting() -> Any:
     return setting(0.99, "discount factor")
-
-
-def gae_lambda_setting() -> Any:
-    return setting(0.95, "GAE lambda (used when --returns gae)")
-
-
-def td_lambda_setting() -> Any:
-    return setting(0.95, "lambda of the lambda-return (used when --returns lambda)")
 
 
 def grad_clip_setting() -> Any:
@@ -58,10 +31,11 @@ def grad_clip_setting() -> Any:
 class ActorCritic(Configurable):
     """``loss = PolicyGradient(pi, mu, a, R - V) + ValueMatcher(V, R)``.
 
-    ``R`` comes from the returns part chosen by ``returns``: ``discounted``
-    (``DiscountedReward``), ``gae``, ``lambda`` (``LambdaReturn``) or ``final``
-    (``FinalReward``), each bootstrapped from the learner's own detached value
-    at the window's end (and from ``V(final_s)`` at a time-limit truncation).
+    ``R`` comes from the ``returns`` part (``methods.returns``): a part given as a
+    value, or the built-in one named ``discounted`` (``DiscountedReward``), ``gae``,
+    ``lambda`` (``LambdaReturn``) or ``final`` (``FinalReward``), each bootstrapped
+    from the learner's own detached value at the window's end (and from
+    ``V(final_s)`` at a time-limit truncation). After construction ``returns`` is the part.
     ``mu`` is the behaviour policy ``pi`` the actor stored, so a lagging actor
     is corrected by ``min(pi/mu, c)``; for actions other than one discrete one,
     ``mu`` is the actor's ``logp`` of its action and ``pi/mu`` a ratio of
@@ -77,7 +51,7 @@ class ActorCritic(Configurable):
     """
 
     gamma: float = gamma_setting()
-    returns: str = setting("discounted", "how value targets are computed", choices=RETURNS)
+    returns: str | Returns = returns_setting("discounted")
     gae_lambda: float = gae_lambda_setting()
     td_lambda: float = td_lambda_setting()
     grad_clip: float = grad_clip_setting()
@@ -94,14 +68,14 @@ class ActorCritic(Configurable):
     run_defaults: ClassVar[Mapping[str, Any]] = {"lr": 2e-3}
 
     def __post_init__(self) -> None:
-        self.returns_part = make_returns(self.returns, self.gamma, self.gae_lambda, self.td_lambda)
+        self.returns = returns_part(self.returns, self.gamma, self.gae_lambda, self.td_lambda)
 
     def loss(self, model: Model, batch: Mapping[str, Tensor]) -> tuple[Tensor, dict[str, float]]:
         """The summed loss on one window, and the stats of each part."""
         out = forward_window(model, batch, self.recurrence)
         family = policy_family(model)
         pi, V = policy_of(family, out, self.policy_gradient.min_prob), out["V"]
-        R, mask = returns_of(self.returns_part, model, batch, V, out.get("states_in"))
+        R, mask = returns_of(self.returns, model, batch, V, out.get("states_in"))
         advantage = R - V.detach()
         if self.norm_adv:
             advantage = normalized(advantage, mask)

@@ -14,15 +14,9 @@ from ..args_provider import Configurable, part, setting
 from ..distributions import action_columns, actions_in, behaviour_key, policy_family, policy_of
 from ..model_base import Model
 from ..model_interface import ModelInterface
-from .actor_critic import (
-    RETURNS,
-    gae_lambda_setting,
-    gamma_setting,
-    grad_clip_setting,
-    make_returns,
-    td_lambda_setting,
-)
+from .actor_critic import gamma_setting, grad_clip_setting
 from .clipped_policy_gradient import ClippedPolicyGradient
+from .returns import Returns, gae_lambda_setting, returns_part, returns_setting, td_lambda_setting
 from .value_matcher import ValueMatcher
 from .window import forward_window, normalized, recurrence_setting, returns_of
 
@@ -33,7 +27,7 @@ class PPO(Configurable):
 
     On each ``[T, B]`` window:
 
-    1. targets ``R`` from the returns part (``--returns``, GAE by default) with
+    1. targets ``R`` from the ``returns`` part (as ``ActorCritic``'s; GAE by default) with
        the learner's values ``V_old`` before this window's updates (bootstrapped
        at the window's end and at time-limit truncations, as in ``ActorCritic``);
        advantages ``A = R - V_old``;
@@ -54,7 +48,7 @@ class PPO(Configurable):
     """
 
     gamma: float = gamma_setting()
-    returns: str = setting("gae", "how value targets are computed", choices=RETURNS)
+    returns: str | Returns = returns_setting("gae")
     gae_lambda: float = gae_lambda_setting()
     td_lambda: float = td_lambda_setting()
     grad_clip: float = grad_clip_setting()
@@ -71,7 +65,7 @@ class PPO(Configurable):
     run_defaults: ClassVar[Mapping[str, Any]] = {"T": 17, "lr": 3e-3}
 
     def __post_init__(self) -> None:
-        self.returns_part = make_returns(self.returns, self.gamma, self.gae_lambda, self.td_lambda)
+        self.returns = returns_part(self.returns, self.gamma, self.gae_lambda, self.td_lambda)
         self._generator: torch.Generator | None = None  # made on first use: the method is pickled to learners
 
     def update(self, mi: ModelInterface, batch: Mapping[str, Tensor]) -> dict[str, float]:
@@ -80,7 +74,7 @@ class PPO(Configurable):
         with torch.no_grad():
             out = forward_window(model, batch, self.recurrence)
             V_old = out["V"]
-            R, mask = returns_of(self.returns_part, model, batch, V_old, out.get("states_in"))
+            R, mask = returns_of(self.returns, model, batch, V_old, out.get("states_in"))
         data = {k: batch[k] for k in model.obs_keys}
         family = policy_family(model)
         data.update(action_columns(family, batch))

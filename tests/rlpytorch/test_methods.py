@@ -227,7 +227,7 @@ def test_value_matcher_huber_is_linear_for_large_errors():
 )
 def test_actor_critic_swaps_its_returns_part_by_one_argument(kind, part):
     method = ActorCritic.from_config({"returns": kind})
-    assert isinstance(method.returns_part, part)
+    assert isinstance(method.returns, part)
 
 
 def test_actor_critic_loss_is_the_sum_of_its_parts():
@@ -320,11 +320,11 @@ def test_actor_critic_keeps_a_truncated_step_in_the_loss_when_the_final_state_is
     batch["r"] = R_IN.clone()
     batch["final_s"] = torch.full((4, 1, 4), 2.0)
     method = ActorCritic.from_config({"gamma": 0.5})
-    R, mask = returns_of(method.returns_part, ConstantValue(), batch, batch["s"].sum(-1))
+    R, mask = returns_of(method.returns, ConstantValue(), batch, batch["s"].sum(-1))
     assert mask.squeeze(1).tolist() == [True, True, True, False]
     assert R[1, 0].item() == pytest.approx(2.0 + 0.5 * 8.0)
     del batch["final_s"]
-    _, mask = returns_of(method.returns_part, ConstantValue(), batch, batch["s"].sum(-1))
+    _, mask = returns_of(method.returns, ConstantValue(), batch, batch["s"].sum(-1))
     assert mask.squeeze(1).tolist() == [True, False, True, False]
 
 
