@@ -34,6 +34,10 @@ inline constexpr int kHistory = 8;        // positions in the features
 inline constexpr int kLibertyPlanes = 3;   // stones whose group has 1, 2, 3 or more liberties
 // own x8, opponent x8, black to move, own by liberties x3, opponent's x3
 inline constexpr int kFeaturePlanes = 2 * kHistory + 1 + 2 * kLibertyPlanes;
+// The komi of every Go game and search that is given none (the option
+// `komi`, read by Python's tools through game_options): area scoring's usual
+// komi, and a half point so that no game is drawn.
+inline constexpr float kDefaultKomi = 7.5f;
 
 class Board {
  public:

@@ -20,7 +20,7 @@
 // white) and the root's value for the mover. Reward, at a game's end: +1 if
 // black won, -1 if white won, 0 for a draw; so the outcome for a record is
 // r * player on the next terminal row. A side resigns when the root value
-// falls below `resign_threshold`, except in a `resign_check` fraction of
+// falls below `resign_threshold` (-1, the default: never), except in a `resign_check` fraction of
 // games, played out to the end, whose terminal row tells whether the side
 // that would have resigned lost (`resign_check` 1) or won (2: a false alarm).
 #include <algorithm>
@@ -40,6 +40,8 @@ class GoMcts : public Game {
   static constexpr int64_t kNoMove = -1;
   static constexpr int64_t kResign = -2;
 
+  // The member initialisers are the options' defaults (DefineSpec reads them), but for dirichlet_alpha and
+  // temperature_moves, whose defaults follow the board size.
   struct Config {
     go::BoardOptions board;
     go::SearchConfig search;
@@ -49,7 +51,11 @@ class GoMcts : public Game {
     int leaves = 8;
     float temperature = 1.0f;
     int temperature_moves = 0;
-    float resign_threshold = -0.9f;
+    // Resignation is off unless asked for: a threshold is safe only once the network's values are (false_resign,
+    // from the resign_check games, says when), and from the start -0.9 let self-play collapse into resigning at
+    // once (benchmarks/README.md, Go). The GTP engine and play.search take this default too, so that a match
+    // is scored to its end unless its command line asks otherwise.
+    float resign_threshold = -1.0f;
     float resign_check = 0.1f;
     bool reuse_tree = true;
     Key<uint8_t> s, legal, root_s;
@@ -63,26 +69,32 @@ class GoMcts : public Game {
     config.board = go::DefineBoardOptions(spec);
     const int64_t n = config.board.size;
     config.search.komi = config.board.komi;
-    config.playouts = spec.Option("playouts", 100, "simulations per move");
-    config.fast_playouts =
-        spec.Option("fast_playouts", 0, "simulations of a fast search (playout cap randomisation; 0: off)");
-    config.full_search_fraction = spec.Option("full_search_fraction", 0.25f,
+    config.playouts = spec.Option("playouts", config.playouts, "simulations per move");
+    config.fast_playouts = spec.Option("fast_playouts", config.fast_playouts,
+                                       "simulations of a fast search (playout cap randomisation; 0: off)");
+    config.full_search_fraction = spec.Option("full_search_fraction", config.full_search_fraction,
                                               "with fast_playouts: the fraction of moves searched fully");
-    config.leaves = spec.Option("leaves", 8, "leaves in flight per search (one seat each)");
-    config.search.c_puct = spec.Option("c_puct", 1.5f, "exploration constant of PUCT");
-    config.search.virtual_loss = spec.Option("virtual_loss", 1.0f, "value a leaf in flight counts as lost");
-    config.search.fpu_reduction = spec.Option("fpu_reduction", 0.2f, "unvisited moves: parent value minus this");
-    config.search.dirichlet_alpha =
+    config.leaves = spec.Option("leaves", config.leaves, "leaves in flight per search (one seat each)");
+    go::SearchConfig& search = config.search;
+    search.c_puct = spec.Option("c_puct", search.c_puct, "exploration constant of PUCT");
+    search.virtual_loss = spec.Option("virtual_loss", search.virtual_loss, "value a leaf in flight counts as lost");
+    search.fpu_reduction =
+        spec.Option("fpu_reduction", search.fpu_reduction, "unvisited moves: parent value minus this");
+    search.dirichlet_alpha =
         spec.Option("dirichlet_alpha", static_cast<float>(10.0 / (n * n)), "root noise concentration (0: none)");
-    config.search.noise_fraction = spec.Option("noise_fraction", 0.25f, "weight of the root noise");
-    config.search.pass_only_when_done = spec.Option(
-        "pass_only_when_done", false, "search the pass only when every other legal move fills an own single-point eye");
-    config.temperature = spec.Option("temperature", 1.0f, "move sampling temperature for the opening moves");
+    search.noise_fraction = spec.Option("noise_fraction", search.noise_fraction, "weight of the root noise");
+    search.pass_only_when_done =
+        spec.Option("pass_only_when_done", search.pass_only_when_done,
+                    "search the pass only when every other legal move fills an own single-point eye");
+    config.temperature =
+        spec.Option("temperature", config.temperature, "move sampling temperature for the opening moves");
     config.temperature_moves =
         spec.Option("temperature_moves", static_cast<int>(n * n / 10), "moves sampled with temperature");
-    config.resign_threshold = spec.Option("resign_threshold", -0.9f, "resign below this root value (-1: never)");
-    config.resign_check = spec.Option("resign_check", 0.1f, "fraction of games played out to check resignation");
-    config.reuse_tree = spec.Option("reuse_tree", true, "keep the subtree of the move played");
+    config.resign_threshold =
+        spec.Option("resign_threshold", config.resign_threshold, "resign below this root value (-1: never)");
+    config.resign_check =
+        spec.Option("resign_check", config.resign_check, "fraction of games played out to check resignation");
+    config.reuse_tree = spec.Option("reuse_tree", config.reuse_tree, "keep the subtree of the move played");
     if (config.playouts < 1) throw std::invalid_argument("option 'playouts' must be >= 1");
     if (config.fast_playouts < 0 || config.fast_playouts > config.playouts) {
       throw std::invalid_argument("option 'fast_playouts' must be in [0, playouts]");

@@ -32,7 +32,7 @@ struct SearchConfig {
   float fpu_reduction = 0.2f;
   float dirichlet_alpha = 0.0f;  // <= 0: no root noise
   float noise_fraction = 0.25f;
-  float komi = 7.5f;
+  float komi = kDefaultKomi;
   // The pass is searched only when every other legal move fills one of the
   // mover's own single-point eyes, so games are played out to a settled board
   // (self-play: a young network's early passes lose games it need not lose,

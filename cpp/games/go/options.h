@@ -15,9 +15,10 @@ inline constexpr const char* kFeaturesMeaning =
     "planes 0-7: the side to move's stones now and 1..7 moves ago; 8-15: the opponent's; 16: ones if black "
     "is to move";
 
+// The member initialisers are the options' defaults (DefineBoardOptions reads them).
 struct BoardOptions {
   int size = 9;
-  float komi = 7.5f;
+  float komi = kDefaultKomi;
   int max_moves = 0;
   std::string moves;
   std::string to_move;
@@ -33,14 +34,16 @@ inline Board NewBoard(const BoardOptions& options) {
 
 inline BoardOptions DefineBoardOptions(SpecBuilder& spec) {
   BoardOptions options;
-  options.size = spec.Option("board_size", 9, "board size: 9, 13 or 19");
+  options.size = spec.Option("board_size", options.size, "board size: 9, 13 or 19");
   if (options.size != 9 && options.size != 13 && options.size != 19) {
     throw std::invalid_argument("option 'board_size' must be 9, 13 or 19, got " + std::to_string(options.size));
   }
-  options.komi = spec.Option("komi", 7.5f, "points added to white's area");
-  options.max_moves = spec.Option("max_moves", 0, "moves after which the game ends and is scored (0: 2 * size^2)");
-  options.moves = spec.Option("moves", std::string(), "moves played before the game starts, e.g. 'B D4, W pass'");
-  options.to_move = spec.Option("to_move", std::string(), "who moves first after `moves`: b, w, or empty (alternate)");
+  options.komi = spec.Option("komi", options.komi, "points added to white's area");
+  options.max_moves =
+      spec.Option("max_moves", options.max_moves, "moves after which the game ends and is scored (0: 2 * size^2)");
+  options.moves = spec.Option("moves", options.moves, "moves played before the game starts, e.g. 'B D4, W pass'");
+  options.to_move =
+      spec.Option("to_move", options.to_move, "who moves first after `moves`: b, w, or empty (alternate)");
   if (!options.to_move.empty() && options.to_move != "b" && options.to_move != "B" && options.to_move != "w" &&
       options.to_move != "W") {
     throw std::invalid_argument("option 'to_move' must be b or w, got '" + options.to_move + "'");

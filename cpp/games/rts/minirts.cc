@@ -55,6 +55,7 @@ using namespace elf::minirts;  // NOLINT: this .cc file is the game's own
 
 class MiniRTS : public Game {
  public:
+  // The member initialisers (and Rules') are the options' defaults: DefineSpec reads them.
   struct Config {
     int map_size = 20;
     int max_tick = 6000;
@@ -79,33 +80,42 @@ class MiniRTS : public Game {
 
   static Config DefineSpec(SpecBuilder& spec) {
     Config config;
-    config.map_size = spec.Option("map_size", 20, "width and height of the square map, in tiles (10..64)");
-    config.max_tick = spec.Option("max_tick", 6000, "ticks before the game ends as a loss for Python seats");
-    config.frame_skip = spec.Option("frame_skip", 25, "ticks between two commands (one step)");
+    config.map_size = spec.Option("map_size", config.map_size, "width and height of the square map, in tiles (10..64)");
+    config.max_tick = spec.Option("max_tick", config.max_tick, "ticks before the game ends as a loss for Python seats");
+    config.frame_skip = spec.Option("frame_skip", config.frame_skip, "ticks between two commands (one step)");
     config.opponent = ParseAI(spec.Option<std::string>("opponent", "simple",
                                                        "built-in AI of player 1: simple or hit_and_run "
                                                        "(tower_defense: unused, player 1 is the waves)"),
                               "opponent");
     config.ai0 = ParseAI(spec.Option<std::string>("ai0", "simple", "built-in AI of player 0 when seats=0"), "ai0");
-    config.ai_frame_skip = spec.Option("ai_frame_skip", 25, "ticks between two decisions of a built-in AI");
-    config.seats = spec.Option("seats", 1, "1: Python vs the opponent AI; 2: self-play; 0: AI vs AI, observed");
-    config.shaped_reward = spec.Option("shaped_reward", false, "add (damage dealt - taken) / 500 each step");
-    config.timeout_reward = spec.Option("timeout_reward", -1.0f, "reward of a Python seat when max_tick is reached");
+    config.ai_frame_skip =
+        spec.Option("ai_frame_skip", config.ai_frame_skip, "ticks between two decisions of a built-in AI");
+    config.seats =
+        spec.Option("seats", config.seats, "1: Python vs the opponent AI; 2: self-play; 0: AI vs AI, observed");
+    config.shaped_reward =
+        spec.Option("shaped_reward", config.shaped_reward, "add (damage dealt - taken) / 500 each step");
+    config.timeout_reward =
+        spec.Option("timeout_reward", config.timeout_reward, "reward of a Python seat when max_tick is reached");
     config.army_shaping = spec.Option(
-        "army_shaping", 0.0f, "add this times the step's change in (own troops - enemy troops)");
+        "army_shaping", config.army_shaping, "add this times the step's change in (own troops - enemy troops)");
     config.flag_shaping = spec.Option(
-        "flag_shaping", 0.0f,
+        "flag_shaping", config.flag_shaping,
         "ctf: add this times the step's change in (enemy flag carried by us - our flag carried by the enemy)");
     config.rules.variant = ParseVariant(
         spec.Option<std::string>("variant", "standard", "rules: standard, ctf (capture the flag) or tower_defense"),
         "variant");
-    config.rules.waves = spec.Option("waves", 7, "tower_defense: waves of enemy troops (wave k brings 2 + k)");
-    config.rules.wave_period = spec.Option("wave_period", 500, "tower_defense: ticks between two waves");
-    config.rules.first_wave = spec.Option("first_wave", 600, "tower_defense: tick of the first wave");
-    config.board = spec.Option("board", false, "add the observation 'board' (one character per tile, for pictures)");
-    config.board_fog = spec.Option("board_fog", true, "board shows only what the seat sees (false: the whole map)");
+    config.rules.waves =
+        spec.Option("waves", config.rules.waves, "tower_defense: waves of enemy troops (wave k brings 2 + k)");
+    config.rules.wave_period =
+        spec.Option("wave_period", config.rules.wave_period, "tower_defense: ticks between two waves");
+    config.rules.first_wave =
+        spec.Option("first_wave", config.rules.first_wave, "tower_defense: tick of the first wave");
+    config.board =
+        spec.Option("board", config.board, "add the observation 'board' (one character per tile, for pictures)");
+    config.board_fog =
+        spec.Option("board_fog", config.board_fog, "board shows only what the seat sees (false: the whole map)");
     config.episode_seed = spec.Option<int64_t>(
-        "episode_seed", -1, "seed of every episode (map, AIs, tie-breaks); -1: a new one per episode");
+        "episode_seed", config.episode_seed, "seed of every episode (map, AIs, tie-breaks); -1: a new one per episode");
     if (config.map_size < kMinMapSize || config.map_size > kMaxMapSize) {
       throw std::invalid_argument("option 'map_size' must be in " + std::to_string(kMinMapSize) + ".." +
                                   std::to_string(kMaxMapSize) + ", got " + std::to_string(config.map_size));
