@@ -60,7 +60,7 @@ def bench_playouts(args) -> None:
 
 def bench_rules(args) -> None:
     start, cpu = time.perf_counter(), time.process_time()
-    report = compare_random_games(args.games, board_size=args.board_size, komi=7.5, seed=args.seed)
+    report = compare_random_games(args.games, board_size=args.board_size, seed=args.seed)
     print(report)
     print(f"{time.perf_counter() - start:.1f} s wall, {time.process_time() - cpu:.1f} s CPU")
 
@@ -167,7 +167,7 @@ def bench_sims(args) -> None:
             cpu = statistics.median(r[1] for r in rates)
             print(f"  threads {threads} games {games:3d} leaves {leaves} batch {games * leaves:4d}: "
                   f"{wall:7.0f} sims/s wall, {cpu:7.0f} per CPU s", flush=True)
-    game = pyspiel.load_game("go", {"board_size": 9, "komi": 7.5})
+    game = pyspiel.load_game("go", {"board_size": 9, "komi": play.KOMI})
     bot = mcts.MCTSBot(game, uct_c=1.5, max_simulations=args.openspiel_sims, evaluator=NetworkEvaluator(net, 9),
                        solve=False, random_state=np.random.RandomState(0))
     rates = []
@@ -196,9 +196,9 @@ def bench_gnugo(args) -> None:
     wins = 0
     for game_index in range(args.first_game, args.first_game + args.games):
         ours = "b" if game_index % 2 == 0 else "w"
-        engine = GtpEngine(evaluator, args.playouts, 9, 7.5, resign_threshold=args.resign_threshold,
+        engine = GtpEngine(evaluator, args.playouts, 9, play.KOMI, resign_threshold=args.resign_threshold,
                            pass_only_when_done=args.pass_only_when_done)
-        with GnuGo(args.level, 9, 7.5, seed=game_index) as gnugo:
+        with GnuGo(args.level, 9, play.KOMI, seed=game_index) as gnugo:
             game = play_game(engine, gnugo, ours)
         wins += game.winner == ours
         print(f"game {game_index}: we play {ours}, {game.moves} moves, "
@@ -212,7 +212,7 @@ def bench_mctsbot(args) -> None:
     from open_spiel.python.algorithms import mcts
 
     evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
-    game = pyspiel.load_game("go", {"board_size": 9, "komi": 7.5})
+    game = pyspiel.load_game("go", {"board_size": 9, "komi": play.KOMI})
     results = {"won": 0, "drawn": 0, "lost": 0}
     start = time.perf_counter()
     for game_index in range(args.first_game, args.first_game + args.games):
@@ -224,7 +224,7 @@ def bench_mctsbot(args) -> None:
         while not state.is_terminal():
             color = "b" if state.current_player() == 0 else "w"
             if state.current_player() == ours:
-                action = play.search(evaluator, 9, 7.5, moves, color, args.playouts,
+                action = play.search(evaluator, 9, play.KOMI, moves, color, args.playouts,
                                      pass_only_when_done=args.pass_only_when_done).action
                 os_action = to_openspiel(action, 9)
             else:
@@ -236,7 +236,7 @@ def bench_mctsbot(args) -> None:
         results[outcome] += 1
         # OpenSpiel ends a game in a draw when a stone recreates an earlier
         # position (our rules forbid that move); the score is then the one before it.
-        score = play.observe(9, 7.5, moves if outcome != "drawn" else moves[:-1]).score
+        score = play.observe(9, play.KOMI, moves if outcome != "drawn" else moves[:-1]).score
         print(f"game {game_index}: we play {'bw'[ours]}, {outcome} in {len(moves)} moves "
               f"(black - white - komi {score:+g}{', by a repetition' if outcome == 'drawn' else ''}), "
               f"so far {results}, {time.perf_counter() - start:.0f} s", flush=True)
@@ -255,12 +255,12 @@ def bench_versus(args) -> None:
         color, passes = "b", 0
         while passes < 2 and len(moves) < 2 * 81:
             evaluator = evaluators["net" if color == ours else "none"]
-            action = play.search(evaluator, 9, 7.5, moves, color, args.playouts,
+            action = play.search(evaluator, 9, play.KOMI, moves, color, args.playouts,
                                  pass_only_when_done=args.pass_only_when_done).action
             moves.append((color, play.vertex(action, 9)))
             passes = passes + 1 if action == 81 else 0
             color = "w" if color == "b" else "b"
-        score = play.observe(9, 7.5, moves).score
+        score = play.observe(9, play.KOMI, moves).score
         won = (score > 0) == (ours == "b")
         wins += won
         print(f"game {game_index}: network plays {ours}, {len(moves)} moves, black - white - komi = {score:+g}, "
@@ -275,7 +275,7 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p = sub.add_parser("rules")
     p.add_argument("--games", type=int, default=2000)
-    p.add_argument("--board_size", type=int, default=9)
+    p.add_argument("--board_size", type=int, default=play.BOARD_SIZE)
     p.add_argument("--seed", type=int, default=0)
     p = sub.add_parser("sims")
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -297,11 +297,12 @@ def main() -> None:
         p.add_argument("--load", default="")
         p.add_argument("--games", type=int, default=10)
         p.add_argument("--playouts", type=int, default=200)
-        p.add_argument("--resign_threshold", type=float, default=-1.0)
+        p.add_argument("--resign_threshold", type=float, default=play.RESIGN_THRESHOLD)
         p.add_argument("--level", type=int, default=1)
         p.add_argument("--bot_sims", type=int, default=1000)
         p.add_argument("--first_game", type=int, default=0, help="index of the first game (its seed and colours)")
-        p.add_argument("--pass_only_when_done", action="store_true",
+        p.add_argument("--pass_only_when_done", action=argparse.BooleanOptionalAction,
+                       default=play.PASS_ONLY_WHEN_DONE,
                        help="the network's side passes only when every other move fills its own eye "
                             "(as in go9.yaml's self-play)")
     args = parser.parse_args()

@@ -41,9 +41,10 @@ class GtpError(Exception):
 class GtpEngine:
     """The game state (moves from the empty board) and the command handlers."""
 
-    def __init__(self, evaluator: play.Evaluator = play.uniform_evaluator, playouts: int = 100,
-                 board_size: int = 9, komi: float = 7.5, leaves: int = 8, resign_threshold: float = -1.0,
-                 pass_only_when_done: bool = False) -> None:
+    def __init__(self, evaluator: play.Evaluator = play.uniform_evaluator, playouts: int = play.PLAYOUTS,
+                 board_size: int = play.BOARD_SIZE, komi: float = play.KOMI, leaves: int = play.LEAVES,
+                 resign_threshold: float = play.RESIGN_THRESHOLD,
+                 pass_only_when_done: bool = play.PASS_ONLY_WHEN_DONE) -> None:
         self.evaluator = evaluator
         self.pass_only_when_done = pass_only_when_done
         self.playouts = playouts
@@ -227,14 +228,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m elfpy.gtp", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--load", default="", help="network exported with torch.export (default: no network)")
-    parser.add_argument("--playouts", type=int, default=100, help="simulations per genmove (default: %(default)s)")
-    parser.add_argument("--leaves", type=int, default=8,
+    parser.add_argument("--playouts", type=int, default=play.PLAYOUTS,
+                        help="simulations per genmove (default: %(default)s)")
+    parser.add_argument("--leaves", type=int, default=play.LEAVES,
                         help="leaves evaluated together per search step (default: %(default)s)")
-    parser.add_argument("--board_size", type=int, default=9, help="board side (default: %(default)s)")
-    parser.add_argument("--komi", type=float, default=7.5, help="komi (default: %(default)s)")
-    parser.add_argument("--resign_threshold", type=float, default=-1.0,
+    parser.add_argument("--board_size", type=int, default=play.BOARD_SIZE, help="board side (default: %(default)s)")
+    parser.add_argument("--komi", type=float, default=play.KOMI, help="komi (default: %(default)s)")
+    parser.add_argument("--resign_threshold", type=float, default=play.RESIGN_THRESHOLD,
                         help="resign below this value (-1: never) (default: %(default)s)")
-    parser.add_argument("--pass_only_when_done", action="store_true",
+    parser.add_argument("--pass_only_when_done", action=argparse.BooleanOptionalAction,
+                        default=play.PASS_ONLY_WHEN_DONE,
                         help="pass only when every other legal move fills an own single-point eye (as go9.yaml's "
                              "self-play: its networks never learn when to pass)")
     args = parser.parse_args(argv)

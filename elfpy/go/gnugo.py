@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from elfpy.go import play
 from elfpy.gtp import GtpEngine
 
 TROMP_TAYLOR = ("--chinese-rules", "--positional-superko", "--capture-all-dead")
@@ -75,7 +76,7 @@ class GtpProcess:
 class GnuGo(GtpProcess):
     """GNU Go over GTP, with Tromp-Taylor's rules as far as it has them."""
 
-    def __init__(self, level: int = 1, size: int = 9, komi: float = 7.5, seed: int = 0) -> None:
+    def __init__(self, level: int = 1, size: int = play.BOARD_SIZE, komi: float = play.KOMI, seed: int = 0) -> None:
         program = gnugo_path()
         if program is None:
             raise FileNotFoundError("GNU Go not found on the PATH nor in /usr/games: apt-get install gnugo "

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import elfpy
+from elfpy.go.play import BOARD_SIZE, KOMI
 
 
 @dataclass
@@ -76,7 +77,7 @@ class _Replay:
         self.stones_before = 0
 
 
-def compare_random_games(num_games: int, board_size: int = 9, komi: float = 7.5, seed: int = 0,
+def compare_random_games(num_games: int, board_size: int = BOARD_SIZE, komi: float = KOMI, seed: int = 0,
                          parallel: int = 32) -> RulesReport:
     """Plays `num_games` uniformly random games (over our legal moves), `parallel`
     at a time in the engine, mirroring each in OpenSpiel."""

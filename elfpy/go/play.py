@@ -18,12 +18,22 @@ from typing import NamedTuple
 import numpy as np
 
 import elfpy
+from elfpy.game_defaults import option_default
 
 Evaluator = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 Move = tuple[str, str]  # ("b" or "w", GTP vertex such as "D4" or "pass")
 
 _COLUMNS = "ABCDEFGHJKLMNOPQRST"  # GTP skips I
 RESIGN = -2  # the `move` a search reports when its side resigns
+
+# The Go games' defaults (cpp/games/go), for the tools around them (GTP, GNU Go,
+# OpenSpiel, SGF): read from the games, never restated.
+BOARD_SIZE = int(option_default("go", "board_size"))
+KOMI = float(option_default("go", "komi"))
+PLAYOUTS = int(option_default("go_mcts", "playouts"))
+LEAVES = int(option_default("go_mcts", "leaves"))
+RESIGN_THRESHOLD = float(option_default("go_mcts", "resign_threshold"))  # -1: never (go_mcts.cc says why)
+PASS_ONLY_WHEN_DONE = option_default("go_mcts", "pass_only_when_done") == "true"
 
 
 class Position(NamedTuple):
@@ -85,8 +95,8 @@ def observe(board_size: int, komi: float, moves: Sequence[Move], to_move: str | 
 
 
 def search(evaluator: Evaluator, board_size: int, komi: float, moves: Sequence[Move], to_move: str | None,
-           playouts: int, leaves: int = 8, resign_threshold: float = -1.0,
-           pass_only_when_done: bool = False) -> SearchResult:
+           playouts: int, leaves: int = LEAVES, resign_threshold: float = RESIGN_THRESHOLD,
+           pass_only_when_done: bool = PASS_ONLY_WHEN_DONE) -> SearchResult:
     """The move a search of `playouts` simulations picks after `moves` (the most
     visited; no root noise), or RESIGN when its root value is below
     `resign_threshold`. With `pass_only_when_done` the search passes only when

@@ -42,7 +42,8 @@ class SgfWriter:
     ``writer(game_id, moves, players, reward)`` with the actions played,
     +1/-1 for black/white per move and black's final reward."""
 
-    def __init__(self, directory: str, board_size: str | int = 9, komi: str | float = 7.5, **_options: str) -> None:
+    def __init__(self, directory: str, board_size: str | int = play.BOARD_SIZE, komi: str | float = play.KOMI,
+                 **_options: str) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.board_size = int(board_size)

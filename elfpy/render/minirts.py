@@ -299,10 +299,14 @@ def _run(options: dict[str, Any], policy: Policy | None, seed: int, max_steps: i
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    from elfpy.game_defaults import option_default
+
     parser = argparse.ArgumentParser(prog="python -m elfpy.render.minirts", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--variant", default="standard", help="standard, ctf or tower_defense")
-    parser.add_argument("--map_size", type=int, default=20)
+    parser.add_argument("--variant", default=option_default("minirts", "variant"),
+                        help="standard, ctf or tower_defense (default: %(default)s)")
+    parser.add_argument("--map_size", type=int, default=int(option_default("minirts", "map_size")),
+                        help="width and height of the map, in tiles (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the context (draws the episode seed)")
     parser.add_argument("--step", type=int, default=0, help="show the board after this many steps (AI vs AI)")
     parser.add_argument("--png", default="", help="also write the board as PNG here")
