@@ -121,7 +121,8 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=None, help="rlpytorch frame budget (default: the config's)")
     parser.add_argument("--sb3_frames", type=int, default=100_000, help="Stable-Baselines3 frame budget (rl-zoo's)")
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--no-sb3", dest="sb3", action="store_false", help="run rlpytorch only")
+    parser.add_argument("--sb3", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run Stable-Baselines3 (--no-sb3: rlpytorch only)")
     parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
     args = parser.parse_args()
     torch.set_num_threads(1)

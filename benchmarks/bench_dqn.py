@@ -138,7 +138,8 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=150_000, help="rlpytorch frame budget per run")
     parser.add_argument("--sb3_steps", type=int, default=ZOO_STEPS,
                         help=f"SB3 step budget per run (rl-zoo: {ZOO_STEPS})")
-    parser.add_argument("--memory", action="store_true", help="R2D2 vs feed-forward DQN on the memory game")
+    parser.add_argument("--memory", action=argparse.BooleanOptionalAction, default=False,
+                        help="R2D2 vs feed-forward DQN on the memory game")
     parser.add_argument("--memory_frames", type=int, default=20_000)
     parser.add_argument("--delay", type=int, default=4)
     args = parser.parse_args()

@@ -403,9 +403,10 @@ def main() -> None:
                         help="libraries to measure (default: all)")
     parser.add_argument("--async_vector_max", type=int, default=256,
                         help="largest size run with gym AsyncVectorEnv (one process per env); n/a beyond")
-    parser.add_argument("--quick", action="store_true",
+    parser.add_argument("--quick", action=argparse.BooleanOptionalAction, default=False,
                         help="smoke run: defaults become sizes 64 256, 2 repeats, 0.2 s per measurement")
-    parser.add_argument("--markdown", action="store_true", help="print a markdown table")
+    parser.add_argument("--markdown", action=argparse.BooleanOptionalAction, default=False,
+                        help="print a markdown table")
     parser.add_argument("--json", type=Path, help="also write every measurement to this JSON file")
     args = parser.parse_args()
     quick = args.quick

@@ -328,7 +328,8 @@ def main() -> None:
                         help="torch.compile mode of the models (alone: default; reduce-overhead: CUDA graphs)")
     parser.add_argument("--amp", default="none", choices=tuple(AMP_DTYPES),
                         help="autocast dtype of the models' forward passes")
-    parser.add_argument("--channels_last", action="store_true", help="conv weights channels-last")
+    parser.add_argument("--channels_last", action=argparse.BooleanOptionalAction, default=False,
+                        help="conv weights channels-last")
     parser.add_argument("--batch_scale", type=int, default=1, help="games, actor and train batch times this")
     parser.add_argument("--compare", help="comma-separated variants, synthetic only, side by side (see above)")
     parser.add_argument("--profile", type=Path, help="with --compare: after each measure, --seconds more under "

@@ -71,7 +71,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="runs per mode; the median is reported")
     parser.add_argument("--games", type=int, default=64, help="games (= batch size)")
     parser.add_argument("--ai_frame_skip", type=int, default=2000, help="ticks per step in ai_vs_ai")
-    parser.add_argument("--quick", action="store_true", help="one short run per mode")
+    parser.add_argument("--quick", action=argparse.BooleanOptionalAction, default=False, help="one short run per mode")
     parser.add_argument("--modes", default="", help="only the modes whose name contains one of these, comma-separated")
     args = parser.parse_args()
     if args.quick:

@@ -77,7 +77,8 @@ def report(out: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--contender", choices=("rlpytorch", "sb3"))
-    parser.add_argument("--report", action="store_true", help="print the table of the results under --out")
+    parser.add_argument("--report", action=argparse.BooleanOptionalAction, default=False,
+                        help="print the table of the results under --out")
     parser.add_argument("--steps", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("cheetah_runs"))

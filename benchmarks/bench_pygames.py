@@ -188,7 +188,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--libraries", nargs="+", default=list(LIBRARIES), choices=LIBRARIES)
-    parser.add_argument("--quick", action="store_true", help="1 repeat of 2 s")
+    parser.add_argument("--quick", action=argparse.BooleanOptionalAction, default=False, help="1 repeat of 2 s")
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.repeats = 2.0, 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the project needs into the current Python and builds
 # the engine (pip install -e . drives CMake). Safe to run again: it only
-# rebuilds what changed. With --if-changed it does nothing when the set-up
+# rebuilds what changed. With --if_changed it does nothing when the set-up
 # inputs (this script, the build files, the requirements, the C++ sources and
 # the Python environment) hash as at its last full run and the packages import;
 # scripts/train.sh uses it, CI (scripts/test_all.sh) always runs it in full.
@@ -15,7 +15,7 @@ inputs_hash() {
     xargs sha256sum
 }
 
-if [ "${1:-}" = --if-changed ] && [ -f "$STAMP" ] && [ "$(inputs_hash | sha256sum)" = "$(cat "$STAMP")" ] &&
+if [ "${1:-}" = --if_changed ] && [ -f "$STAMP" ] && [ "$(inputs_hash | sha256sum)" = "$(cat "$STAMP")" ] &&
   python3 -c "import elfpy, rlpytorch" 2>/dev/null; then
   exit 0
 fi

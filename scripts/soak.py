@@ -1,11 +1,11 @@
 #!/usr/bin/env python
 """Soak: long runs whose resident memory must stay flat (not in the test suite).
 
-  minirts   `--minirts-games` MiniRTS episodes (default 10,000) through the
+  minirts   `--minirts_games` MiniRTS episodes (default 10,000) through the
             engine: Python plays seat 0 with random commands against the
             `simple` AI, an actor tag (batches of 64) and a train tag
             (T = 8) read every step.
-  hosted    `--hosted-steps` steps (default 1,000,000) of Gymnasium CartPole
+  hosted    `--hosted_steps` steps (default 1,000,000) of Gymnasium CartPole
             hosted in 2 worker processes, random actions.
   contexts  `--contexts` hosted contexts (default 20), each started, stepped
             for a few batches and stopped: no process, thread or file
@@ -20,7 +20,7 @@ of its work; "growth" compares the end with the 5% sample, after the
 buffers and allocator pools have filled.
 
     python scripts/soak.py                      # several minutes on 2 cores
-    python scripts/soak.py --minirts-games 500 --hosted-steps 50000 --contexts 3   # a quick look
+    python scripts/soak.py --minirts_games 500 --hosted_steps 50000 --contexts 3   # a quick look
 """
 
 from __future__ import annotations
@@ -187,8 +187,8 @@ def _parent(pid: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minirts-games", type=int, default=10_000)
-    parser.add_argument("--hosted-steps", type=int, default=1_000_000)
+    parser.add_argument("--minirts_games", type=int, default=10_000)
+    parser.add_argument("--hosted_steps", type=int, default=1_000_000)
     parser.add_argument("--contexts", type=int, default=20)
     parser.add_argument("--stops", type=int, default=3)
     args = parser.parse_args()

@@ -6,5 +6,5 @@
 # ones win, e.g. --seed 1 or --no-deterministic).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --if-changed
+bash scripts/setup.sh --if_changed
 python3 -m rlpytorch.train --game cartpole --method actor_critic --deterministic "$@"
