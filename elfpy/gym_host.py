@@ -58,6 +58,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import cloudpickle  # a gymnasium dependency; pickles lambdas and functions of __main__ by value
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 
@@ -298,6 +299,17 @@ def worker_main() -> None:
     os._exit(0)
 
 
+@contextlib.contextmanager
+def _gymnasium_refusals(game: Any) -> Iterator[None]:
+    """Gymnasium's refusal of an id, a version or a keyword argument (its own
+    errors, and the TypeError of an environment given an unknown keyword) is
+    a ValueError naming the game: a user's mistake, not a traceback."""
+    try:
+        yield
+    except (gymnasium.error.Error, TypeError) as error:
+        raise ValueError(f"game '{game}': {error}") from None
+
+
 class GymHost:
     """Worker processes and the shared block for `num_games` Python-hosted games.
 
@@ -314,7 +326,8 @@ class GymHost:
                  env_kwargs: dict[str, Any] | None = None) -> None:
         if step_timeout_s is not None and not step_timeout_s > 0:
             raise ValueError(f"step_timeout_s must be a positive number of seconds, got {step_timeout_s}")
-        self.name, chosen = resolve(game, preset, env_kwargs or {})
+        with _gymnasium_refusals(game):
+            self.name, chosen = resolve(game, preset, env_kwargs or {})
         make_env = chosen.make
         preprocess = preprocess or chosen.preprocess
         reshape_reward = reshape_reward or chosen.reshape_reward
@@ -322,7 +335,8 @@ class GymHost:
         payload = self._payload(make_env, preprocess, reshape_reward)
         self._headless = headless_environment(env_kwargs)  # for the workers
         with headless_rendering(env_kwargs):  # a pixel observation renders at reset
-            probe = make_env()
+            with _gymnasium_refusals(game):
+                probe = make_env()
             try:
                 observation, _ = probe.reset(seed=game_seed(seed, 0))
                 if is_parallel_env(probe):

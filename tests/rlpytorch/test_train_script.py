@@ -98,6 +98,9 @@ def test_a_run_that_fails_to_start_leaves_no_folder_so_the_same_save_dir_works_n
     (["--seed", "-1"], "seed must be an integer from 0 to 2**64 - 1, got -1"),
     (["--lr", "nan"], "Invalid learning rate: nan"),
     (["--game", "cartpol"], "unknown game 'cartpol'"),
+    (["--game_options", "foo=1"], "unknown game option 'foo'"),
+    (["--game", "gym:CartPole-v9"], "game 'gym:CartPole-v9': Environment version `v9`"),
+    (["--game", "gym:CartPole-v1", "--game_options", "foo=1"], "unexpected keyword argument 'foo'"),
 ])
 def test_a_refused_setting_is_one_line_and_leaves_no_run_folder(tmp_path, capsys, setting, named):
     run = tmp_path / "run"
