@@ -97,7 +97,8 @@ def _checked_archive(path: Path) -> io.BytesIO:
     try:
         with zipfile.ZipFile(path) as archive:
             entries = _read_entries(archive, path)
-    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
+    # ValueError: a damaged name is a UnicodeDecodeError inside zipfile
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, ValueError) as error:
         raise NetworkFileError(f"{path}: not a readable torch.export archive: {error}") from error
     try:
         _check_entries(entries, path)
