@@ -61,7 +61,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .args_provider import ArgsProvider, Configurable, format_config, part, setting
+from .args_provider import ArgsError, ArgsProvider, Configurable, format_config, part, setting
 from .game_loader import GameLoader
 from .methods.policy_value import PolicyValueLoss
 from .models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator, masked_policy
@@ -74,10 +74,17 @@ from .resume import (
     resumed_config,
     set_random_states,
 )
-from .run_dir import LAST_CHECKPOINT, check_run_dir, resolve_run_dir, save_dir_setting, write_run_files
+from .run_dir import (
+    LAST_CHECKPOINT,
+    check_run_dir,
+    resolve_run_dir,
+    save_dir_setting,
+    undo_failed_start,
+    write_run_files,
+)
 from .runner.single_process import progress_bar, progress_setting
 from .stats import StatsLogger
-from .train import torch_threads_setting
+from .train import command_line, settings_checked, torch_threads_setting
 from .trainer import device_setting
 
 __all__ = ["AlphaZero", "AlphaZeroScript", "SelfPlayKeys", "arguments", "format_selfplay", "main"]
@@ -223,12 +230,20 @@ class AlphaZero(Configurable):
         """Plays and trains until ``num_frames`` leaf evaluations; returns one
         entry per ``log_every`` steps (and a last one). With ``resume_file`` (a
         checkpoint with its training state) it continues that run."""
+        return self.play_and_train(self.prepare(resume_file))
+
+    def prepare(self, resume_file: Path | None = None) -> Any:
+        """The games' context, built (not started), and with ``resume_file``
+        the training state it holds loaded: what ``play_and_train`` runs."""
         if resume_file is None:
-            gc = self.build()
-        else:
-            state = read_resume_checkpoint(resume_file)[1]["resume"]
-            gc = self.build(state["engine_starts"] + 1)
-            self.load_training_state(resume_file, state)
+            return self.build()
+        state = read_resume_checkpoint(resume_file)[1]["resume"]
+        gc = self.build(state["engine_starts"] + 1)
+        self.load_training_state(resume_file, state)
+        return gc
+
+    def play_and_train(self, gc: Any) -> list[dict[str, float]]:
+        """``run``'s loop over the context ``prepare`` built."""
         history: list[dict[str, float]] = []
         window: list[dict[str, float]] = []
         self.start = time.perf_counter()
@@ -380,23 +395,33 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, float]]:
     if run_dir is not None:
         check_run_dir(run_dir, resume_file)
     if resume_file is not None and (run_dir is None or run_dir.resolve() != resume_file.parent.resolve()):
-        raise ValueError(f"a resumed self-play run continues in its own folder {resume_file.parent}, "
+        raise ArgsError(f"a resumed self-play run continues in its own folder {resume_file.parent}, "
                          "where its replay window is")
     config["save_dir"] = str(run_dir or "")
-    print("effective configuration:\n" + format_config(config), flush=True)
-    if run_dir is not None:
-        write_run_files(run_dir, config, ["python", "-m", "rlpytorch.alphazero", *argv], resume_file)
-        print(f"run folder: {run_dir}", flush=True)
     torch.manual_seed(config["seed"])
     torch.set_num_threads(config["torch_threads"])
-    loader = GameLoader.from_config(config)
-    logger = StatsLogger.from_config(config, log_dir=run_dir, formatter=format_selfplay)
+    started = False
+    with undo_failed_start(run_dir, lambda: started):  # so that the same --save_dir works on the next try
+        with settings_checked():
+            loader = GameLoader.from_config(config)
+            logger = StatsLogger.from_config(config, log_dir=run_dir, formatter=format_selfplay)
+            try:
+                selfplay = AlphaZero.from_config(config, loader=loader, seed=config["seed"], run_dir=run_dir,
+                                                 logger=logger, run_config=config)
+                gc = selfplay.prepare(resume_file)
+            except BaseException:
+                logger.close()
+                raise
+        print("effective configuration:\n" + format_config(config), flush=True)
+        if run_dir is not None:
+            write_run_files(run_dir, config, ["python", "-m", "rlpytorch.alphazero", *argv], resume_file)
+            print(f"run folder: {run_dir}", flush=True)
+        started = True
     try:
-        return AlphaZero.from_config(config, loader=loader, seed=config["seed"], run_dir=run_dir, logger=logger,
-                                     run_config=config).run(resume_file)
+        return selfplay.play_and_train(gc)
     finally:
         logger.close()
 
 
 if __name__ == "__main__":
-    main()
+    command_line(main, "python -m rlpytorch.alphazero")

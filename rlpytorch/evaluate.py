@@ -3,8 +3,9 @@ folder, for its last checkpoint) or ``--load path/to/checkpoint.pt``.
 
 The checkpoint carries the training run's configuration, so the game and the
 model are rebuilt from it; any option given here overrides the saved one
-(e.g. ``--episodes 1000`` or ``--eval_sampler multinomial``). How the run
-shows itself (``--progress``) is this run's, never the checkpoint's. With
+(e.g. ``--episodes 1000`` or ``--eval_sampler multinomial``). Where it runs
+and how it shows itself (``--device``, ``--progress``) are this run's, never
+the checkpoint's: a model trained on a GPU evaluates on the CPU unless told. With
 ``--video DIR`` a few episodes are also saved as GIF or MP4 (``elfpy.video``);
 a game or model that cannot be recorded is refused before anything is played.
 """
@@ -31,7 +32,8 @@ from .trainer import EvalResult, Evaluator, device_setting
 
 __all__ = ["EvaluateScript", "check_video", "main", "save_videos"]
 
-RUN_TIME_SETTINGS = ("progress",)  # how a run shows itself, not how its model was trained: not taken from a checkpoint
+# Where and how this run runs, not how its model was trained: not taken from a checkpoint.
+RUN_TIME_SETTINGS = ("device", "progress")
 
 
 @dataclass

@@ -221,3 +221,17 @@ def test_a_self_play_run_saved_along_the_way_resumes_where_it_stopped(tmp_path):
     PositionReplay(shapes[0][0], shapes[0][1:], shapes[1]).save(run / "replay.npz")  # not the window of last.pt
     with pytest.raises(ValueError, match="not saved together"):
         alphazero_main(["--resume", str(run), "--num_frames", "1800"])
+
+
+@pytest.mark.parametrize("setting, named", [
+    (["--save_dir", ""], "--game_writer needs a folder"),
+    (["--num_games", "-3"], "num_games must be >= 1, got -3"),
+])
+def test_a_refused_setting_is_one_line_and_leaves_no_run_folder(tmp_path, setting, named):
+    from rlpytorch.train import command_line
+
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_:
+        command_line(alphazero_main, "prog", ["--config", "go9", "--save_dir", str(run), *setting])
+    assert named in str(exit_.value.code) and "\n" not in str(exit_.value.code)
+    assert not run.exists()

@@ -44,3 +44,22 @@ def test_video_of_a_game_that_cannot_draw_itself_is_one_line_before_any_episode(
         train.command_line(evaluate.main, "python -m rlpytorch.evaluate", argv)
     assert str(exit_.value.code).startswith("python -m rlpytorch.evaluate: error: --video: game 'cartpole'")
     assert "\n" not in str(exit_.value.code) and not (tmp_path / "videos").exists()
+
+
+def test_a_model_trained_on_a_gpu_evaluates_where_this_run_says(run_without_progress, tmp_path, monkeypatch):
+    """A checkpoint's ``device: cuda`` is where it trained, not where it must be evaluated."""
+    import torch
+
+    checkpoint = read_checkpoint(run_without_progress / "last.pt")
+    checkpoint["args"]["device"] = "cuda"
+    torch.save(checkpoint, tmp_path / "gpu.pt")
+    devices = []
+    play = evaluate.evaluate
+
+    def recording_evaluate(*args, device, **kwargs):
+        devices.append(device)
+        return play(*args, device=device, **kwargs)
+
+    monkeypatch.setattr(evaluate, "evaluate", recording_evaluate)
+    evaluate.main(["--load", str(tmp_path / "gpu.pt"), "--eval_episodes", "2", "--no-progress"])
+    assert devices == ["cpu"]
