@@ -143,24 +143,32 @@ def option_bases(names: Iterable[str], config: str, passthrough: Sequence[str]) 
 
 class Progress:
     """What a sweep prints while it goes: a line per run started and finished,
-    with the count of runs done (failures counted), and on a terminal a bar
-    over the runs. Runs finish in any thread; the lines never mix."""
+    with the count of runs done (failures counted) and in flight, and the time
+    left at the sweep's pace so far; on a terminal also a bar over the runs.
+    Runs finish in any thread; the lines never mix."""
 
     def __init__(self, out: Path, total: int) -> None:
         self.out, self.total = out, total
-        self.finished = self.failed = 0
+        self.finished = self.failed = self.running = 0
+        self._start = time.monotonic()
         self._lock = threading.Lock()
         self._bar = tqdm(total=total, unit="run", disable=not sys.stdout.isatty())
 
     def started(self, run: Run, where: str) -> None:
+        with self._lock:
+            self.running += 1
         self._say(f"started {self._name(run)} on {where}")
 
     def ended(self, run: Run, code: int, seconds: float, where: str = "") -> None:
         with self._lock:
             self.finished += 1
             self.failed += code != 0
+            self.running -= 1
             self._bar.update(1)
-            count = f"[{self.finished}/{self.total} done, {self.failed} failed]"
+            elapsed = time.monotonic() - self._start
+            left = elapsed / self.finished * (self.total - self.finished)  # at the pace so far, jobs in parallel
+            count = (f"[{self.finished}/{self.total} done, {self.failed} failed, {self.running} in flight, "
+                     f"about {tqdm.format_interval(left)} left]")
         on = f" on {where}" if where else ""
         self._say(f"{count} {self._name(run)}: exit code {code} after {tqdm.format_interval(seconds)}{on}")
 
@@ -273,6 +281,8 @@ def run_on_ray(ray: Any, todo: Sequence[Run], entry: Sequence[str], bases: Mappi
     task = ray.remote(num_cpus=args.cpus_per_run, num_gpus=args.gpus_per_run)(ray_task)
     device = "cuda" if args.gpus_per_run > 0 else "cpu"
     pending = {task.remote(run, entry, device, bases): run for run in todo}
+    for run in todo:
+        progress.started(run, "a Ray task (it runs once Ray places it)")
     codes = {}
     try:
         while pending:

@@ -58,8 +58,9 @@ def test_runs_get_their_folders_skip_when_done_and_failures_are_counted(tmp_path
     assert (out / "calls.txt").read_text() == "xxxx"
     lines = capsys.readouterr().out.splitlines()
     assert "started lr=2/seed1 on cpu" in lines
-    assert sorted(line.partition("]")[0] for line in lines if " done, " in line) == [
-        f"[{k}/4 done, 0 failed" for k in range(1, 5)]
+    counts = [line.partition(" in flight")[0] for line in lines if " done, " in line]
+    assert sorted(count.rpartition(",")[0] for count in counts) == [f"[{k}/4 done, 0 failed" for k in range(1, 5)]
+    assert counts[-1] == "[4/4 done, 0 failed, 0"  # the last run to end leaves none in flight
     assert any(line.startswith("[") and "lr=1/seed0: exit code 0 after 00:0" in line for line in lines)
     args = json.loads((out / "lr=2" / "seed1" / "args.json").read_text())
     assert args == ["--num_frames", "10", "--seed", "1", "--save_dir", str(out / "lr=2" / "seed1"), "--lr", "2"]
@@ -69,7 +70,7 @@ def test_runs_get_their_folders_skip_when_done_and_failures_are_counted(tmp_path
     capsys.readouterr()
     assert launch.main([*common, "--seeds", "0-2", "--", "--fail"]) == 1  # only the two new seed-2 runs, failing
     assert (out / "calls.txt").read_text() == "xxxxxx"
-    assert "[2/2 done, 2 failed] " in capsys.readouterr().out
+    assert "[2/2 done, 2 failed, 0 in flight, about 00:00 left] " in capsys.readouterr().out
     assert not (out / "lr=1" / "seed2" / "done").exists()
     assert (out / "lr=1" / "seed2" / "console.txt").exists()
 
@@ -167,6 +168,6 @@ def test_the_ray_backend_runs_the_grid_as_tasks_with_resources_and_resumes(tmp_p
         assert (run / "done").exists()
         assert launch.main([*common, "--seeds", "0-1", "--", "--fail"]) == 1  # the done runs are skipped
         assert (tmp_path / "sweep" / "calls.txt").read_text() == "xxxx"
-        assert "[2/2 done, 2 failed] " in capsys.readouterr().out
+        assert "[2/2 done, 2 failed, 0 in flight, about 00:00 left] " in capsys.readouterr().out
     finally:
         ray.shutdown()
