@@ -17,15 +17,21 @@ def run_without_progress(tmp_path_factory):
     return run
 
 
-def test_progress_is_this_runs_setting_not_the_checkpoints(run_without_progress, monkeypatch):
-    shown = []
+def recorded(monkeypatch, setting: str) -> list:
+    """The values of ``setting`` that evaluate.main hands the evaluation, one per call."""
+    values = []
     play = evaluate.evaluate
 
-    def recording_evaluate(*args, progress, **kwargs):
-        shown.append(progress)
-        return play(*args, progress=progress, **kwargs)
+    def recording_evaluate(*args, **kwargs):
+        values.append(kwargs[setting])
+        return play(*args, **kwargs)
 
     monkeypatch.setattr(evaluate, "evaluate", recording_evaluate)
+    return values
+
+
+def test_progress_is_this_runs_setting_not_the_checkpoints(run_without_progress, monkeypatch):
+    shown = recorded(monkeypatch, "progress")
     evaluate.main(["--load", str(run_without_progress), "--eval_episodes", "2"])
     evaluate.main(["--load", str(run_without_progress), "--eval_episodes", "2", "--no-progress"])
     assert shown == [True, False]
@@ -53,13 +59,6 @@ def test_a_model_trained_on_a_gpu_evaluates_where_this_run_says(run_without_prog
     checkpoint = read_checkpoint(run_without_progress / "last.pt")
     checkpoint["args"]["device"] = "cuda"
     torch.save(checkpoint, tmp_path / "gpu.pt")
-    devices = []
-    play = evaluate.evaluate
-
-    def recording_evaluate(*args, device, **kwargs):
-        devices.append(device)
-        return play(*args, device=device, **kwargs)
-
-    monkeypatch.setattr(evaluate, "evaluate", recording_evaluate)
+    devices = recorded(monkeypatch, "device")
     evaluate.main(["--load", str(tmp_path / "gpu.pt"), "--eval_episodes", "2", "--no-progress"])
     assert devices == ["cpu"]
