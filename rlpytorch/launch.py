@@ -53,6 +53,7 @@ from elfpy.files import write_text_atomically
 
 from .args_provider import read_config_file
 from .run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
+from .train import command_line
 
 __all__ = ["Run", "main", "parse_seeds", "parse_sets", "plan_runs"]
 
@@ -365,4 +366,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command_line(main, "python -m rlpytorch.launch"))

@@ -352,12 +352,12 @@ def settings_checked() -> Iterator[None]:
         raise ArgsError(f"a setting was refused: {error}") from error
 
 
-def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: Sequence[str] | None = None) -> None:
-    """Run ``main`` for a command line (``argv``, by default ``sys.argv[1:]``): an
-    error in what it was given (an option, a config file, a checkpoint) is one
-    line on stderr and exit status 1."""
+def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: Sequence[str] | None = None) -> Any:
+    """Run ``main`` for a command line (``argv``, by default ``sys.argv[1:]``)
+    and return what it returns: an error in what it was given (an option, a
+    config file, a checkpoint) is one line on stderr and exit status 1."""
     try:
-        main(argv)
+        return main(argv)
     except (ArgsError, CheckpointError) as error:
         sys.exit(f"{prog}: error: {error}")
 

@@ -171,3 +171,13 @@ def test_the_ray_backend_runs_the_grid_as_tasks_with_resources_and_resumes(tmp_p
         assert "[2/2 done, 2 failed, 0 in flight, about 00:00 left] " in capsys.readouterr().out
     finally:
         ray.shutdown()
+
+
+def test_an_unknown_config_is_one_line_naming_it(tmp_path) -> None:
+    from rlpytorch.train import command_line
+
+    with pytest.raises(SystemExit) as exit_:
+        command_line(launch.main, "python -m rlpytorch.launch", ["--config", "nosuch", "--out", str(tmp_path / "s")])
+    message = str(exit_.value.code)
+    assert message.startswith("python -m rlpytorch.launch: error: --config nosuch: no such file")
+    assert "\n" not in message and not (tmp_path / "s").exists()
