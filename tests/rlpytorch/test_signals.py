@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -48,14 +49,32 @@ torch.save = save
 '''
 
 
-def start_training(tmp_path: Path, *extra: str, own_group: bool = False) -> subprocess.Popen:
-    (tmp_path / "sitecustomize.py").write_text(PAUSE_AT_FIRST_SAVE)
-    env = {**os.environ, "PAUSE_SAVE_IN": str(tmp_path),
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-m", "rlpytorch.train", *SMALL, "--num_frames", "100000000",
-               "--save_dir", str(tmp_path / "run"), *extra]
-    return subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=own_group)
+@pytest.fixture
+def start_training(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
+    """Starts ``python -m rlpytorch.train`` in ``tmp_path``, paused at its first
+    save until the test creates ``go``. Whatever a failed test leaves running is
+    killed at teardown: a run paused in its save holds SIGTERM off."""
+    started = []
+
+    def start(*extra: str, own_group: bool = False) -> subprocess.Popen:
+        (tmp_path / "sitecustomize.py").write_text(PAUSE_AT_FIRST_SAVE)
+        env = {**os.environ, "PAUSE_SAVE_IN": str(tmp_path),
+               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        command = [sys.executable, "-m", "rlpytorch.train", *SMALL, "--num_frames", "100000000",
+                   "--save_dir", str(tmp_path / "run"), *extra]
+        process = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, start_new_session=own_group)
+        started.append((process, own_group))
+        return process
+
+    yield start
+    for process, own_group in started:
+        if process.poll() is None:
+            if own_group:
+                os.killpg(process.pid, signal.SIGKILL)  # the learner process too
+            else:
+                process.kill()
+            process.communicate()
 
 
 def wait_for(path: Path, process: subprocess.Popen) -> None:
@@ -94,8 +113,8 @@ def check_resumes_at(run: Path, frames: int) -> None:
 
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_during_a_checkpoint_lets_it_land_then_stops_and_resumes_there(tmp_path, number):
-    process = start_training(tmp_path, "--save_every", "1000")
+def test_a_signal_during_a_checkpoint_lets_it_land_then_stops_and_resumes_there(tmp_path, start_training, number):
+    process = start_training("--save_every", "1000")
     wait_for(tmp_path / "saving", process)  # model_<frames>.pt's temporary file is open
     run = tmp_path / "run"
     assert list(run.glob(TEMPORARY_FILES))
@@ -107,8 +126,8 @@ def test_a_signal_during_a_checkpoint_lets_it_land_then_stops_and_resumes_there(
 
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_during_training_saves_the_frame_reached(tmp_path, number):
-    process = start_training(tmp_path, "--save_every", "0")
+def test_a_signal_during_training_saves_the_frame_reached(tmp_path, start_training, number):
+    process = start_training("--save_every", "0")
     (tmp_path / "go").touch()  # no pause: the only save is the final one
     run = tmp_path / "run"
     while len(stats_lines(run)) < 2:
@@ -120,10 +139,10 @@ def test_a_signal_during_training_saves_the_frame_reached(tmp_path, number):
     check_resumes_at(run, frames)
 
 
-def test_sigterm_to_every_process_of_a_multi_process_run_keeps_the_learners_state(tmp_path):
+def test_sigterm_to_every_process_of_a_multi_process_run_keeps_the_learners_state(tmp_path, start_training):
     """A job manager's SIGTERM reaches the learner process too: it ignores it,
     so it can still send its state (optimizer, counts) for the final save."""
-    process = start_training(tmp_path, "--runner", "multi", "--save_every", "0", own_group=True)
+    process = start_training("--runner", "multi", "--save_every", "0", own_group=True)
     (tmp_path / "go").touch()
     run = tmp_path / "run"
     while len(stats_lines(run)) < 2:
