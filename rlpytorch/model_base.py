@@ -168,7 +168,8 @@ def _check_archive(path: str | Path) -> None:
         with zipfile.ZipFile(path) as archive:
             damaged = archive.testzip()  # reads every record, checking its CRC-32
             folders = [info.filename for info in archive.infolist() if info.external_attr & _DOS_FOLDER]
-    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as error:
+    # RuntimeError: a record whose encryption bit is set asks for a password
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as error:
         raise CheckpointError(f"{path} is damaged or not a checkpoint (not a whole zip archive, as torch.save "
                               f"writes): {_first_line(error)}") from error
     if damaged is not None or folders:

@@ -121,3 +121,14 @@ def test_the_scripts_print_one_line_naming_the_damaged_file(tmp_path, saved, cap
         assert stop.value.code.startswith(f"prog: error: {path} is damaged")
         assert "\n" not in stop.value.code
     assert not (tmp_path / "run").exists()  # the run that failed to load left no folder
+
+
+def test_a_record_marked_encrypted_is_refused(tmp_path, saved):
+    """Found by the byte-flip test: zipfile asks for a password (RuntimeError) for such a record."""
+    name = weight_record(saved).filename.encode()
+    entry = saved.rindex(b"PK\x01\x02", 0, saved.rindex(name))
+    damaged = bytearray(saved)
+    damaged[entry + 8] |= 0x01  # general-purpose flags: the encryption bit
+    path = tmp_path / "encrypted.pt"
+    path.write_bytes(bytes(damaged))
+    assert "damaged or not a checkpoint" in refused(path)
