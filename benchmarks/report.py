@@ -1,0 +1,322 @@
+"""The benchmarks' one reporter: figures in, results page out.
+
+``record(...)`` appends one measured figure to ``benchmarks/results.jsonl``
+(a bench script calls it, behind its ``--record`` flag). ``python
+benchmarks/report.py`` regenerates ``benchmarks/README.md`` from that file;
+``tests/tools/test_results_page.py`` fails when the committed page is not what
+the committed data gives, so the page cannot drift from its data.
+
+``results.jsonl`` holds one JSON object a line, of three kinds:
+
+- ``{"kind": "machine", "id", "cpu", "cores", "gpu", "about"}``: an entry of
+  the machine table, named by figures;
+- ``{"kind": "benchmark", "id", "title", "about", "note", "curve"}``: one
+  section of the page, in the order of these lines; ``note`` and ``curve`` are
+  paths relative to ``benchmarks/`` (``curve`` may be null);
+- ``{"kind": "figure", ...}``: one measured figure, the fields of
+  ``FIGURE_FIELDS``: its benchmark, the row label (config or contender), the
+  metric, its unit, which way is better, the value of every repeat or seed
+  (``null`` for a run that gave none; ``failures`` counts the runs that failed
+  or missed their target, which may still carry a value, e.g. a whole budget),
+  the peer row it is compared with (same benchmark, metric, date and machine),
+  an optional reference (a published figure or a goal), the machine, date,
+  commit, command, versions and the note that tells its story. Where a note
+  gave only a median, ``values`` is null and ``median`` and ``n`` (or null)
+  say what was given: the spread is unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from elfpy.files import append_line, write_text_atomically
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results.jsonl"
+PAGE = HERE / "README.md"
+
+FIGURE_FIELDS = ("benchmark", "row", "metric", "unit", "better", "values", "failures", "peer", "reference",
+                 "machine", "date", "commit", "command", "versions", "note")
+MACHINE_FIELDS = ("id", "cpu", "cores", "gpu", "about")
+BENCHMARK_FIELDS = ("id", "title", "about", "note", "curve")
+# libraries whose versions a figure keeps, when the recording process has imported them
+VERSIONED = ("numpy", "torch", "gymnasium", "stable_baselines3", "envpool", "pyspiel")
+
+
+def load(path=RESULTS):
+    """The lines of ``path``: (machines by id, benchmarks in order, figures in order)."""
+    machines, benchmarks, figures = {}, [], []
+    for number, text in enumerate(Path(path).read_text().splitlines(), 1):
+        line = json.loads(text)
+        if line["kind"] == "machine":
+            machines[line["id"]] = line
+        elif line["kind"] == "benchmark":
+            benchmarks.append(line)
+        elif line["kind"] == "figure":
+            figures.append(line)
+        else:
+            raise ValueError(f"{path}:{number}: unknown kind {line['kind']!r}")
+    return machines, benchmarks, figures
+
+
+# --- recording ---------------------------------------------------------------
+
+def this_machine():
+    """cpu, cores and gpu of the machine running now (gpu: only if torch is
+    already imported and sees one; importing it here would cost seconds)."""
+    sys.path.insert(0, str(HERE))
+    from cpu_info import cpu_name
+    gpu = None
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        gpu = torch.cuda.get_device_name(0)
+    return {"cpu": cpu_name(), "cores": os.cpu_count(), "gpu": gpu}
+
+
+def machine_id(path, machine):
+    """The id of ``machine`` in the table of ``path``, appending a new entry if it has none."""
+    machines = load(path)[0]
+    for entry in machines.values():
+        if (entry["cpu"], entry["cores"], entry["gpu"]) == (machine["cpu"], machine["cores"], machine["gpu"]):
+            return entry["id"]
+    name = f"{machine['cpu']} {machine['cores']}c {machine['gpu'] or ''}".lower()
+    new_id = "-".join("".join(c if c.isalnum() else " " for c in name).split())
+    append_line(path, json.dumps({"kind": "machine", "id": new_id, **machine, "about": "added by record()"}))
+    return new_id
+
+
+def current_commit():
+    """The short commit of the checkout, with ``+`` when its files differ from it."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(HERE), *args], capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return commit + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def versions():
+    found = {"python": sys.version.split()[0]}
+    for name in VERSIONED:
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, "__version__"):
+            found[name] = str(module.__version__)
+    return found
+
+
+def record(benchmark, row, metric, unit, values, *, better, failures=None, peer=None, reference=None,
+           note=None, command=None, path=RESULTS):
+    """Append one figure to ``path`` as one whole line. ``values``: one number
+    per repeat or seed, None for a run that gave none; ``failures`` defaults
+    to the number of Nones. ``better``: "higher" or "lower". ``note``
+    defaults to the benchmark's note. The machine, date (UTC), commit,
+    command line and library versions are filled in here."""
+    if better not in ("higher", "lower"):
+        raise ValueError(f"better must be 'higher' or 'lower', not {better!r}")
+    sections = {entry["id"]: entry for entry in load(path)[1]}
+    if benchmark not in sections:
+        raise ValueError(f"{path} has no benchmark {benchmark!r}: add its benchmark line first")
+    figure = {
+        "kind": "figure", "benchmark": benchmark, "row": row, "metric": metric, "unit": unit,
+        "better": better, "values": list(values),
+        "failures": sum(v is None for v in values) if failures is None else failures,
+        "peer": peer, "reference": reference, "machine": machine_id(path, this_machine()),
+        "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": current_commit(),
+        "command": command or shlex.join(["python", *sys.argv]), "versions": versions(),
+        "note": note or sections[benchmark]["note"],
+    }
+    append_line(path, json.dumps(figure))
+
+
+# --- the page ----------------------------------------------------------------
+
+def number(x):
+    """A figure as the page prints it."""
+    if x is None:
+        return "-"
+    if abs(x) >= 1e6:
+        return f"{x / 1e6:.2f}M"
+    if abs(x) >= 1000 or x == int(x):
+        return f"{x:,.0f}"
+    return f"{x:.4g}"
+
+
+def summary(figure):
+    """(median, low, high, n) of a figure; low and high None where the spread is unknown."""
+    if figure["values"] is None:
+        return figure["median"], None, None, figure["n"]
+    given = [v for v in figure["values"] if v is not None]
+    if not given:
+        return None, None, None, len(figure["values"])
+    return statistics.median(given), min(given), max(given), len(figure["values"])
+
+
+def times_better(figure, mine, theirs):
+    """How many times better ``mine`` is than ``theirs`` (>1: better), or None when not both positive."""
+    if mine is None or theirs is None or mine <= 0 or theirs <= 0:
+        return None
+    return mine / theirs if figure["better"] == "higher" else theirs / mine
+
+
+def ratio_text(ratio):
+    return f"{ratio:.3g}x"
+
+
+def find_peer(figure, figures):
+    """The peer's figure: same benchmark, metric, date and machine, row = figure's peer."""
+    found = [f for f in figures if f["row"] == figure["peer"] and
+             all(f[key] == figure[key] for key in ("benchmark", "metric", "date", "machine"))]
+    if len(found) != 1:
+        raise ValueError(f"{figure['row']}, {figure['metric']}: {len(found)} peers named {figure['peer']!r}")
+    return found[0]
+
+
+def comparison(figure, figures):
+    """(the 'vs peer' cell, the ratio or None)."""
+    if figure["peer"] is None:
+        return "", None
+    mine, theirs = summary(figure)[0], summary(find_peer(figure, figures))[0]
+    ratio = times_better(figure, mine, theirs)
+    if ratio is not None:
+        return f"{ratio_text(ratio)} {figure['peer']}", ratio
+    if mine is None or theirs is None:
+        return f"? {figure['peer']}", None
+    return f"{mine - theirs:+.4g} vs {figure['peer']}", None  # returns below zero: a difference
+
+
+def reference_check(figure, ratio):
+    """(the reference as the page names it, whether it is reached)."""
+    reference, median = figure["reference"], summary(figure)[0]
+    if "ratio" in reference:
+        reached = ratio is not None and ratio >= reference["ratio"]
+        return f"{reference['ratio']:g}x peer ({reference['label']})", reached
+    higher = figure["better"] == "higher"
+    reached = median is not None and (median >= reference["value"] if higher else median <= reference["value"])
+    return f"{number(reference['value'])} ({reference['label']})", reached
+
+
+def figure_row(figure, figures, runs):
+    """(the table row of a figure, its 'open' line or None)."""
+    median, low, high, n = summary(figure)
+    if figure["values"] is None:
+        spread = "not recorded"
+    elif n == 1:
+        spread = "-"  # one run: no spread
+    else:
+        spread = f"{number(low)}{' to ' if low < 0 else '-'}{number(high)}"  # "-17 to -15", not "-17--15"
+    median_text = number(median) + (f" ({figure['statistic']})" if figure.get("statistic") else "")
+    versus, ratio = comparison(figure, figures)
+    reference, open_line = "", None
+    if figure["reference"]:
+        named, reached = reference_check(figure, ratio)
+        reference = f"{named}: {'met' if reached else 'open'}"
+        if not reached:
+            got = versus.split(" ", 1)[0] if "ratio" in figure["reference"] else median_text
+            open_line = f"{figure['row']}, {figure['metric']}: {got} where the reference is {named}"
+    metric = f"{figure['metric']} ({figure['unit']})" if figure["unit"] else figure["metric"]
+    cells = [figure["row"], metric, median_text, spread, "?" if n is None else str(n), str(figure["failures"]),
+             versus, reference, runs[run_key(figure)]]
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |", open_line
+
+
+def run_key(figure):
+    return figure["date"], figure["commit"], figure["machine"], figure["command"]
+
+
+def section(benchmark, figures, machines):
+    """The lines of one benchmark's section."""
+    mine = [f for f in figures if f["benchmark"] == benchmark["id"]]
+    runs = {}
+    for figure in mine:
+        runs.setdefault(run_key(figure), f"r{len(runs) + 1}")
+    notes = sorted({f["note"] for f in mine} | {benchmark["note"]})
+    links = ", ".join(f"[{Path(n).name}]({n})" for n in notes)
+    curve = f"; curve: [{Path(benchmark['curve']).name}]({benchmark['curve']})" if benchmark["curve"] else ""
+    lines = [f"## {benchmark['title']}", "", f"{benchmark['about']} Notes: {links}{curve}.", "",
+             "| row | metric | median | min-max | n | failed | vs peer (>1: better) | reference | run |",
+             "|---|---|---:|---:|---:|---:|---|---|---|"]
+    opens, remarks = [], []
+    for figure in mine:
+        text, open_line = figure_row(figure, figures, runs)
+        lines.append(text)
+        if open_line:
+            opens.append(open_line)
+        if figure.get("remark"):
+            remarks.append(f"{figure['row']}, {figure['metric']}: {figure['remark']}")
+    for (date, commit, machine, command), name in runs.items():  # a list ends the table (no blank line)
+        gpu = machines[machine]["gpu"]
+        where = f"`{machine}`" + (f" ({gpu}: another machine)" if gpu else "")
+        lines.append(f"- {name}: {date}, commit `{commit}`, {where}: `{command}`")
+    if remarks:
+        lines.append("- remarks: " + "; ".join(remarks) + ".")
+    lines += [f"- **open**: {text}" for text in opens]
+    return lines + [""]
+
+
+HEADER = """# Benchmarks: results
+
+Generated by `python benchmarks/report.py` from `benchmarks/results.jsonl`; do
+not edit by hand (`tests/tools/test_results_page.py` fails when page and data
+differ). The story behind each figure, the earlier runs and the settings tried
+are in the dated [notes](notes/) linked from each section; notes with no table
+here: soak, previous action and reward as inputs, PPO on the pendulum, the CPU
+before/after round, the old page's introduction (each script's options).
+
+**Reproduce.** `pip install -e . --no-build-isolation`, plus the libraries
+compared against (`pip install envpool==1.2.5 gymnasium==1.4.0
+stable-baselines3`); then a run's command (`r1`, ...). A bench script run
+with `--record` appends its headline figures to `results.jsonl` through
+`report.record()`; `python benchmarks/report.py` then rewrites this page.
+
+**Method.** Contenders run interleaved (all on repeat or seed 0, then 1, ...,
+the order rotating), torch and BLAS on one thread unless the command says
+otherwise. A figure is the median of its repeats or seeds, with their min-max
+and number n ("not recorded": the run kept only its median). Every run
+counts: "failed" counts the runs that failed or missed their target; one that
+still gave a value (a run to a target counts at its whole budget) is in the
+median. "vs peer": the ratio of medians against the peer row of the same day
+and machine, turned so that above 1 is better (returns below zero: the
+difference). CPU seconds (`os.times()`, children included) sit beside wall
+seconds where a run recorded them: the machines are small and often shared.
+A reference is a published figure or a goal, not a same-run peer; "open"
+marks one not reached.
+"""
+
+
+def header(machines, figures):
+    lines = HEADER.splitlines() + ["", "**Machines.**", "", "| id | cpu | cores | gpu | about |",
+                                   "|---|---|---:|---|---|"]
+    for entry in machines.values():
+        lines.append(f"| `{entry['id']}` | {entry['cpu']} | {entry['cores']} | {entry['gpu'] or '-'} | "
+                     f"{entry['about']} |")
+    seen = {}
+    for figure in figures:
+        for name, version in figure["versions"].items():
+            seen.setdefault(name, set()).add(version)
+    listed = "; ".join(f"{name} {', '.join(sorted(found))}" for name, found in sorted(seen.items()))
+    lines += ["", f"**Versions** recorded with the runs: {listed}. Runs without recorded versions: "
+              "those of their notes.", ""]
+    return lines
+
+
+def render(path=RESULTS):
+    """The page for the data in ``path``."""
+    machines, benchmarks, figures = load(path)
+    lines = header(machines, figures)
+    for benchmark in benchmarks:
+        lines += section(benchmark, figures, machines)
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    write_text_atomically(PAGE, render())
+    print(f"wrote {PAGE} ({len(PAGE.read_text().splitlines())} lines)")
+
+
+if __name__ == "__main__":
+    main()
