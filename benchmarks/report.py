@@ -1,7 +1,8 @@
 """The benchmarks' one reporter: figures in, results page out.
 
 ``record(...)`` appends one measured figure to ``benchmarks/results.jsonl``
-(a bench script calls it, behind its ``--record`` flag). ``python
+(bench scripts are meant to call it behind a ``--record`` flag, so that
+casual runs do not append). ``python
 benchmarks/report.py`` regenerates ``benchmarks/README.md`` from that file;
 ``tests/tools/test_results_page.py`` fails when the committed page is not what
 the committed data gives, so the page cannot drift from its data.
@@ -71,7 +72,8 @@ def load(path=RESULTS):
 def this_machine():
     """cpu, cores and gpu of the machine running now (gpu: only if torch is
     already imported and sees one; importing it here would cost seconds)."""
-    sys.path.insert(0, str(HERE))
+    if str(HERE) not in sys.path:  # cpu_info sits beside this file, as for the bench scripts
+        sys.path.insert(0, str(HERE))
     from cpu_info import cpu_name
     gpu = None
     torch = sys.modules.get("torch")
@@ -269,9 +271,9 @@ before/after round, the old page's introduction (each script's options).
 
 **Reproduce.** `pip install -e . --no-build-isolation`, plus the libraries
 compared against (`pip install envpool==1.2.5 gymnasium==1.4.0
-stable-baselines3`); then a run's command (`r1`, ...). A bench script run
-with `--record` appends its headline figures to `results.jsonl` through
-`report.record()`; `python benchmarks/report.py` then rewrites this page.
+stable-baselines3`); then a run's command (`r1`, ...). New figures go into
+`results.jsonl` through `report.record()`, one whole line each; `python
+benchmarks/report.py` then rewrites this page.
 
 **Method.** Contenders run interleaved (all on repeat or seed 0, then 1, ...,
 the order rotating), torch and BLAS on one thread unless the command says
