@@ -2,8 +2,8 @@
 
 ``record(...)`` appends one measured figure to ``benchmarks/results.jsonl``
 (bench scripts are meant to call it behind a ``--record`` flag, so that
-casual runs do not append). ``python
-benchmarks/report.py`` regenerates ``benchmarks/README.md`` from that file;
+casual runs do not append). ``python benchmarks/report.py`` regenerates
+``benchmarks/README.md`` from that file;
 ``tests/tools/test_results_page.py`` fails when the committed page is not what
 the committed data gives, so the page cannot drift from its data.
 
