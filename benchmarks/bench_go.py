@@ -290,7 +290,7 @@ def main() -> None:
     p = sub.add_parser("selfplay")
     p.add_argument("--num_frames", type=int, default=200000)
     p.add_argument("--log_every", type=int, default=20)
-    p.add_argument("--save_dir", default="runs/go9_bench", help="the run's folder (rlpytorch.run_dir)")
+    p.add_argument("--save_dir", default="runs/go9_bench", help="the run's folder (rlpytorch.run.run_dir)")
     p.add_argument("extra", nargs="*", help="more rlpytorch.alphazero arguments (after --)")
     for name in ("gnugo", "mctsbot", "versus"):
         p = sub.add_parser(name)

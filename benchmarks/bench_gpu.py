@@ -67,11 +67,11 @@ import torch
 import torch._dynamo
 from cpu_info import cpu_name
 
-from rlpytorch.args_provider import ArgsProvider
-from rlpytorch.game_loader import GameLoader
+from rlpytorch.core.args_provider import ArgsProvider
+from rlpytorch.core.game_loader import GameLoader
 from rlpytorch.methods import METHODS
-from rlpytorch.model_interface import AMP_DTYPES, COMPILE_MODES
-from rlpytorch.model_loader import ModelLoader
+from rlpytorch.models.interface import AMP_DTYPES, COMPILE_MODES
+from rlpytorch.models.loader import ModelLoader
 from rlpytorch.train import build_trainer, components
 from rlpytorch.train import main as train_main
 

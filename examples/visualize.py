@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from elfpy.render import minirts as render
-from rlpytorch.game_loader import parse_options
+from rlpytorch.core.game_loader import parse_options
 
 
 def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, ...]]:
@@ -34,11 +34,11 @@ def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, .
     the game options it was trained with, and the observation keys it reads."""
     import torch
 
-    from rlpytorch.acting import to_tensors
-    from rlpytorch.game_loader import GameLoader
-    from rlpytorch.model_base import read_checkpoint
-    from rlpytorch.model_loader import load_model
-    from rlpytorch.run_dir import checkpoint_path
+    from rlpytorch.acting.act import to_tensors
+    from rlpytorch.core.game_loader import GameLoader
+    from rlpytorch.models.base import read_checkpoint
+    from rlpytorch.models.loader import load_model
+    from rlpytorch.run.run_dir import checkpoint_path
 
     path = str(checkpoint_path(path))
     loader = GameLoader.from_config(read_checkpoint(path)["args"])

@@ -35,7 +35,7 @@ The library names no game key: every key comes from the arguments (the
 config file sets them for Go).
 
 Everything goes into the run's folder (``--save_dir``, see
-``rlpytorch.run_dir``): ``config.yaml``, ``run.yaml``, ``log.txt``,
+``rlpytorch.run.run_dir``): ``config.yaml``, ``run.yaml``, ``log.txt``,
 ``progress.csv`` (``python -m rlpytorch.plot <folder> --y loss`` draws it),
 TensorBoard events, ``last.pt`` (the network and the training state),
 ``replay.npz`` (the replay window), ``net.pt2`` (its exported evaluator, for
@@ -61,12 +61,14 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .args_provider import ArgsError, ArgsProvider, Configurable, format_config, part, setting
-from .game_loader import GameLoader
+from .core.args_provider import ArgsError, ArgsProvider, Configurable, format_config, part, setting
+from .core.game_loader import GameLoader
+from .core.stats import StatsLogger
+from .learners.trainer import device_setting
 from .methods.policy_value import PolicyValueLoss
 from .models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator, masked_policy
-from .position_replay import GameStats, PositionReplay, RecordKeys, SelfPlayRecords
-from .resume import (
+from .replay.position_replay import GameStats, PositionReplay, RecordKeys, SelfPlayRecords
+from .run.resume import (
     engine_seed,
     random_states,
     read_resume_checkpoint,
@@ -74,7 +76,7 @@ from .resume import (
     resumed_config,
     set_random_states,
 )
-from .run_dir import (
+from .run.run_dir import (
     LAST_CHECKPOINT,
     check_run_dir,
     resolve_run_dir,
@@ -82,10 +84,8 @@ from .run_dir import (
     undo_failed_start,
     write_run_files,
 )
-from .runner.single_process import progress_bar, progress_setting
-from .stats import StatsLogger
+from .run.single_process import progress_bar, progress_setting
 from .train import command_line, settings_checked, torch_threads_setting
-from .trainer import device_setting
 
 __all__ = ["AlphaZero", "AlphaZeroScript", "SelfPlayKeys", "arguments", "format_selfplay", "main"]
 
@@ -304,7 +304,7 @@ class AlphaZero(Configurable):
     def training_state(self) -> dict[str, Any]:
         """What a resumed run continues from besides the weights and the replay
         window (``REPLAY_FILE``): the optimizer, the counters, the games' stats,
-        the random states. The games themselves restart (``rlpytorch.resume``):
+        the random states. The games themselves restart (``rlpytorch.run.resume``):
         the positions of games in progress are lost."""
         return {"optimizer": self.optimizer.state_dict(), "frames": self.frames, "calls": self.calls,
                 "owed": self.owed, "seconds": self.seconds(), "engine_starts": self.engine_starts,

@@ -20,15 +20,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .args_provider import ArgsError, ArgsProvider, Configurable, format_config, setting
-from .game_loader import GameLoader, parse_options
-from .model_base import Model, read_checkpoint
-from .model_loader import load_model
-from .prev_inputs import prev_shapes
-from .run_dir import checkpoint_path
-from .runner import evaluate, progress_setting
+from .acting.prev_inputs import prev_shapes
+from .core.args_provider import ArgsError, ArgsProvider, Configurable, format_config, setting
+from .core.game_loader import GameLoader, parse_options
+from .learners.trainer import EvalResult, Evaluator, device_setting
+from .models.base import Model, read_checkpoint
+from .models.loader import load_model
+from .run.eval_iters import evaluate
+from .run.run_dir import checkpoint_path
+from .run.single_process import progress_setting
 from .train import command_line, torch_threads_setting
-from .trainer import EvalResult, Evaluator, device_setting
 
 __all__ = ["EvaluateScript", "check_video", "main", "save_videos"]
 

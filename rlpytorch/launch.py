@@ -51,8 +51,8 @@ from tqdm import tqdm
 
 from elfpy.files import write_text_atomically
 
-from .args_provider import read_config_file
-from .run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
+from .core.args_provider import read_config_file
+from .run.run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
 from .train import command_line
 
 __all__ = ["Run", "main", "parse_seeds", "parse_sets", "plan_runs"]

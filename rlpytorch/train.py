@@ -5,10 +5,10 @@ component); ``--config file.yaml`` sets many at once and the command line
 overrides it. The run prints its effective configuration, trains with a
 progress bar and a stats line per interval, and finally evaluates the greedy
 policy. Everything goes into the run's folder (``--save_dir``, see
-``rlpytorch.run_dir``): configuration, command line, versions, logs and
+``rlpytorch.run.run_dir``): configuration, command line, versions, logs and
 checkpoints (which carry the configuration).
 
-Under ``torchrun`` (see ``rlpytorch.distributed``) each rank runs its own
+Under ``torchrun`` (see ``rlpytorch.core.distributed``) each rank runs its own
 games and actor, gradients are averaged over the ranks, and only rank 0
 logs, evaluates and saves.
 
@@ -21,12 +21,12 @@ same replay ratio and learning starts, ``Exploration`` for acting) with an
 ``actor_q`` model; ``--method maddpg`` through the ``JointTrainer`` with a
 ``seat_actor_q`` model, its replay holding every seat of a game on each row.
 Under ``--runner multi`` the replay lives in the learner process
-(``runner.multi_process``; not for MADDPG).
+(``run.multi_process``; not for MADDPG).
 
 ``--resume FOLDER`` continues the run in FOLDER from its ``last.pt`` (or
 ``--resume FILE`` from that checkpoint): its configuration, with the command
 line's settings over it (e.g. a larger ``--num_frames``), and its training
-state (``rlpytorch.resume`` says what that holds and when it is exact). A new
+state (``rlpytorch.run.resume`` says what that holds and when it is exact). A new
 run refuses a ``--save_dir`` that already holds a run.
 """
 
@@ -45,25 +45,35 @@ from typing import Any
 
 import torch
 
-from . import distributed
-from .args_provider import ArgsError, ArgsProvider, Configurable, convert_from, format_config, read_config_file, setting
-from .exploration import Exploration
-from .game_loader import GameLoader
+from .acting.exploration import Exploration
+from .acting.prev_inputs import prev_shapes
+from .acting.sampler import Sampler
+from .core import distributed
+from .core.args_provider import (
+    ArgsError,
+    ArgsProvider,
+    Configurable,
+    convert_from,
+    format_config,
+    read_config_file,
+    setting,
+)
+from .core.game_loader import GameLoader
+from .core.stats import StatsLogger
+from .learners.offpolicy_trainer import JointTrainer, OffPolicyTrainer, offpolicy_interface
+from .learners.trainer import Evaluator, Method, Trainer, check_eval_episodes
+from .learners.value_trainer import ValueTrainer, value_interface
 from .methods import METHODS, OFFPOLICY_METHODS, VALUE_METHODS
-from .model_base import CheckpointError, Model
-from .model_interface import ModelInterface
-from .model_loader import ModelLoader
+from .models.base import CheckpointError, Model
+from .models.interface import ModelInterface
+from .models.loader import ModelLoader
 from .models.q_networks import QValueHead
-from .offpolicy_trainer import JointTrainer, OffPolicyTrainer, offpolicy_interface
-from .prev_inputs import prev_shapes
 from .replay import Replay
-from .resume import engine_seed, read_resume_checkpoint, resume_argument, resumed_config
-from .run_dir import check_run_dir, resolve_run_dir, save_dir_setting, undo_failed_start, write_run_files
-from .runner import MultiProcessRun, SingleProcessRun, evaluate
-from .sampler import Sampler
-from .stats import StatsLogger
-from .trainer import Evaluator, Method, Trainer, check_eval_episodes
-from .value_trainer import ValueTrainer, value_interface
+from .run.eval_iters import evaluate
+from .run.multi_process import MultiProcessRun
+from .run.resume import engine_seed, read_resume_checkpoint, resume_argument, resumed_config
+from .run.run_dir import check_run_dir, resolve_run_dir, save_dir_setting, undo_failed_start, write_run_files
+from .run.single_process import SingleProcessRun
 
 __all__ = [
     "TrainScript",
@@ -298,7 +308,7 @@ def train(argv: Sequence[str] | None) -> dict[str, Any]:
         with settings_checked():
             loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
             # The games' k-th start in the run is seeded from the run's seed stream; a
-            # resumed run starts them once more (rlpytorch.resume).
+            # resumed run starts them once more (rlpytorch.run.resume).
             start = 0 if checkpoint is None else checkpoint["resume"]["runner"]["engine_starts"] + 1
             gc = loader.context(seed=engine_seed(loader.seed, start))
         try:

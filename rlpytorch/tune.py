@@ -47,7 +47,7 @@ import yaml
 from elfpy.files import atomic_path, stop_signals_handled
 
 from . import launch
-from .args_provider import ArgsError
+from .core.args_provider import ArgsError
 
 __all__ = ["Dimension", "Search", "main", "parse_dimension", "read_points"]
 

@@ -8,6 +8,7 @@ the command line builds the built-in ones from its settings (``--returns gae``).
 time-major ``[T, B, ...]``. The methods on replay (``VALUE_METHODS``: the DQN
 family; ``OFFPOLICY_METHODS``: DDPG, TD3, SAC on Box actions, and MADDPG on
 the joint transitions of a game's seats) learn from replayed transitions ``[B, ...]``.
+The methods may import ``core``, ``acting``, ``models`` and ``replay``.
 """
 
 from .actor_critic import ActorCritic
@@ -29,8 +30,8 @@ from .td3 import TD3
 from .value_matcher import ValueMatcher
 from .window import final_values, forward_window, masked_mean, normalized, returns_of, window_cuts
 
-VALUE_METHODS = {"dqn": DQN, "r2d2": R2D2, "drqn": DRQN}  # learn from replay (rlpytorch.value_trainer)
-# Box actions, from replay (rlpytorch.offpolicy_trainer)
+VALUE_METHODS = {"dqn": DQN, "r2d2": R2D2, "drqn": DRQN}  # learn from replay (rlpytorch.learners.value_trainer)
+# Box actions, from replay (rlpytorch.learners.offpolicy_trainer)
 OFFPOLICY_METHODS = {"ddpg": DDPG, "td3": TD3, "sac": SAC, "maddpg": MADDPG}
 METHODS = {"actor_critic": ActorCritic, "ppo": PPO, **VALUE_METHODS, **OFFPOLICY_METHODS}
 

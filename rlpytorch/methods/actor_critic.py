@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 from torch import Tensor
 
-from ..args_provider import Configurable, part, setting
-from ..distributions import actions_in, behaviour_key, policy_family, policy_of
-from ..model_base import Model
-from ..model_interface import ModelInterface
+from ..core.args_provider import Configurable, part, setting
+from ..core.distributions import actions_in, behaviour_key, policy_family, policy_of
+from ..models.base import Model
+from ..models.interface import ModelInterface
 from .policy_gradient import PolicyGradient
 from .returns import Returns, gae_lambda_setting, returns_part, returns_setting, td_lambda_setting
 from .value_matcher import ValueMatcher

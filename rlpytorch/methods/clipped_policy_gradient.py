@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..args_provider import Configurable, setting
-from ..distributions import Distribution
+from ..core.args_provider import Configurable, setting
+from ..core.distributions import Distribution
 from .policy_gradient import entropy_coef_setting, entropy_of, min_prob_setting
 from .window import masked_mean
 

@@ -9,9 +9,9 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..args_provider import Configurable, part, setting
-from ..model_interface import ModelInterface
+from ..core.args_provider import Configurable, part, setting
 from ..models.actor_q import ActorQ
+from ..models.interface import ModelInterface
 from .actor_critic import gamma_setting
 from .continuous_q import TravellingGenerator, clipped_double_q_target, critic_regression, frozen
 from .target_network import TargetNetwork

@@ -10,8 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..args_provider import Configurable, part, setting
-from ..model_interface import ModelInterface
+from ..core.args_provider import Configurable, part, setting
+from ..models.interface import ModelInterface
 from .actor_critic import gamma_setting
 from .categorical import categorical_loss, project_distribution
 from .q_target import greedy_next_action, q_target

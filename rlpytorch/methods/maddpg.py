@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..model_interface import ModelInterface
+from ..models.interface import ModelInterface
 from ..models.seat_actor_q import SeatActorQ
 from .continuous_q import clipped_double_q_target, critic_regression, frozen
 from .ddpg import DDPG

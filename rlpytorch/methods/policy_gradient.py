@@ -8,8 +8,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..args_provider import Configurable, setting
-from ..distributions import Distribution
+from ..core.args_provider import Configurable, setting
+from ..core.distributions import Distribution
 from .window import mask_weights
 
 

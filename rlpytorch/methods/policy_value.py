@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..args_provider import Configurable, setting
+from ..core.args_provider import Configurable, setting
 
 __all__ = ["PolicyValueLoss"]
 

@@ -10,10 +10,10 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..args_provider import Configurable, part, setting
-from ..distributions import action_columns, actions_in, behaviour_key, policy_family, policy_of
-from ..model_base import Model
-from ..model_interface import ModelInterface
+from ..core.args_provider import Configurable, part, setting
+from ..core.distributions import action_columns, actions_in, behaviour_key, policy_family, policy_of
+from ..models.base import Model
+from ..models.interface import ModelInterface
 from .actor_critic import gamma_setting, grad_clip_setting
 from .clipped_policy_gradient import ClippedPolicyGradient
 from .returns import Returns, gae_lambda_setting, returns_part, returns_setting, td_lambda_setting

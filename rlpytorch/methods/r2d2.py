@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..args_provider import Configurable, part, setting
-from ..model_interface import ModelInterface
+from ..core.args_provider import Configurable, part, setting
+from ..models.interface import ModelInterface
 from ..replay.nstep import nstep_targets
 from .dqn import double_setting
 from .q_target import greedy_next_action

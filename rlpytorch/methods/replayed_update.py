@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from torch import Tensor
 
-from ..model_interface import ModelInterface
+from ..models.interface import ModelInterface
 
 __all__ = ["ReplayedUpdate"]
 

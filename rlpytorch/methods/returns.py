@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from torch import Tensor
 
-from ..args_provider import setting
+from ..core.args_provider import setting
 from .discounted_reward import DiscountedReward
 from .final_reward import FinalReward
 from .gae import GAE

@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..args_provider import Configurable, part, setting
-from ..model_interface import ModelInterface
+from ..core.args_provider import Configurable, part, setting
+from ..models.interface import ModelInterface
 from .actor_critic import gamma_setting
 from .continuous_q import TravellingGenerator, critic_regression, frozen, soft_q_target
 from .ddpg import check_actor_q

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..args_provider import Configurable, setting
-from ..model_interface import ModelInterface
+from ..core.args_provider import Configurable, setting
+from ..models.interface import ModelInterface
 
 __all__ = ["TargetNetwork"]
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..args_provider import setting
+from ..core.args_provider import setting
 from ..models.actor_q import ActorQ
 from .continuous_q import smoothed_target_action
 from .ddpg import DDPG

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..args_provider import Configurable, setting
+from ..core.args_provider import Configurable, setting
 from .window import mask_weights
 
 

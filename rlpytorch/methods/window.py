@@ -24,8 +24,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..args_provider import setting
-from ..model_base import Model
+from ..core.args_provider import setting
+from ..models.base import Model
 
 __all__ = [
     "alive_after",

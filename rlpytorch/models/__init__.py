@@ -1,6 +1,9 @@
 """Models built from parts: encoders (chosen from the observation spec), heads,
 an optional recurrent core, composed by ``BranchModel``. Ready-made ones are in
-``actor_critic.py``; register new ones with ``model_loader.register_model``."""
+``actor_critic.py``; register new ones with ``loader.register_model``. The layer
+also holds the ``Model`` base class and checkpoints (``base``), the model a run
+trains with its optimizer (``interface``) and observation and reward
+normalization (``normalization``). It may import ``core`` and ``acting``."""
 
 from .actor_critic import (
     GRUActorCritic,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..args_provider import Configurable, setting
+from ..core.args_provider import Configurable, setting
 from .branch import BranchModel
 from .encoders import ACTIVATIONS, MLPEncoder, ObsKey, default_encoder, obs_spec
 from .heads import BOX_POLICIES, ValueHead, policy_head

@@ -33,10 +33,10 @@ import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
-from ..args_provider import Configurable, setting
-from ..distributions import DeterministicFamily, GaussianFamily
-from ..model_base import Model
+from ..core.args_provider import Configurable, setting
+from ..core.distributions import DeterministicFamily, GaussianFamily
 from .actor_critic import _spec
+from .base import Model
 from .encoders import MLPEncoder
 from .layers import DirectSequential
 

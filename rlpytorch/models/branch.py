@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ..model_base import Model
+from .base import Model
 
 __all__ = ["BranchModel"]
 
@@ -64,7 +64,7 @@ class BranchModel(Model):
         self.obs_keys = tuple(obs_keys)
         self.obs_shapes = {key: tuple(shape) for key, shape in (obs_shapes or {}).items()}
         self.state_size = int(core.state_size) if core is not None else 0
-        # The distribution its policy head parameterises (see rlpytorch.distributions).
+        # The distribution its policy head parameterises (see rlpytorch.core.distributions).
         self.policy_family = next((h.family for h in self.heads.values() if hasattr(h, "family")), None)
 
     def forward(

@@ -13,7 +13,7 @@ and names what it returns, so a model's output is the union of its heads':
 - ``MultiCategoricalHead``: ``pi`` ``[..., sum(nvec)]``, one softmax per component;
 - ``DictPolicyHead``: one policy head per action key, outputs prefixed ``key.``.
 
-A policy head carries its ``family`` (``rlpytorch.distributions``): the
+A policy head carries its ``family`` (``rlpytorch.core.distributions``): the
 distribution it parameterises. ``policy_head`` builds the head an action space
 calls for.
 """
@@ -28,7 +28,7 @@ import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
-from ..distributions import CategoricalFamily, DictFamily, GaussianFamily, MultiCategoricalFamily
+from ..core.distributions import CategoricalFamily, DictFamily, GaussianFamily, MultiCategoricalFamily
 from .layers import DirectSequential
 
 __all__ = [

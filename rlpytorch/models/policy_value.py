@@ -19,8 +19,8 @@ from torch import Tensor, nn
 
 from elfpy.files import write_atomically
 
-from ..args_provider import Configurable, setting
-from ..model_base import Model
+from ..core.args_provider import Configurable, setting
+from .base import Model
 
 __all__ = ["PolicyValueNet", "PolicyValueSettings", "export_evaluator", "masked_policy"]
 
@@ -56,7 +56,7 @@ class PolicyValueNet(Model):
     channels, linear to the A moves) and value head (1x1 conv, 1 channel,
     linear 64, ReLU, linear 1, tanh).
 
-    Not in ``model_loader.MODELS``: it reads board planes of a known size, not
+    Not in ``models.loader.MODELS``: it reads board planes of a known size, not
     an observation spec, and its ``channels`` (an int) is not the spec models'
     ``channels`` (a list)."""
 

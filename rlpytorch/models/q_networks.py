@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
-from ..args_provider import setting
+from ..core.args_provider import setting
 from .actor_critic import ModelSettings, _spec
 from .branch import BranchModel
 from .recurrent import RecurrentCore

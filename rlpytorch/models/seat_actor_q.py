@@ -30,11 +30,11 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
-from ..acting import SEAT_KEY
-from ..args_provider import Configurable, setting
-from ..model_base import Model
+from ..acting.act import SEAT_KEY
+from ..core.args_provider import Configurable, setting
 from .actor_critic import _spec
 from .actor_q import DeterministicActorHead, QCritics, box_bounds, net_arch_setting, widths
+from .base import Model
 from .encoders import MLPEncoder
 
 __all__ = ["SeatActorQ", "SeatActorQSettings"]

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..args_provider import Configurable, setting
+from ..core.args_provider import Configurable, setting
 from .lanes import FINAL, LaneStore
 from .nstep import nstep_targets
 from .prioritized import PrioritizedSampler
@@ -193,7 +193,7 @@ class Replay(Configurable):
         return out
 
     def state_dict(self) -> dict[str, Any]:
-        """What continues the replay exactly (``rlpytorch.resume``): the stored rows,
+        """What continues the replay exactly (``rlpytorch.run.resume``): the stored rows,
         lanes' positions and breaks, the sampler's priorities and generator, the lost finals counted.
         The n-step sums and sequences are read from the stored rows when sampled: no
         state of their own. Tensors, not copies: write the state out before the next ``add``."""

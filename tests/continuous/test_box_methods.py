@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 import torch
 
-from rlpytorch.acting import act
-from rlpytorch.distributions import DiagGaussian
-from rlpytorch.game_loader import GameLoader
+from rlpytorch.acting.act import act
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.core.distributions import DiagGaussian
+from rlpytorch.core.game_loader import GameLoader
+from rlpytorch.learners.trainer import Trainer
 from rlpytorch.methods import PPO, ActorCritic, ClippedPolicyGradient, PolicyGradient
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic, ModelSettings
-from rlpytorch.sampler import Sampler
-from rlpytorch.trainer import Trainer
+from rlpytorch.models.interface import ModelInterface
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 

@@ -9,15 +9,15 @@ import torch
 from gymnasium import spaces
 
 from rlpytorch import evaluate, train
-from rlpytorch.distributions import Deterministic
-from rlpytorch.exploration import Exploration
+from rlpytorch.acting.exploration import Exploration
+from rlpytorch.core.distributions import Deterministic
+from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
 from rlpytorch.methods import DDPG
 from rlpytorch.methods.continuous_q import clipped_double_q_target, critic_regression
 from rlpytorch.methods.target_network import TargetNetwork
-from rlpytorch.model_base import read_checkpoint
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models.actor_q import ActorQ, ActorQSettings, QCritics
-from rlpytorch.offpolicy_trainer import offpolicy_interface
+from rlpytorch.models.base import read_checkpoint
+from rlpytorch.models.interface import ModelInterface
 
 PENDULUM_BOX = spaces.Box(-2.0, 2.0, (1,), np.float32)
 SMALL = ["--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1", "--no-progress",

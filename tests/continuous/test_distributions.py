@@ -12,7 +12,7 @@ import torch
 from gymnasium import spaces
 
 import elfpy
-from rlpytorch.distributions import (
+from rlpytorch.core.distributions import (
     Categorical,
     CategoricalFamily,
     DiagGaussian,
@@ -24,9 +24,9 @@ from rlpytorch.distributions import (
     log_one_minus_tanh_squared,
     policy_family,
 )
+from rlpytorch.core.spaces import action_space, key_space
 from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.models.heads import DictPolicyHead, GaussianHead, MultiCategoricalHead, PolicyHead, policy_head
-from rlpytorch.spaces import action_space, key_space
 
 
 def test_categorical_log_prob_and_entropy_by_hand():

@@ -13,11 +13,11 @@ import torch
 from gymnasium import spaces
 
 from rlpytorch import evaluate, train
+from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
 from rlpytorch.methods import MADDPG
-from rlpytorch.model_base import read_checkpoint
-from rlpytorch.model_interface import ModelInterface
+from rlpytorch.models.base import read_checkpoint
+from rlpytorch.models.interface import ModelInterface
 from rlpytorch.models.seat_actor_q import SeatActorQ, SeatActorQSettings
-from rlpytorch.offpolicy_trainer import offpolicy_interface
 from rlpytorch.replay import Replay
 
 UNIT_BOX = spaces.Box(-1.0, 1.0, (1,), np.float32)  # centre 0, half-range 1: a_norm = a

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import torch
 
-from rlpytorch.args_provider import read_config_file
-from rlpytorch.game_loader import GameLoader
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.core.args_provider import read_config_file
+from rlpytorch.core.game_loader import GameLoader
+from rlpytorch.learners.trainer import Trainer
 from rlpytorch.methods import PPO
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic, ModelSettings
-from rlpytorch.sampler import Sampler
-from rlpytorch.trainer import Trainer
+from rlpytorch.models.interface import ModelInterface
 
 
 @pytest.mark.parametrize(

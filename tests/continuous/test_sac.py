@@ -11,12 +11,12 @@ import pytest
 import torch
 from gymnasium import spaces
 
+from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
 from rlpytorch.methods import SAC
 from rlpytorch.methods.continuous_q import soft_q_target
 from rlpytorch.methods.temperature import temperature_loss
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models.actor_q import ActorQ, ActorQSettings
-from rlpytorch.offpolicy_trainer import offpolicy_interface
+from rlpytorch.models.interface import ModelInterface
 
 BOX = spaces.Box(-2.0, 2.0, (1,), np.float32)
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)

@@ -11,11 +11,11 @@ import torch
 from gymnasium import spaces
 
 from rlpytorch import train
+from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
 from rlpytorch.methods import TD3
 from rlpytorch.methods.continuous_q import smoothed_target_action
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models.actor_q import ActorQ, ActorQSettings, QCritics
-from rlpytorch.offpolicy_trainer import offpolicy_interface
+from rlpytorch.models.interface import ModelInterface
 from rlpytorch.replay import Replay
 
 BOX = spaces.Box(-2.0, 2.0, (1,), np.float32)

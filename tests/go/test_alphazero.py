@@ -15,8 +15,8 @@ from rlpytorch.alphazero import arguments
 from rlpytorch.alphazero import main as alphazero_main
 from rlpytorch.methods.policy_value import PolicyValueLoss
 from rlpytorch.plot import read_columns
-from rlpytorch.position_replay import PositionReplay, RecordKeys, SelfPlayRecords
-from rlpytorch.symmetries import transform_planes, transform_policy
+from rlpytorch.replay.position_replay import PositionReplay, RecordKeys, SelfPlayRecords
+from rlpytorch.replay.symmetries import transform_planes, transform_policy
 
 
 def test_policy_value_loss_on_hand_worked_numbers():

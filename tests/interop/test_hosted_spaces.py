@@ -19,8 +19,8 @@ import torch
 import elfpy
 from elfpy.sb3 import ElfVecEnv, make_sb3_vec_env
 from elfpy.vector import make_vector
+from rlpytorch.core.spaces import action_space
 from rlpytorch.models.heads import policy_head
-from rlpytorch.spaces import action_space
 
 from . import space_envs
 from .helpers import assert_released

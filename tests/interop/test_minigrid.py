@@ -18,8 +18,8 @@ from elfpy.gym_presets import (
     minigrid_observation,
     mission_tokens,
 )
-from rlpytorch.model_loader import ModelLoader
 from rlpytorch.models import ConvEncoder, TokenEncoder
+from rlpytorch.models.loader import ModelLoader
 
 DOORKEY = "MiniGrid-DoorKey-5x5-v0"
 DOORKEY_MISSION = "use the key to open the door and then get to the goal"

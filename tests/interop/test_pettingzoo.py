@@ -20,7 +20,7 @@ from pettingzoo import ParallelEnv
 
 import elfpy
 from elfpy.gym_host import game_seed
-from rlpytorch.seat_windows import SeatWindows
+from rlpytorch.learners.seat_windows import SeatWindows
 
 LEAVE, CUT, LENGTH = 2, 3, 5
 AGENTS = ("runner_0", "runner_1", "runner_2")
@@ -254,7 +254,7 @@ def test_seat_windows_line_up_every_seat_of_a_game_at_the_same_steps():
 
 
 def test_a_terminal_row_of_length_zero_ends_no_episode_in_the_stats():
-    from rlpytorch.trainer import episodes_in
+    from rlpytorch.learners.trainer import episodes_in
 
     batch = {"terminal": np.array([1, 1, 0, 1]), "episode_return": np.array([-3.0, 0.0, 5.0, 7.5]),
              "episode_length": np.array([4, 0, 2, 9])}

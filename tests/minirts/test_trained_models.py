@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from rlpytorch.game_loader import GameLoader
-from rlpytorch.model_base import read_checkpoint
-from rlpytorch.model_loader import load_model
-from rlpytorch.runner import evaluate
+from rlpytorch.core.game_loader import GameLoader
+from rlpytorch.models.base import read_checkpoint
+from rlpytorch.models.loader import load_model
+from rlpytorch.run.eval_iters import evaluate
 
 PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
 

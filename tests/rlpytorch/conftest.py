@@ -6,11 +6,11 @@ processes the multi-process tests spawn)."""
 import pytest
 import torch
 
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.learners.trainer import Trainer
 from rlpytorch.methods import ActorCritic
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic, ModelSettings
-from rlpytorch.sampler import Sampler
-from rlpytorch.trainer import Trainer
+from rlpytorch.models.interface import ModelInterface
 
 
 @pytest.fixture

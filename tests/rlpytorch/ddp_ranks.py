@@ -8,11 +8,11 @@ from pathlib import Path
 
 import torch
 
-from rlpytorch import distributed
+from rlpytorch.core import distributed
 from rlpytorch.methods import ActorCritic
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic, ModelSettings
-from rlpytorch.normalization import RunningMeanStd
+from rlpytorch.models.interface import ModelInterface
+from rlpytorch.models.normalization import RunningMeanStd
 
 T, B, UPDATES = 5, 8, 3
 

@@ -4,7 +4,7 @@ engine, and seeded CartPole-shaped train windows."""
 import torch
 from fake_engine import FakeGameContext
 
-from rlpytorch.game_loader import GameLoader
+from rlpytorch.core.game_loader import GameLoader
 
 
 def fake_loader(num_games=8, T=5, seed=0, **options):

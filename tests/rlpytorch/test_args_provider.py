@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
-from rlpytorch.args_provider import (
+from rlpytorch.core.args_provider import (
     SHIPPED_CONFIGS,
     ArgsError,
     ArgsProvider,

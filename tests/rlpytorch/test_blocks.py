@@ -5,7 +5,6 @@ import pytest
 import torch
 from torch import nn
 
-from rlpytorch.model_loader import ModelLoader
 from rlpytorch.models import (
     BranchModel,
     ConvEncoder,
@@ -23,6 +22,7 @@ from rlpytorch.models import (
     ValueHead,
     obs_spec,
 )
+from rlpytorch.models.loader import ModelLoader
 
 MINIRTS = {"s": ObsKey((15, 20, 20)), "v": ObsKey((14,))}
 MISSION = {"image": ObsKey((3, 7, 7)), "mission": ObsKey((9,), np.dtype(np.int64), (0.0, 99.0))}

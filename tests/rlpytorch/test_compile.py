@@ -15,14 +15,14 @@ import torch
 import torch._dynamo
 from fake_engine import FakeBatch
 
-from rlpytorch.args_provider import ArgsError, ArgsProvider
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.core.args_provider import ArgsError, ArgsProvider
+from rlpytorch.learners.trainer import Trainer
 from rlpytorch.methods import PPO, ActorCritic
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic, ModelSettings, SharedActorCritic
 from rlpytorch.models.encoders import ObsKey
-from rlpytorch.sampler import Sampler
+from rlpytorch.models.interface import ModelInterface
 from rlpytorch.train import components
-from rlpytorch.trainer import Trainer
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 METHODS = {"actor_critic": ActorCritic, "ppo": PPO}

@@ -9,14 +9,14 @@ import torch
 from fakes import cartpole_window
 from torch import nn
 
-from rlpytorch.args_provider import ArgsProvider
-from rlpytorch.game_loader import GameLoader
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.core.args_provider import ArgsProvider
+from rlpytorch.core.game_loader import GameLoader
+from rlpytorch.learners.trainer import Trainer
 from rlpytorch.methods import GAE, PPO, ActorCritic, LambdaReturn
-from rlpytorch.model_base import Model
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic, ModelSettings
-from rlpytorch.sampler import Sampler
-from rlpytorch.trainer import Trainer
+from rlpytorch.models.base import Model
+from rlpytorch.models.interface import ModelInterface
 
 
 @dataclass

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlpytorch import evaluate, train
-from rlpytorch.model_base import CheckpointError, CheckpointNotFoundError, read_checkpoint
 from rlpytorch.models import MLPActorCritic, ModelSettings
+from rlpytorch.models.base import CheckpointError, CheckpointNotFoundError, read_checkpoint
 
 PRETRAINED = sorted((Path(__file__).resolve().parents[2] / "pretrained").glob("*.pt"))
 

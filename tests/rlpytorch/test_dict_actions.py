@@ -8,7 +8,7 @@ import torch
 from gymnasium import spaces
 
 from rlpytorch import train
-from rlpytorch.distributions import (
+from rlpytorch.core.distributions import (
     CategoricalFamily,
     DictFamily,
     GaussianFamily,
@@ -16,8 +16,8 @@ from rlpytorch.distributions import (
     action_replies,
     actions_in,
 )
-from rlpytorch.game_loader import GameLoader
-from rlpytorch.model_loader import load_model
+from rlpytorch.core.game_loader import GameLoader
+from rlpytorch.models.loader import load_model
 
 ENV_ID = "PickAndPush-v0"
 

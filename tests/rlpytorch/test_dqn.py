@@ -7,17 +7,18 @@ import pytest
 import torch
 from fakes import fake_loader
 
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.learners.value_trainer import ValueTrainer, value_interface
 from rlpytorch.methods.categorical import categorical_loss, project_distribution
 from rlpytorch.methods.dqn import DQN
 from rlpytorch.methods.q_target import q_target
 from rlpytorch.methods.target_network import TargetNetwork
 from rlpytorch.methods.value_rescaling import rescale, unrescale
-from rlpytorch.model_interface import ModelInterface
+from rlpytorch.models.interface import ModelInterface
 from rlpytorch.models.q_networks import QNetwork, QSettings, QValueHead
 from rlpytorch.replay import Replay
-from rlpytorch.runner import SingleProcessRun, evaluate
-from rlpytorch.sampler import Sampler
-from rlpytorch.value_trainer import ValueTrainer, value_interface
+from rlpytorch.run.eval_iters import evaluate
+from rlpytorch.run.single_process import SingleProcessRun
 
 SUPPORT = torch.tensor([-1.0, 0.0, 1.0])
 

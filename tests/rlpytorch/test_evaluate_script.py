@@ -3,8 +3,8 @@
 import pytest
 
 from rlpytorch import evaluate, train
-from rlpytorch.args_provider import ArgsError
-from rlpytorch.model_base import read_checkpoint
+from rlpytorch.core.args_provider import ArgsError
+from rlpytorch.models.base import read_checkpoint
 
 
 @pytest.fixture(scope="module")

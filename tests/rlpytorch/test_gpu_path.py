@@ -11,16 +11,16 @@ from fake_engine import FakeBatch, train_window
 from fakes import fake_loader
 
 import elfpy
-from rlpytorch.args_provider import ArgsProvider
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.core.args_provider import ArgsProvider
+from rlpytorch.core.transfer import HostStaging, needs_pinning, staging_for
+from rlpytorch.learners.trainer import Trainer
 from rlpytorch.methods import ActorCritic
-from rlpytorch.model_base import read_checkpoint
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic, ModelSettings
-from rlpytorch.runner import MultiProcessRun
-from rlpytorch.sampler import Sampler
+from rlpytorch.models.base import read_checkpoint
+from rlpytorch.models.interface import ModelInterface
+from rlpytorch.run.multi_process import MultiProcessRun
 from rlpytorch.train import components, main
-from rlpytorch.trainer import Trainer
-from rlpytorch.transfer import HostStaging, needs_pinning, staging_for
 
 
 def make_trainer(**settings):

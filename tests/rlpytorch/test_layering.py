@@ -1,4 +1,5 @@
-"""rlpytorch's layering, read from its source: no import circle, and no import of the engine's C++ module.
+"""rlpytorch's layering, read from its source: no import circle, no import from a higher layer, a package
+root of entry points only, and no import of the engine's C++ module.
 
 Every ``import`` counts, a function's own included (a function-local import
 is how a circle hides: the modules still need each other). The graph is read
@@ -12,6 +13,11 @@ import rlpytorch
 
 PACKAGE = Path(rlpytorch.__file__).resolve().parent
 ENGINE_MODULE = "elfpy._elf"
+# The layers, lowest first (docs/design.md, "rlpytorch's layers"): a module imports only from its own
+# layer or a lower one. ROOT is the package's own modules, the entry points run as ``python -m rlpytorch.X``.
+ROOT = "(package root)"
+LAYERS = ["core", "acting", "models", "replay", "methods", "learners", "run", ROOT]
+MAX_ROOT_MODULES = 10  # few enough that a newcomer sees the entry points at a glance
 
 
 def module_name(path: Path) -> str:
@@ -77,6 +83,19 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def layer_of(name: str) -> str:
+    """The layer of module ``name``: its subpackage under rlpytorch, or ROOT for the package's own modules."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (PACKAGE / parts[1]).is_dir()) else ROOT
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module from a higher layer than its own, as "importer -> imported"."""
+    rank = {layer: position for position, layer in enumerate(LAYERS)}
+    return sorted(f"{name} -> {target}" for name, targets in graph.items() for target in targets
+                  if rank[layer_of(target)] > rank[layer_of(name)])
+
+
 def test_the_graph_reads_function_local_and_relative_imports():
     tree = ast.parse("from .b import x\nfrom ..c import y\ndef f():\n    from . import d\n")
     assert imported("rlpytorch.pkg.a", tree, is_package=False) == {
@@ -86,7 +105,7 @@ def test_the_graph_reads_function_local_and_relative_imports():
 
 def test_rlpytorch_has_no_import_circle():
     graph = import_graph()
-    assert "rlpytorch.trainer" in graph and "rlpytorch.acting" in graph  # the package was read
+    assert "rlpytorch.learners.trainer" in graph and "rlpytorch.acting.act" in graph  # the package was read
     assert circles(graph) == []
 
 
@@ -104,3 +123,25 @@ def test_rlpytorch_never_imports_the_engine_module():
                 names = [node.value]  # import_module("elfpy._elf") and the like
             offenders += [f"{name}: {n}" for n in names if n == ENGINE_MODULE or n.startswith(ENGINE_MODULE + ".")]
     assert offenders == []
+
+
+def test_the_layer_check_finds_an_upward_import():
+    graph = {"rlpytorch.core.stats": {"rlpytorch.learners.trainer"}, "rlpytorch.learners.trainer": {
+        "rlpytorch.core.stats", "rlpytorch.learners.value_trainer"}, "rlpytorch.train": {"rlpytorch.run.resume"}}
+    assert upward_imports(graph) == ["rlpytorch.core.stats -> rlpytorch.learners.trainer"]
+    assert layer_of("rlpytorch") == layer_of("rlpytorch.train") == ROOT
+    assert layer_of("rlpytorch.run") == layer_of("rlpytorch.run.resume") == "run"
+
+
+def test_every_subpackage_is_a_declared_layer():
+    subpackages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
+    assert subpackages == set(LAYERS) - {ROOT}
+
+
+def test_no_module_imports_from_a_higher_layer():
+    assert upward_imports(import_graph()) == []
+
+
+def test_the_package_root_holds_only_a_few_modules():
+    root_modules = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert "train.py" in root_modules and len(root_modules) <= MAX_ROOT_MODULES, root_modules

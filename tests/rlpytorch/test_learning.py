@@ -15,7 +15,7 @@ import yaml
 
 import elfpy  # noqa: F401  (the real engine: this test must not pass without it)
 from rlpytorch import evaluate, train
-from rlpytorch.args_provider import ArgsProvider
+from rlpytorch.core.args_provider import ArgsProvider
 
 FRAMES = 100_000
 RANDOM_POLICY_RETURN = 22.0  # mean CartPole return of uniformly random actions

@@ -20,8 +20,8 @@ from rlpytorch.methods import (
     returns_of,
     window_cuts,
 )
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import MLPActorCritic, ModelSettings
+from rlpytorch.models.interface import ModelInterface
 
 
 def col(*values, dtype=torch.float32):

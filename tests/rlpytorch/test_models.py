@@ -5,12 +5,12 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from rlpytorch.args_provider import ArgsError, Configurable, setting
-from rlpytorch.model_base import CheckpointError, CheckpointMismatchError, read_checkpoint
-from rlpytorch.model_interface import ModelInterface, clip_grad_norm
-from rlpytorch.model_loader import MODELS, ModelLoader, load_model, register_model
+from rlpytorch.core.args_provider import ArgsError, Configurable, setting
 from rlpytorch.models import MLPActorCritic, ModelSettings
+from rlpytorch.models.base import CheckpointError, CheckpointMismatchError, read_checkpoint
+from rlpytorch.models.interface import ModelInterface, clip_grad_norm
 from rlpytorch.models.layers import DirectSequential, Tanh
+from rlpytorch.models.loader import MODELS, ModelLoader, load_model, register_model
 
 
 def make(hidden=8, layers=1, seed=0):

@@ -10,8 +10,8 @@ import pytest
 import torch
 from fakes import fake_context
 
-from rlpytorch.model_base import read_checkpoint
-from rlpytorch.runner import LearnerError, MultiProcessRun
+from rlpytorch.models.base import read_checkpoint
+from rlpytorch.run.multi_process import LearnerError, MultiProcessRun
 
 
 class BrokenMethod:
@@ -131,7 +131,7 @@ class CountingRun(MultiProcessRun):
     """Counts the frames of every window the games hand to the train callback."""
 
     def _enqueue(self, batch):
-        from rlpytorch.runner.single_process import window_frames
+        from rlpytorch.run.single_process import window_frames
 
         self.frames_windowed = getattr(self, "frames_windowed", 0) + window_frames(batch)
         self.windows = getattr(self, "windows", 0) + 1

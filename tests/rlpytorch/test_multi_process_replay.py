@@ -13,16 +13,15 @@ import torch
 from fakes import fake_loader
 
 from rlpytorch import train
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.learners.value_trainer import ValueTrainer, value_interface
 from rlpytorch.methods.dqn import DQN
 from rlpytorch.methods.target_network import TargetNetwork
-from rlpytorch.model_base import read_checkpoint
+from rlpytorch.models.base import read_checkpoint
 from rlpytorch.models.q_networks import QNetwork, QSettings
 from rlpytorch.replay import Replay
-from rlpytorch.runner import LearnerError, MultiProcessRun
-from rlpytorch.runner.multi_process import _LearnerLoop
-from rlpytorch.runner.single_process import window_frames
-from rlpytorch.sampler import Sampler
-from rlpytorch.value_trainer import ValueTrainer, value_interface
+from rlpytorch.run.multi_process import LearnerError, MultiProcessRun, _LearnerLoop
+from rlpytorch.run.single_process import window_frames
 
 SMALL = ["--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1", "--no-progress",
          "--hidden", "16", "--replay_batch", "16", "--learning_starts", "400", "--eval_episodes", "4",

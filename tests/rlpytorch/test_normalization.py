@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from rlpytorch.normalization import ObservationNormalizer, RewardNormalizer, RunningMeanStd
+from rlpytorch.models.normalization import ObservationNormalizer, RewardNormalizer, RunningMeanStd
 
 
 def test_chunked_updates_equal_numpy_over_the_whole_stream() -> None:
@@ -62,9 +62,9 @@ def test_training_with_normalization_saves_statistics_of_every_learned_frame_and
     import csv
 
     from rlpytorch import train
-    from rlpytorch.game_loader import GameLoader
-    from rlpytorch.model_loader import load_model
-    from rlpytorch.runner import evaluate
+    from rlpytorch.core.game_loader import GameLoader
+    from rlpytorch.models.loader import load_model
+    from rlpytorch.run.eval_iters import evaluate
 
     run = tmp_path / "run"
     train.main(["--game", "cartpole", "--num_frames", "6000", "--log_every", "1000000", "--norm_obs",

@@ -8,8 +8,8 @@ from fakes import cartpole_window
 
 from rlpytorch.methods import PPO, ClippedPolicyGradient, ValueMatcher
 from rlpytorch.methods.ppo import _sequences
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import LSTMActorCritic, MLPActorCritic, ModelSettings
+from rlpytorch.models.interface import ModelInterface
 
 
 def col(*values, dtype=torch.float32):

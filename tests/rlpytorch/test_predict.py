@@ -11,10 +11,10 @@ import pytest
 import torch
 
 import elfpy  # noqa: F401  (the real engine)
-from rlpytorch.game_loader import GameLoader
+from rlpytorch.core.game_loader import GameLoader
+from rlpytorch.learners.trainer import Evaluator
 from rlpytorch.models import LSTMActorCritic, MLPActorCritic, ModelSettings
-from rlpytorch.runner import EvalIters
-from rlpytorch.trainer import Evaluator
+from rlpytorch.run.eval_iters import EvalIters
 
 
 def decisive(model):

@@ -14,19 +14,19 @@ from fakes import fake_loader
 from gymnasium import spaces
 
 import elfpy  # noqa: F401  (the real engine)
-from rlpytorch.acting import PreviousActions, act
-from rlpytorch.game_loader import GameLoader
+from rlpytorch.acting.act import PreviousActions, act
+from rlpytorch.acting.prev_inputs import PREV_ACTION, PREV_REWARD, PrevInputs, add_final_inputs, prev_shapes
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.core.game_loader import GameLoader
+from rlpytorch.learners.trainer import Trainer
+from rlpytorch.learners.value_trainer import ValueTrainer, value_interface
 from rlpytorch.methods import ActorCritic
 from rlpytorch.methods.r2d2 import R2D2
 from rlpytorch.methods.target_network import TargetNetwork
 from rlpytorch.methods.window import forward_window
-from rlpytorch.model_interface import ModelInterface
-from rlpytorch.model_loader import ModelLoader, load_model
-from rlpytorch.prev_inputs import PREV_ACTION, PREV_REWARD, PrevInputs, add_final_inputs, prev_shapes
+from rlpytorch.models.interface import ModelInterface
+from rlpytorch.models.loader import ModelLoader, load_model
 from rlpytorch.replay import Replay
-from rlpytorch.sampler import Sampler
-from rlpytorch.trainer import Trainer
-from rlpytorch.value_trainer import ValueTrainer, value_interface
 
 
 class Rows(dict):

@@ -4,15 +4,15 @@ import pytest
 import torch
 from fakes import fake_loader
 
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.learners.value_trainer import ValueTrainer, value_interface
 from rlpytorch.methods.r2d2 import DRQN, R2D2
 from rlpytorch.methods.target_network import TargetNetwork
 from rlpytorch.methods.value_rescaling import rescale, unrescale
-from rlpytorch.model_interface import ModelInterface
+from rlpytorch.models.interface import ModelInterface
 from rlpytorch.models.q_networks import LSTMQNetwork, QSettings
 from rlpytorch.replay import Replay
-from rlpytorch.runner import SingleProcessRun
-from rlpytorch.sampler import Sampler
-from rlpytorch.value_trainer import ValueTrainer, value_interface
+from rlpytorch.run.single_process import SingleProcessRun
 
 
 def sequence(L=5, B=2):

@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_replay import assert_same, saved_and_loaded, window
 
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.learners.value_trainer import ValueTrainer, value_interface
 from rlpytorch.methods.dqn import DQN
 from rlpytorch.methods.target_network import TargetNetwork
 from rlpytorch.models.q_networks import QNetwork, QSettings
 from rlpytorch.replay import Replay, nstep_targets
 from rlpytorch.replay.lanes import LANE_STRIDE
-from rlpytorch.sampler import Sampler
-from rlpytorch.value_trainer import ValueTrainer, value_interface
 
 
 def col(*values, dtype=torch.float32):

@@ -14,8 +14,8 @@ import torch
 import yaml
 
 from rlpytorch import train
-from rlpytorch.model_base import read_checkpoint
-from rlpytorch.resume import engine_seed, random_states, set_random_states
+from rlpytorch.models.base import read_checkpoint
+from rlpytorch.run.resume import engine_seed, random_states, set_random_states
 
 # 32 CartPole games, a checkpoint every 3000 frames after which the games start afresh.
 SMALL = ["--deterministic", "--num_games", "32", "--actor_batch", "16", "--train_batch", "16", "--log_every",

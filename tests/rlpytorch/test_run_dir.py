@@ -5,7 +5,7 @@ import datetime
 import pytest
 import torch
 
-from rlpytorch.run_dir import checkpoint_path, resolve_run_dir, undo_failed_start, versions, write_run_files
+from rlpytorch.run.run_dir import checkpoint_path, resolve_run_dir, undo_failed_start, versions, write_run_files
 
 
 def test_time_in_the_folder_name_is_the_start_time():

@@ -8,11 +8,12 @@ import pytest
 from fakes import fake_context
 from tqdm import tqdm
 
-from rlpytorch.model_base import read_checkpoint
+from rlpytorch.core.stats import StatsLogger
+from rlpytorch.learners.trainer import Evaluator
 from rlpytorch.models import MLPActorCritic
-from rlpytorch.runner import EvalIters, SingleProcessRun
-from rlpytorch.stats import StatsLogger
-from rlpytorch.trainer import Evaluator
+from rlpytorch.models.base import read_checkpoint
+from rlpytorch.run.eval_iters import EvalIters
+from rlpytorch.run.single_process import SingleProcessRun
 
 
 def runner(trainer, tmp_path, **kwargs):

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from rlpytorch.distributions import gaussian_log_prob, sample_gaussian
-from rlpytorch.sampler import Sampler
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.core.distributions import gaussian_log_prob, sample_gaussian
 
 PI = torch.tensor([[0.1, 0.6, 0.3], [0.5, 0.25, 0.25]])
 

@@ -22,8 +22,8 @@ import pytest
 
 from elfpy.files import TEMPORARY_FILES, append_line, deferred_signals, write_text_atomically
 from rlpytorch import train
-from rlpytorch.model_base import read_checkpoint
-from rlpytorch.runner import SingleProcessRun
+from rlpytorch.models.base import read_checkpoint
+from rlpytorch.run.single_process import SingleProcessRun
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1",

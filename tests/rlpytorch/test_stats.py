@@ -3,7 +3,7 @@
 import csv
 import math
 
-from rlpytorch.stats import EpisodeStats, RunningMean, StatsLogger, format_record
+from rlpytorch.core.stats import EpisodeStats, RunningMean, StatsLogger, format_record
 
 
 def test_episode_stats_summarize_the_last_window():

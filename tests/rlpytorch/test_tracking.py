@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rlpytorch.args_provider import ArgsError
-from rlpytorch.stats import StatsLogger
+from rlpytorch.core.args_provider import ArgsError
+from rlpytorch.core.stats import StatsLogger
 
 
 class FakeRun:

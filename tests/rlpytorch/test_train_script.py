@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rlpytorch import train
-from rlpytorch.args_provider import ArgsError, ArgsProvider
+from rlpytorch.core.args_provider import ArgsError, ArgsProvider
 from rlpytorch.methods import PPO
 
 

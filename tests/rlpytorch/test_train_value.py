@@ -5,10 +5,10 @@ import pytest
 import torch
 
 from rlpytorch import evaluate, train
-from rlpytorch.args_provider import ArgsProvider
+from rlpytorch.core.args_provider import ArgsProvider
+from rlpytorch.learners.value_trainer import ValueTrainer
 from rlpytorch.methods import DQN, DRQN
-from rlpytorch.model_base import read_checkpoint
-from rlpytorch.value_trainer import ValueTrainer
+from rlpytorch.models.base import read_checkpoint
 
 SMALL = ["--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1", "--no-progress",
          "--hidden", "16", "--replay_batch", "16", "--learning_starts", "400", "--eval_episodes", "4"]

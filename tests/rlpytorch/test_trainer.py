@@ -6,12 +6,12 @@ import torch
 from fake_engine import FakeBatch, train_window
 from fakes import fake_context
 
-from rlpytorch.acting import RecurrentStates, to_tensors
+from rlpytorch.acting.act import RecurrentStates, to_tensors
+from rlpytorch.acting.sampler import Sampler
+from rlpytorch.learners.trainer import Evaluator, Trainer
 from rlpytorch.methods import ActorCritic, forward_window
-from rlpytorch.model_interface import ModelInterface
 from rlpytorch.models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, ModelSettings
-from rlpytorch.sampler import Sampler
-from rlpytorch.trainer import Evaluator, Trainer
+from rlpytorch.models.interface import ModelInterface
 
 
 def actor_batch(terminal=(False, True, False), returns=(0.0, 12.0, 0.0), game_ids=(0, 1, 2), s=None):

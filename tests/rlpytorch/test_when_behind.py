@@ -5,10 +5,10 @@ stats line says which policy is in force."""
 import pytest
 from test_multi_process_replay import value_run
 
+from rlpytorch.core.stats import format_record
 from rlpytorch.methods.dqn import DQN
 from rlpytorch.methods.target_network import TargetNetwork
-from rlpytorch.runner import MultiProcessRun
-from rlpytorch.stats import format_record
+from rlpytorch.run.multi_process import MultiProcessRun
 
 
 def stats_line(run):

@@ -26,7 +26,7 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
-from .prev_inputs import prev_shapes
+from ..acting.prev_inputs import prev_shapes
 
 __all__ = ["ObservationNormalizer", "RewardNormalizer", "RunningMeanStd", "add_normalizers", "normalize_window"]
 

@@ -18,8 +18,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .args_provider import Configurable, setting
-from .distributions import Deterministic, Distribution
+from ..core.args_provider import Configurable, setting
+from ..core.distributions import Deterministic, Distribution
 
 __all__ = ["Exploration"]
 

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .model_base import CheckpointError, read_checkpoint
+from ..models.base import CheckpointError, read_checkpoint
 from .run_dir import checkpoint_path
 
 __all__ = ["engine_seed", "random_states", "read_resume_checkpoint", "resume_argument", "resumed_config",

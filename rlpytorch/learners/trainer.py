@@ -1,7 +1,7 @@
 """The callbacks that the engine calls with its batches.
 
 ``Trainer.actor`` answers the ``actor`` tag: batched inference with the
-lagging actor model (``acting.act``: replies ``a``, ``pi`` or ``logp``, ``V``,
+lagging actor model (``acting.act.act``: replies ``a``, ``pi`` or ``logp``, ``V``,
 and ``h`` / ``prev_`` inputs for models that need them; each game's recurrent
 state and last action are kept between calls).
 ``Trainer.train`` answers the ``train`` tag: one ``[T, B]`` window, one optimizer step, and the actor copy refreshed
@@ -13,7 +13,7 @@ The acting model and the learner may live on different devices
 learner's weights are copied into the actor every ``actor_sync_every``
 updates, across devices if need be. Batches for a CUDA device go through
 pinned host buffers with non-blocking copies, and replies come back the same
-way (``rlpytorch.transfer``).
+way (``rlpytorch.core.transfer``).
 """
 
 from __future__ import annotations
@@ -28,16 +28,16 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from . import distributed
-from .acting import RecurrentStates, act, previous_actions
-from .args_provider import Configurable, setting
-from .model_base import Model
-from .model_interface import ModelInterface
-from .normalization import normalize_window
-from .prev_inputs import add_final_inputs
-from .sampler import Sampler
-from .stats import EpisodeStats, RunningMean
-from .transfer import HostStaging, staging_for
+from ..acting.act import RecurrentStates, act, previous_actions
+from ..acting.prev_inputs import add_final_inputs
+from ..acting.sampler import Sampler
+from ..core import distributed
+from ..core.args_provider import Configurable, setting
+from ..core.stats import EpisodeStats, RunningMean
+from ..core.transfer import HostStaging, staging_for
+from ..models.base import Model
+from ..models.interface import ModelInterface
+from ..models.normalization import normalize_window
 
 __all__ = [
     "EvalResult",
@@ -134,7 +134,7 @@ class ActingRecord:
         self.previous = previous_actions(actor, self.actor_on)
 
     def training_state(self) -> dict[str, Any]:
-        """What continues the run exactly (``rlpytorch.resume``): the learning half's
+        """What continues the run exactly (``rlpytorch.run.resume``): the learning half's
         state (``learning().state_dict()``: the models and optimizers, the method's
         random generator, on replay the replay), the counters, the finished episodes,
         the update stats since the last stats line, and the sampler's random generator."""

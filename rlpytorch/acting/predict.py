@@ -4,7 +4,7 @@
     actions, state = model.predict(obs_batch, state)      # a batch, recurrent state in and out
     action, state = model.predict(obs, state, prev_action=action, prev_reward=reward)  # --prev_action/_reward
 
-It runs the very code the engine-driven actor runs (``acting.act``) on a
+It runs the very code the engine-driven actor runs (``act.act``) on a
 batch made of the given observations, so a checkpoint acts in someone else's
 loop exactly as it did in training or evaluation.
 """
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .acting import ActingModel, RecurrentStates, act
-from .distributions import actions_in, policy_family
+from ..core.distributions import actions_in, policy_family
+from .act import ActingModel, RecurrentStates, act
 from .prev_inputs import PREV_ACTION, PREV_REWARD, PrevInputs, prev_shapes
 from .sampler import Sampler
 

@@ -12,10 +12,10 @@ evaluation and outside the engine.
 A batch is any mapping of key to array (numpy views from the engine are valid
 only during the callback): ``to_tensors`` moves it to the device with one copy
 (none on CPU), and nothing here keeps a reference after returning. Batches for
-a CUDA device go through pinned host buffers (``rlpytorch.transfer``).
+a CUDA device go through pinned host buffers (``rlpytorch.core.transfer``).
 
 This module sits low: it reads a model through ``ActingModel`` (what
-``model_base.Model`` has), so ``Model.predict`` can act without a circle.
+``models.base.Model`` has), so ``Model.predict`` can act without a circle.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from .distributions import action_replies, behaviour_key, policy_family, policy_of
+from ..core.distributions import action_replies, behaviour_key, policy_family, policy_of
+from ..core.transfer import HostStaging
 from .prev_inputs import PrevInputs
 from .sampler import Sampler
-from .transfer import HostStaging
 
 __all__ = [
     "SEAT_KEY",
@@ -48,7 +48,7 @@ SEAT_KEY = "seat"  # the acting input of a model that reads_seats: each row's se
 
 
 class ActingModel(Protocol):
-    """What acting reads of a model (``model_base.Model`` documents each)."""
+    """What acting reads of a model (``models.base.Model`` documents each)."""
 
     obs_keys: tuple[str, ...]
     obs_shapes: dict[str, tuple[int, ...]]
@@ -117,7 +117,7 @@ class RecurrentStates:
 
 class PreviousActions:
     """The encoded action each (game, seat) took last, kept between actor calls
-    (``rlpytorch.prev_inputs`` says what the previous inputs are).
+    (``rlpytorch.acting.prev_inputs`` says what the previous inputs are).
 
     ``inputs`` gives a batch's previous inputs (zero at episode starts and on a
     game's first row); ``record`` stores the actions replied for it.

@@ -72,10 +72,10 @@ import numpy as np
 import torch
 import torch.multiprocessing as mp
 
-from ..args_provider import setting
-from ..model_base import Model
-from ..resume import random_states, set_random_states
-from ..trainer import lanes_of
+from ..core.args_provider import setting
+from ..learners.trainer import lanes_of
+from ..models.base import Model
+from .resume import random_states, set_random_states
 from .single_process import RunSummary, SingleProcessRun, window_frames
 
 __all__ = ["LearnerError", "MultiProcessRun"]

@@ -25,10 +25,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from .acting import to_tensors
-from .exploration import Exploration
-from .model_interface import ModelInterface
-from .models.actor_q import ActorQ
+from ..acting.act import to_tensors
+from ..acting.exploration import Exploration
+from ..models.actor_q import ActorQ
+from ..models.interface import ModelInterface
 from .seat_windows import SeatWindows
 from .value_trainer import ValueTrainer
 

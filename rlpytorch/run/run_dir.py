@@ -10,7 +10,7 @@ Every training run writes into one folder (``--save_dir``, by default
     progress.csv         one row per stats line
     events.out.tfevents.*  the same as TensorBoard scalars
     last.pt, model_<frames>.pt  checkpoints (weights, step, the configuration and
-                         the training state: ``rlpytorch.resume``)
+                         the training state: ``rlpytorch.run.resume``)
 
 ``python -m rlpytorch.evaluate --load <folder>`` evaluates its ``last.pt``;
 ``python -m rlpytorch.train --resume <folder>`` continues the run in it. A new
@@ -40,8 +40,8 @@ import yaml
 
 from elfpy.files import TEMPORARY_FILES, write_text_atomically
 
-from .args_provider import ArgsError, setting
-from .model_base import CheckpointNotFoundError
+from ..core.args_provider import ArgsError, setting
+from ..models.base import CheckpointNotFoundError
 
 __all__ = [
     "LAST_CHECKPOINT",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..game_loader import GameLoader
-from ..model_base import Model
-from ..prev_inputs import prev_shapes
-from ..trainer import EvalResult, Evaluator
+from ..acting.prev_inputs import prev_shapes
+from ..core.game_loader import GameLoader
+from ..learners.trainer import EvalResult, Evaluator
+from ..models.base import Model
 from .single_process import progress_bar
 
 __all__ = ["EvalIters", "evaluate"]

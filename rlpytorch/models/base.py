@@ -29,7 +29,7 @@ from typing_extensions import Self
 
 from elfpy.files import write_atomically
 
-from .predict import predict
+from ..acting.predict import predict
 
 __all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointNotFoundError", "Model",
            "read_checkpoint"]
@@ -72,18 +72,18 @@ class Model(nn.Module):
         super().__init__()
         self.step = 0
         self.obs_shapes: dict[str, tuple[int, ...]] = {}  # per key, where known: tells one observation from a batch
-        # Running normalizers (rlpytorch.normalization), submodules so checkpoints carry their statistics:
+        # Running normalizers (rlpytorch.models.normalization), submodules so checkpoints carry their statistics:
         # observations are normalized on the way in; rewards are scaled by the learner before an update.
         self.obs_norm: nn.Module | None = None
         self.reward_norm: nn.Module | None = None
-        # The previous action and reward as inputs (rlpytorch.prev_inputs.PrevInputs), when the model reads them.
+        # The previous action and reward as inputs (rlpytorch.acting.prev_inputs.PrevInputs), when the model reads them.
         self.prev_inputs: nn.Module | None = None
 
     def predict(
         self, obs: Mapping[str, Any] | Any, state: Any | None = None, deterministic: bool = True,
         prev_action: Any | None = None, prev_reward: Any | None = None,
     ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Act on one observation or a small batch outside the engine; see ``rlpytorch.predict``."""
+        """Act on one observation or a small batch outside the engine; see ``rlpytorch.acting.predict``."""
         return predict(self, obs, state, deterministic, prev_action, prev_reward)
 
     def as_obs(self, obs: Mapping[str, torch.Tensor] | torch.Tensor) -> Mapping[str, torch.Tensor]:
@@ -99,7 +99,7 @@ class Model(nn.Module):
     def save(self, path: str | Path, args: Mapping[str, Any] | None = None,
              resume: Mapping[str, Any] | None = None) -> None:
         """Write weights, step, name and ``args`` to ``path`` atomically, and
-        ``resume``, the training state of the run (``rlpytorch.resume``), if given."""
+        ``resume``, the training state of the run (``rlpytorch.run.resume``), if given."""
         state = {
             "model": self.name,
             "state_dict": {k: v.detach().cpu() for k, v in self.state_dict().items()},

@@ -35,9 +35,9 @@ from torch import nn
 from torch.utils import _pytree
 from typing_extensions import Self
 
-from .args_provider import Configurable, setting
-from .distributed import unwrap
-from .model_base import Model
+from ..core.args_provider import Configurable, setting
+from ..core.distributed import unwrap
+from .base import Model
 
 __all__ = ["AMP_DTYPES", "COMPILE_MODES", "ModelInterface", "clip_grad_norm", "run_as"]
 
@@ -171,7 +171,7 @@ class ModelInterface(Configurable):
         """Wrap every optimized model for data-parallel training (``torch.distributed``
         initialized, e.g. by ``distributed.init_from_env``): rank 0's weights are
         broadcast, and backward averages the gradients over the ranks."""
-        from .distributed import DataParallelModel
+        from ..core.distributed import DataParallelModel
 
         for name in self.optimizers:
             model = self.models[name]

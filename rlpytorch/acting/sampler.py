@@ -4,7 +4,7 @@ Every discrete sampler returns ``(a, mu)``: the actions ``[B]`` and the
 behaviour distribution ``mu`` ``[B, A]`` they were drawn from. The actor
 replies ``mu`` as ``pi``, so the learner's importance weights ``pi/mu`` are
 exact even when acting greedily or epsilon-greedily. A policy over any other
-action space is a ``Distribution`` (``rlpytorch.distributions``); the sampler
+action space is a ``Distribution`` (``rlpytorch.core.distributions``); the sampler
 then returns the actions and their log-probability ``logp`` under it.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .args_provider import Configurable, setting
-from .distributions import Categorical, Distribution
+from ..core.args_provider import Configurable, setting
+from ..core.distributions import Categorical, Distribution
 
 __all__ = [
     "Sampler",

@@ -226,7 +226,7 @@ class Deterministic(Distribution):
     """A deterministic policy's action ``[..., D]`` as a point mass: ``sample`` and
     ``mode`` are the action, ``log_prob(a)`` is 0 (probability 1) where ``a`` is it
     and ``-inf`` elsewhere, the entropy 0. Exploration noise is the sampler's
-    (``rlpytorch.exploration``), not the policy's."""
+    (``rlpytorch.acting.exploration``), not the policy's."""
 
     def __init__(self, action: Tensor) -> None:
         self.action = action

@@ -16,11 +16,11 @@ from tqdm import tqdm
 
 from elfpy.files import deferred_signals, stop_signals_handled
 
-from .. import distributed
-from ..args_provider import Configurable, setting
-from ..resume import random_states, set_random_states
-from ..stats import StatsLogger
-from ..trainer import Trainer
+from ..core import distributed
+from ..core.args_provider import Configurable, setting
+from ..core.stats import StatsLogger
+from ..learners.trainer import Trainer
+from .resume import random_states, set_random_states
 
 __all__ = ["RunSummary", "SingleProcessRun", "progress_bar", "progress_setting", "window_frames"]
 
@@ -80,7 +80,7 @@ class SingleProcessRun(Configurable):
     and it closes at the frames run, 100% when the budget ended the run), logs
     one stats line every ``log_every`` frames, and saves checkpoints into ``save_dir`` (weights, step,
     ``run_config``, the effective configuration, and the training state that
-    ``--resume`` continues from: ``rlpytorch.resume``) every ``save_every``
+    ``--resume`` continues from: ``rlpytorch.run.resume``) every ``save_every``
     frames and at the end. With ``restart_games_at_save`` the games start
     afresh after each periodic checkpoint, from ``fresh_context(k)`` (the
     context of the run's k-th start of the games, its tags added), as a run
@@ -282,7 +282,7 @@ class SingleProcessRun(Configurable):
         return extra
 
     def training_state(self) -> dict[str, Any] | None:
-        """What ``--resume`` continues from (``rlpytorch.resume``): the trainer's
+        """What ``--resume`` continues from (``rlpytorch.run.resume``): the trainer's
         state, this loop's marks and the random states of Python, numpy and
         torch. With several ranks (torchrun) rank 0's, which saves: every rank
         resumes from it (``load_training_state``)."""

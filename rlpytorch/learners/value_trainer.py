@@ -12,7 +12,7 @@ followed by its priority update; the actor copy is refreshed every
 ``actor_sync_every`` updates. The ratio is held by the frames counted,
 whatever the batch sizes. Under ``--runner multi`` the ``ReplayLearning``
 (replay, learner, target, priorities) lives in the learner process
-(``runner.multi_process``) and the actor here keeps stepping the games.
+(``run.multi_process``) and the actor here keeps stepping the games.
 
 ``value_interface`` gathers the learner, its acting copy and its target
 network; ``GameLoader.add_value_tags`` adds the two tags to a context.
@@ -30,14 +30,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .acting import observations, replied_inputs
-from .args_provider import Configurable, setting
-from .game_loader import STATE_KEY
-from .model_base import Model
-from .model_interface import ModelInterface
-from .prev_inputs import add_final_inputs
-from .replay import Replay
-from .sampler import Sampler
+from ..acting.act import observations, replied_inputs
+from ..acting.prev_inputs import add_final_inputs
+from ..acting.sampler import Sampler
+from ..core.args_provider import Configurable, setting
+from ..core.game_loader import STATE_KEY
+from ..core.transfer import HostStaging
+from ..models.base import Model
+from ..models.interface import ModelInterface
+from ..replay import Replay
 from .trainer import (
     ActingRecord,
     actor_sync_setting,
@@ -46,7 +47,6 @@ from .trainer import (
     learning_state,
     load_learning_state,
 )
-from .transfer import HostStaging
 
 __all__ = ["ReplayLearning", "ValueTrainer", "value_interface"]
 
@@ -106,7 +106,7 @@ class ReplayLearning:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore what ``state_dict`` returned; a state without a replay (a checkpoint
         written before replays were saved) leaves the replay empty. A loaded state goes on
-        with games started afresh (``rlpytorch.resume``): the replay records the break here,
+        with games started afresh (``rlpytorch.run.resume``): the replay records the break here,
         where it lives (a learner process's replay never sees the trainer's ``games_restarted``)."""
         load_learning_state(self.mi, self.method, state)
         if "replay" in state:

@@ -13,7 +13,7 @@ per component for MultiDiscrete (concatenated), and the replied values for Box;
 for a Dict of such entries it is the concatenation of the entries' encodings in
 the Dict's key order (the actions then being a mapping entry -> tensor).
 
-One place makes them: the actor (``acting.PreviousActions``, one encoded action
+One place makes them: the actor (``act.PreviousActions``, one encoded action
 per game and seat, and the batch's ``r`` and ``terminal``). It feeds them to the
 model and replies them as keys ``prev_action`` / ``prev_reward``, which the
 engine keeps in the history like the recurrent state ``h``; training windows
@@ -45,7 +45,7 @@ class PrevInputs(nn.Module):
     """A model's part saying which previous inputs it reads and how actions are encoded.
 
     No weights: ``Model.prev_inputs`` holds it so the acting copy, checkpoints'
-    rebuilds (``model_loader.load_model``) and ``predict`` know the encoding.
+    rebuilds (``models.loader.load_model``) and ``predict`` know the encoding.
     """
 
     def __init__(self, space: Any, action: bool, reward: bool) -> None:

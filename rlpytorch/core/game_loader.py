@@ -41,7 +41,7 @@ ACTOR_REPLIES = ["a", "pi", "V"]
 TRAIN_INPUTS = ["a", "pi", "V", "r", "terminal", "truncated"]
 VALUE_TRAIN_INPUTS = ["a", "r", "terminal", "truncated"]  # what replay stores (value-based methods)
 STATE_KEY = "h"  # a recurrent model's per-game state, replied by the actor and kept in the history
-# A model's previous action / reward inputs (rlpytorch.prev_inputs): key -> shape, replied like ``h``.
+# A model's previous action / reward inputs (rlpytorch.acting.prev_inputs): key -> shape, replied like ``h``.
 PrevShapes = Mapping[str, Sequence[int]]
 
 

@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .args_provider import Arg, ArgsError, Configurable, setting
-from .model_base import CheckpointError, Model, read_checkpoint
-from .models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
-from .models import obs_spec as normalized_spec
-from .models.actor_q import ActorQ
-from .models.q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
-from .models.seat_actor_q import SeatActorQ
+from ..acting.prev_inputs import PrevInputs
+from ..core.args_provider import Arg, ArgsError, Configurable, setting
+from . import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
+from . import obs_spec as normalized_spec
+from .actor_q import ActorQ
+from .base import CheckpointError, Model, read_checkpoint
 from .normalization import add_normalizers
-from .prev_inputs import PrevInputs
+from .q_networks import GRUQNetwork, LSTMQNetwork, QNetwork
+from .seat_actor_q import SeatActorQ
 
 __all__ = ["MODELS", "ModelLoader", "load_model", "register_model"]
 
@@ -107,7 +107,7 @@ class ModelLoader(Configurable):
 def _construct(cls: type[Model], obs_spec: Mapping[str, Any], num_actions: int, values: Mapping[str, Any],
                prev_action: bool = False, prev_reward: bool = False, seats: int = 1) -> Model:
     """``cls`` built on ``obs_spec`` and, when asked, the previous action and reward
-    (two more float observation keys, see ``rlpytorch.prev_inputs``). A model with a
+    (two more float observation keys, see ``rlpytorch.acting.prev_inputs``). A model with a
     part per seat (a ``seats`` setting, 0 meaning the game's) is built for ``seats``."""
     prev = PrevInputs(num_actions, prev_action, prev_reward) if prev_action or prev_reward else None
     if prev is not None:

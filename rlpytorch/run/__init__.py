@@ -1,0 +1,5 @@
+"""Running a training: the loops that drive the engine (``single_process``,
+``multi_process``, ``eval_iters``), the run's folder (``run_dir``) and resuming
+from it (``resume``). This layer may import every layer below it (``core``,
+``acting``, ``models``, ``replay``, ``methods``, ``learners``); only the entry
+points at the package root import it."""
