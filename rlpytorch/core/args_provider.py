@@ -61,7 +61,7 @@ __all__ = [
 
 _SETTING = "rlpytorch.setting"  # field metadata: the setting's help, type, choices and aliases
 _PART = "rlpytorch.part"  # field metadata: a composed Configurable part
-SHIPPED_CONFIGS = Path(__file__).resolve().parent / "configs"  # package data: the example configs, loaded by name
+SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # package data: the example configs, loaded by name
 
 
 class ArgsError(ValueError):

@@ -155,7 +155,7 @@ def versions() -> dict[str, Any]:
 
 
 def _project_commit() -> str | None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the folder holding the rlpytorch package
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True)
         if head.returncode != 0:
