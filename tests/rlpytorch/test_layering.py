@@ -90,10 +90,13 @@ def layer_of(name: str) -> str:
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
-    """Every import of a module from a higher layer than its own, as "importer -> imported"."""
+    """Every import of a module from a higher layer than its own, as "importer -> imported", and every
+    module whose layer LAYERS does not declare (a new subpackage needs its place in the order)."""
     rank = {layer: position for position, layer in enumerate(LAYERS)}
-    return sorted(f"{name} -> {target}" for name, targets in graph.items() for target in targets
-                  if rank[layer_of(target)] > rank[layer_of(name)])
+    undeclared = sorted(f"{name}: layer {layer_of(name)!r} is not in LAYERS" for name in graph
+                        if layer_of(name) not in rank)
+    return undeclared or sorted(f"{name} -> {target}" for name, targets in graph.items() for target in targets
+                                if rank[layer_of(target)] > rank[layer_of(name)])
 
 
 def test_the_graph_reads_function_local_and_relative_imports():
@@ -129,6 +132,7 @@ def test_the_layer_check_finds_an_upward_import():
     graph = {"rlpytorch.core.stats": {"rlpytorch.learners.trainer"}, "rlpytorch.learners.trainer": {
         "rlpytorch.core.stats", "rlpytorch.learners.value_trainer"}, "rlpytorch.train": {"rlpytorch.run.resume"}}
     assert upward_imports(graph) == ["rlpytorch.core.stats -> rlpytorch.learners.trainer"]
+    assert upward_imports({"rlpytorch.extra.x": set()}) == ["rlpytorch.extra.x: layer 'extra' is not in LAYERS"]
     assert layer_of("rlpytorch") == layer_of("rlpytorch.train") == ROOT
     assert layer_of("rlpytorch.run") == layer_of("rlpytorch.run.resume") == "run"
 
