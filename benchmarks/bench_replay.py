@@ -14,6 +14,7 @@ stacked frames (4 x 84 x 84 uint8). For each, in one run, repeats interleaved:
   stores each observation once but full stacks).
 
     python benchmarks/bench_replay.py --repeats 5
+    python benchmarks/bench_replay.py --repeats 3 --samples 200 --record   # append the figures to results.jsonl
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import platform
 import time
 
 import numpy as np
+import report
 import torch
 
 from rlpytorch.replay import Replay
@@ -32,6 +34,7 @@ KINDS = {  # name: (obs shape, dtype, capacity, games)
     "vector": ((4,), np.float32, 100_000, 16),
     "frames": ((4, 84, 84), np.uint8, 5_000, 16),
 }
+NAMES = ("rlpytorch uniform", "rlpytorch prioritized", "SB3 ReplayBuffer")  # the last: every row's peer
 T = 9
 BATCH = 64
 
@@ -104,40 +107,47 @@ def sb3_bytes(buffer):
                if getattr(buffer, k, None) is not None) + getattr(buffer, "next_observations", np.zeros(0)).nbytes
 
 
+def measure(kind, repeats, samples):
+    """{buffer: {"insert": [transitions/s], "sample": [transitions/s], "memory": [MB]}}, one value per repeat."""
+    shape, dtype, capacity, games = KINDS[kind]
+    data = windows(shape, dtype, games, capacity // (games * (T - 1)) + 2)
+    steps = len(data) * (T - 1) * games
+    rows = {name: {"insert": [], "sample": [], "memory": []} for name in NAMES}
+    for _ in range(repeats):
+        for name, row in rows.items():
+            is_sb3 = name.startswith("SB3")
+            store = sb3(kind) if is_sb3 else ours(kind, "prior" in name)
+            row["insert"].append(steps / timed(insert_sb3 if is_sb3 else insert_ours, store, data)[0])
+            row["sample"].append(samples * BATCH / timed(sample_sb3 if is_sb3 else sample_ours, store, samples)[0])
+            row["memory"].append((sb3_bytes(store) if is_sb3 else store.store.nbytes) / 2**20)
+            del store
+    return rows
+
+
+def figures(kind, rows):
+    """The page's figures of one observation kind: each buffer beside SB3's."""
+    shape, dtype, capacity, _ = KINDS[kind]
+    what = f"{'x'.join(map(str, shape))} {np.dtype(dtype).name}, {capacity // 1000}k"
+    peer = f"{NAMES[-1]}, {what}"
+    return [dict(benchmark="replay", row=f"{name}, {what}", metric=metric, unit=unit, values=row[metric],
+                 better="lower" if metric == "memory" else "higher", peer=None if name == NAMES[-1] else peer)
+            for metric, unit in (("insert", "transitions/s"), ("sample", "transitions/s"), ("memory", "MB"))
+            for name, row in rows.items()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--samples", type=int, default=300, help="sampled batches per measurement")
+    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
+    report.add_options(parser)
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}; "
-          f"shared, loaded machine: medians of {args.repeats} interleaved repeats")
-    for kind, (shape, dtype, capacity, games) in KINDS.items():
-        data = windows(shape, dtype, games, capacity // (games * (T - 1)) + 2)
-        steps = len(data) * (T - 1) * games
-        names = ("rlpytorch uniform", "rlpytorch prioritized", "sb3 ReplayBuffer")
-        rows = {name: {"insert": [], "sample": [], "bytes": 0} for name in names}
-        for _ in range(args.repeats):
-            for name in rows:
-                is_sb3 = name.startswith("sb3")
-                store = sb3(kind) if is_sb3 else ours(kind, "prior" in name)
-                wall, cpu = timed(insert_sb3 if is_sb3 else insert_ours, store, data)
-                rows[name]["insert"].append((steps / wall, cpu / wall))
-                wall, cpu = timed(sample_sb3 if is_sb3 else sample_ours, store, args.samples)
-                rows[name]["sample"].append((args.samples * BATCH / wall, cpu / wall))
-                rows[name]["bytes"] = sb3_bytes(store) if is_sb3 else store.store.nbytes
-                del store
-        print(f"\n{kind}: obs {shape} {np.dtype(dtype).name}, capacity {capacity}, {games} games, windows T = {T}")
-        print("| buffer | insert (transitions/s) | sample batch 64 (transitions/s) | memory (MB) |")
-        print("|---|---:|---:|---:|")
-        base = rows["sb3 ReplayBuffer"]
-        for name, row in rows.items():
-            ins = np.median([v for v, _ in row["insert"]])
-            smp = np.median([v for v, _ in row["sample"]])
-            ratio_i = ins / np.median([v for v, _ in base["insert"]])
-            ratio_s = smp / np.median([v for v, _ in base["sample"]])
-            print(f"| {name} | {ins:,.0f} ({ratio_i:.2f}x) | {smp:,.0f} ({ratio_s:.2f}x) | "
-                  f"{row['bytes'] / 2**20:.1f} ({base['bytes'] / row['bytes']:.2f}x less) |")
+          f"shared, loaded machine: medians of {args.repeats} interleaved repeats; windows T = {T}, "
+          f"sampled batches of {BATCH}")
+    report.publish([f for kind in args.kinds for f in figures(kind, measure(kind, args.repeats, args.samples))],
+                   args)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """The benchmarks' one reporter: figures in, results page out.
 
 ``record(...)`` appends one measured figure to ``benchmarks/results.jsonl``
-(bench scripts are meant to call it behind a ``--record`` flag, so that
-casual runs do not append). ``python benchmarks/report.py`` regenerates
+(or to ``$ELF_BENCH_RESULTS``, so that tests and trials leave the committed
+data alone). Bench scripts print their figures and record them through
+``publish(figures, args)``, behind the ``--record`` flag ``add_options``
+gives them, so that casual runs append nothing. ``python benchmarks/report.py`` regenerates
 ``benchmarks/README.md`` from that file;
 ``tests/tools/test_results_page.py`` fails when the committed page is not what
 the committed data gives, so the page cannot drift from its data.
@@ -21,13 +23,16 @@ the committed data gives, so the page cannot drift from its data.
   or missed their target, which may still carry a value, e.g. a whole budget),
   the peer row it is compared with (same benchmark, metric, date and machine),
   an optional reference (a published figure or a goal), the machine, date,
-  commit, command, versions and the note that tells its story. Where a note
+  commit, command, versions and the note that tells its story (figures
+  recorded by a bench script also carry ``run``, the UTC time of the run, so
+  that two runs on one day keep their peers apart). Where a note
   gave only a median, ``values`` is null and ``median`` and ``n`` (or null)
   say what was given: the spread is unknown.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
@@ -42,6 +47,7 @@ from elfpy.files import append_line, write_text_atomically
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results.jsonl"
 PAGE = HERE / "README.md"
+RESULTS_ENV = "ELF_BENCH_RESULTS"  # another results file for record(): tests and trials point it at a copy
 
 FIGURE_FIELDS = ("benchmark", "row", "metric", "unit", "better", "values", "failures", "peer", "reference",
                  "machine", "date", "commit", "command", "versions", "note")
@@ -102,6 +108,23 @@ def current_commit():
     return commit + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
+def this_command():
+    """The command line that reproduces this run: the script as a path from the
+    repository's root, without the options that only say where figures go."""
+    argv = list(sys.argv)
+    if argv and argv[0].endswith(".py"):
+        argv[0] = os.path.relpath(Path(argv[0]).resolve(), HERE.parent)
+    kept, skip = [], False
+    for word in argv:
+        if skip or word in ("--record", "--no-record") or word.startswith("--results="):
+            skip = False
+            continue
+        skip = word == "--results"
+        if not skip:
+            kept.append(word)
+    return shlex.join(["python", *kept])
+
+
 def versions():
     found = {"python": sys.version.split()[0]}
     for name in VERSIONED:
@@ -111,28 +134,88 @@ def versions():
     return found
 
 
-def record(benchmark, row, metric, unit, values, *, better, failures=None, peer=None, reference=None,
-           note=None, command=None, path=RESULTS):
-    """Append one figure to ``path`` as one whole line. ``values``: one number
-    per repeat or seed, None for a run that gave none; ``failures`` defaults
-    to the number of Nones. ``better``: "higher" or "lower". ``note``
-    defaults to the benchmark's note. The machine, date (UTC), commit,
-    command line and library versions are filled in here."""
+def results_file():
+    """Where figures go unless told: ``$ELF_BENCH_RESULTS``, else the committed ``results.jsonl``."""
+    return Path(os.environ.get(RESULTS_ENV) or RESULTS)
+
+
+def new_figure(benchmark, row, metric, unit, values, *, better, failures=None, peer=None, reference=None,
+               command=None, run=None):
+    """A figure as a bench script measured it; ``machine`` and ``note`` are
+    left for record() to fill in from the results file."""
     if better not in ("higher", "lower"):
         raise ValueError(f"better must be 'higher' or 'lower', not {better!r}")
+    values = list(values)
+    return {
+        "kind": "figure", "benchmark": benchmark, "row": row, "metric": metric, "unit": unit,
+        "better": better, "values": values,
+        "failures": sum(v is None for v in values) if failures is None else failures,
+        "peer": peer, "reference": reference, "machine": None,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": current_commit(),
+        "command": command or this_command(), "versions": versions(), "note": None,
+        "run": run or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def record(benchmark, row, metric, unit, values, *, better, failures=None, peer=None, reference=None,
+           note=None, command=None, run=None, path=None):
+    """Append one figure to ``path`` (default: results_file()) as one whole
+    line. ``values``: one number per repeat or seed, None for a run that gave
+    none; ``failures`` defaults to the number of Nones. ``better``: "higher"
+    or "lower". ``note`` defaults to the benchmark's note. The machine, date
+    (UTC), commit, command line, library versions and ``run`` (the time, UTC;
+    figures of one run share it) are filled in here."""
+    path = Path(path or results_file())
+    figure = new_figure(benchmark, row, metric, unit, values, better=better, failures=failures, peer=peer,
+                        reference=reference, command=command, run=run)
     sections = {entry["id"]: entry for entry in load(path)[1]}
     if benchmark not in sections:
         raise ValueError(f"{path} has no benchmark {benchmark!r}: add its benchmark line first")
-    figure = {
-        "kind": "figure", "benchmark": benchmark, "row": row, "metric": metric, "unit": unit,
-        "better": better, "values": list(values),
-        "failures": sum(v is None for v in values) if failures is None else failures,
-        "peer": peer, "reference": reference, "machine": machine_id(path, this_machine()),
-        "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": current_commit(),
-        "command": command or shlex.join(["python", *sys.argv]), "versions": versions(),
-        "note": note or sections[benchmark]["note"],
-    }
+    figure["machine"] = machine_id(path, this_machine())
+    figure["note"] = note or sections[benchmark]["note"]
     append_line(path, json.dumps(figure))
+
+
+# --- what bench scripts share ------------------------------------------------
+
+def add_options(parser):
+    """--record and --results, the options every bench script that publishes takes."""
+    parser.add_argument("--record", action=argparse.BooleanOptionalAction, default=False,
+                        help="append this run's figures to the results file (a run without it appends nothing)")
+    parser.add_argument("--results", type=Path, default=None,
+                        help=f"the results file --record appends to (default: ${RESULTS_ENV}, else "
+                             "benchmarks/results.jsonl)")
+
+
+def publish(figures, args):
+    """Print the figures of one run as the page's table shows them and, with
+    ``args.record``, append each to ``args.results`` (or results_file()).
+    ``figures``: dicts of new_figure()'s arguments. A peer this run did not
+    measure (a library left out) is dropped, with a reference measured
+    against it: the page compares only figures of the same run. Returns the
+    table's text."""
+    run = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    measured = {(f["row"], f["metric"]) for f in figures}
+    figures = [without_missing_peer(f, measured) for f in figures]
+    drafts = [new_figure(**f, run=run) for f in figures]
+    for draft in drafts:
+        draft["machine"] = "this machine"
+    runs = {run_key(draft): "this run" for draft in drafts}
+    text = "\n".join(TABLE_HEAD + [figure_row(draft, drafts, runs)[0] for draft in drafts])
+    print(text, flush=True)
+    if args.record:
+        path = args.results or results_file()
+        for figure in figures:
+            record(**figure, run=run, path=path)
+        print(f"recorded {len(figures)} figures in {path}")
+    return text
+
+
+def without_missing_peer(figure, measured):
+    if figure.get("peer") is None or (figure["peer"], figure["metric"]) in measured:
+        return figure
+    reference = figure.get("reference")
+    return {**figure, "peer": None, "reference": None if reference and "ratio" in reference else reference}
 
 
 # --- the page ----------------------------------------------------------------
@@ -170,8 +253,9 @@ def ratio_text(ratio):
 
 
 def find_peer(figure, figures):
-    """The peer's figure: same benchmark, metric, date and machine, row = figure's peer."""
-    found = [f for f in figures if f["row"] == figure["peer"] and
+    """The peer's figure: same benchmark, metric, date, machine and run (for
+    figures that carry one), row = figure's peer."""
+    found = [f for f in figures if f["row"] == figure["peer"] and f.get("run") == figure.get("run") and
              all(f[key] == figure[key] for key in ("benchmark", "metric", "date", "machine"))]
     if len(found) != 1:
         raise ValueError(f"{figure['row']}, {figure['metric']}: {len(found)} peers named {figure['peer']!r}")
@@ -227,7 +311,11 @@ def figure_row(figure, figures, runs):
 
 
 def run_key(figure):
-    return figure["date"], figure["commit"], figure["machine"], figure["command"]
+    return figure["date"], figure["commit"], figure["machine"], figure["command"], figure.get("run")
+
+
+TABLE_HEAD = ["| row | metric | median | min-max | n | failed | vs peer (>1: better) | reference | run |",
+              "|---|---|---:|---:|---:|---:|---|---|---|"]
 
 
 def section(benchmark, figures, machines):
@@ -239,9 +327,7 @@ def section(benchmark, figures, machines):
     notes = sorted({f["note"] for f in mine} | {benchmark["note"]})
     links = ", ".join(f"[{Path(n).name}]({n})" for n in notes)
     curve = f"; curve: [{Path(benchmark['curve']).name}]({benchmark['curve']})" if benchmark["curve"] else ""
-    lines = [f"## {benchmark['title']}", "", f"{benchmark['about']} Notes: {links}{curve}.", "",
-             "| row | metric | median | min-max | n | failed | vs peer (>1: better) | reference | run |",
-             "|---|---|---:|---:|---:|---:|---|---|---|"]
+    lines = [f"## {benchmark['title']}", "", f"{benchmark['about']} Notes: {links}{curve}.", "", *TABLE_HEAD]
     opens, remarks = [], []
     for figure in mine:
         text, open_line = figure_row(figure, figures, runs)
@@ -250,7 +336,7 @@ def section(benchmark, figures, machines):
             opens.append(open_line)
         if figure.get("remark"):
             remarks.append(f"{figure['row']}, {figure['metric']}: {figure['remark']}")
-    for (date, commit, machine, command), name in runs.items():  # a list ends the table (no blank line)
+    for (date, commit, machine, command, _), name in runs.items():  # a list ends the table (no blank line)
         gpu = machines[machine]["gpu"]
         where = f"`{machine}`" + (f" ({gpu}: another machine)" if gpu else "")
         lines.append(f"- {name}: {date}, commit `{commit}`, {where}: `{command}`")

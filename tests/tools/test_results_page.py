@@ -7,6 +7,8 @@ import importlib.util
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,12 +78,15 @@ def results_copy(tmp_path, request):
 
 def test_record_appends_one_whole_well_formed_line(results_copy):
     before = results_copy.read_text().splitlines()
+    run = "2026-01-02T03:04:05Z"  # the contender's peer is the figure of the same run, not an older one
+    report.record("training", "a peer", "time to 475", "s", [9.0], better="lower", run=run, path=results_copy)
     report.record("training", "a contender", "time to 475", "s", [0.7, None, 0.8], better="lower",
-                  peer="Stable-Baselines3 PPO rl-zoo", path=results_copy)
+                  peer="a peer", run=run, path=results_copy)
     after = results_copy.read_text().splitlines()
     assert after[:len(before)] == before
     added = [json.loads(line) for line in after[len(before):]]
     figure = added[-1]
+    assert figure["run"] == run and report.find_peer(figure, report.load(results_copy)[2])["row"] == "a peer"
     assert figure["kind"] == "figure" and set(report.FIGURE_FIELDS) <= set(figure)
     assert figure["values"] == [0.7, None, 0.8] and figure["failures"] == 1
     assert figure["note"] == "notes/2026-11-26-cartpole-training.md"  # the benchmark's note by default
@@ -104,3 +109,28 @@ def test_a_figure_changed_in_the_data_changes_the_page(results_copy):
     figure["remark"] = "a remark changed in the data"
     results_copy.write_text("\n".join(lines[:-1] + [json.dumps(figure)]) + "\n")
     assert report.render(results_copy) != (BENCHMARKS / "README.md").read_text()
+
+
+def test_a_bench_script_run_with_record_appends_its_figures(tmp_path):
+    # The cheapest wired script, its smallest settings: the lines it appends
+    # carry the page's row labels, metrics and peers, so the page takes them.
+    results_copy = tmp_path / "results.jsonl"
+    shutil.copy(BENCHMARKS / "results.jsonl", results_copy)
+    before_committed = (BENCHMARKS / "results.jsonl").read_text()
+    before = results_copy.read_text().splitlines()
+    done = subprocess.run([sys.executable, "bench_replay.py", "--repeats", "1", "--samples", "2", "--kinds", "vector",
+                           "--record", "--results", str(results_copy)], cwd=BENCHMARKS, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    after = results_copy.read_text().splitlines()
+    assert after[:len(before)] == before
+    added = [json.loads(line) for line in after[len(before):]]
+    figures = [line for line in added if line["kind"] == "figure"]
+    assert {(f["row"], f["metric"]) for f in figures} >= {
+        ("rlpytorch uniform, 4 float32, 100k", "insert"), ("SB3 ReplayBuffer, 4 float32, 100k", "memory")}
+    ours = next(f for f in figures if f["row"] == "rlpytorch uniform, 4 float32, 100k" and f["metric"] == "sample")
+    assert ours["peer"] == "SB3 ReplayBuffer, 4 float32, 100k" and ours["unit"] == "transitions/s"
+    assert len(ours["values"]) == 1 and ours["values"][0] > 0 and len({f["run"] for f in figures}) == 1
+    assert ours["command"] == "python benchmarks/bench_replay.py --repeats 1 --samples 2 --kinds vector"
+    assert "rlpytorch prioritized, 4 float32, 100k" in report.render(results_copy)
+    assert (BENCHMARKS / "results.jsonl").read_text() == before_committed  # the committed data untouched
