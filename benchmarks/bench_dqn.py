@@ -19,6 +19,7 @@ game (the cue must be recalled ``delay`` steps later) and evaluates both.
 
     python benchmarks/bench_dqn.py --seeds 5
     python benchmarks/bench_dqn.py --memory
+    python benchmarks/bench_dqn.py --seeds 5 --record   # append the figures to benchmarks/results.jsonl
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import report
 import torch
 
 from rlpytorch import evaluate, train
@@ -60,7 +62,7 @@ def run_ours(seed: int, budget: int) -> Result:
                 "--replay_ratio", str(RATIO), "--stop_at_return", str(TARGET), "--save_dir", run_dir,
                 "--no-eval_at_end", *QUIET]
         wall, cpu = time.perf_counter(), time.process_time()
-        summary = train.main(argv)["summary"]
+        summary = train.main(argv).summary
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         greedy = evaluate.main(["--load", run_dir, "--episodes", "100", "--no-progress"]).mean
     reached = summary.target_reached_at is not None
@@ -98,17 +100,27 @@ def cartpole(args: argparse.Namespace) -> None:
             results.append(r)
             print(f"{r.name} seed {r.seed}: {r.frames:,} frames, {r.wall:.1f} s wall, {r.cpu:.1f} s CPU, "
                   f"reached {r.reached}" + ("" if np.isnan(r.greedy) else f", greedy {r.greedy:.1f}"), flush=True)
-    print("\n| library | seeds reaching 475 | median frames | median wall s | median CPU s | greedy (100 ep.) |")
-    print("|---|---:|---:|---:|---:|---|")
-    medians = {}
-    for name in dict.fromkeys(r.name for r in results):
-        rs = [r for r in results if r.name == name]
-        medians[name] = np.median([r.wall for r in rs])
-        greedy = ", ".join(f"{r.greedy:.0f}" for r in rs if not np.isnan(r.greedy)) or "n/a"
-        print(f"| {name} | {sum(r.reached for r in rs)} of {len(rs)} | {np.median([r.frames for r in rs]):,.0f} | "
-              f"{medians[name]:.1f} | {np.median([r.cpu for r in rs]):.1f} | {greedy} |")
-    ours, theirs = medians.values()
-    print(f"\nmedian wall time to target (budget if never): SB3 / rlpytorch = {theirs / ours:.2f}x")
+    report.publish(cartpole_figures(results, args.sb3_steps), args)
+
+
+def cartpole_figures(results: list[Result], sb3_steps: int) -> list[dict]:
+    """The page's figures: frames, wall and CPU seconds to the target of each
+    seed (a run that missed it at its whole budget, counted as a failure)."""
+    budget = f"{sb3_steps // 1000}K"
+    theirs = f"SB3 DQN (rl-zoo), {budget} budget"
+    rows = {"rlpytorch DQN": "rlpytorch DQN" if sb3_steps == ZOO_STEPS else f"rlpytorch DQN, beside SB3 at {budget}",
+            "SB3 DQN (rl-zoo)": theirs}
+    figures = []
+    for metric, unit, value in (("frames", "", "frames"), ("wall", "s", "wall"), ("CPU", "s", "cpu")):
+        for name, row in rows.items():
+            rs = [r for r in results if r.name == name]
+            ours = name.startswith("rlpytorch")
+            goal = {"label": "the issue's goal", "ratio": 10} if ours and metric == "wall" else None
+            figures.append(dict(benchmark="dqn", row=row, metric=metric, unit=unit,
+                                values=[getattr(r, value) for r in rs], better="lower",
+                                failures=sum(not r.reached for r in rs), peer=theirs if ours else None,
+                                reference=goal))
+    return figures
 
 
 def memory(args: argparse.Namespace) -> None:
@@ -124,11 +136,17 @@ def memory(args: argparse.Namespace) -> None:
                 "--n_step", "1", "--target_period", "100", "--replay_capacity", "20000", "--replay_ratio", "0.125",
                 "--replay_batch", "32", "--learning_starts", "500", "--epsilon_final", "0.05"],
     }
+    names = {"r2d2": "R2D2 (LSTM Q, stored state, burn-in 4)", "dqn": "feed-forward Double DQN"}
+    figures = []
     for kind, argv in runs.items():
         out = train.main([*argv, *common])
-        summary = out["summary"]
+        summary = out.summary
         print(f"memory delay {delay}, {kind}: {summary.frames:,} frames, {summary.updates:,} updates, "
-              f"training mean {summary.mean_return:.2f}, greedy {out['eval']}", flush=True)
+              f"training mean {summary.mean_return:.2f}, greedy {out.eval.mean:.2f}", flush=True)
+        figures.append(dict(benchmark="r2d2", row=names[kind], metric="greedy return, 200 episodes", unit="",
+                            values=[out.eval.mean], better="higher",
+                            peer=None if kind == "dqn" else names["dqn"]))
+    report.publish(figures, args)
 
 
 def main() -> None:
@@ -142,6 +160,7 @@ def main() -> None:
                         help="R2D2 vs feed-forward DQN on the memory game")
     parser.add_argument("--memory_frames", type=int, default=20_000)
     parser.add_argument("--delay", type=int, default=4)
+    report.add_options(parser)
     args = parser.parse_args()
     torch.set_num_threads(1)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}; "
