@@ -26,6 +26,7 @@ interleaved, seed by seed, in an order that rotates with the seed; every
 contender uses the same number of torch threads.
 
     python benchmarks/bench_train.py --repeats 10 --out results.md
+    python benchmarks/bench_train.py --repeats 10 --record   # append the figures to benchmarks/results.jsonl
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import report
 import torch
 from cpu_info import cpu_name
 from torch.optim.optimizer import register_optimizer_step_post_hook
@@ -116,7 +118,7 @@ def rlpytorch_run(name: str, args: list[str], seed: int) -> tuple[str, int, floa
     argv = ["--game", "cartpole", *args, "--seed", str(seed), "--stop_at_return", str(TARGET)]
     argv += ["--save_dir", "", "--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
     with redirect_stdout(io.StringIO()):
-        s = train.main(argv)["summary"]
+        s = train.main(argv).summary
     return name, s.frames, s.seconds, s.target_reached_at, s.target_reached_frames
 
 
@@ -192,22 +194,41 @@ def _median(values: list[float]) -> float:
     return float(np.median(values))
 
 
+PEER = "Stable-Baselines3 PPO rl-zoo"  # every rlpytorch contender's peer on the page
+
+
+def figures(runs: list[list[Result]]) -> list[dict]:
+    """The page's figures (``runs[i]``: a contender's repeats): time and frames
+    to 475 and the CPU of the whole call, each repeat counted (a run that
+    missed the target at its whole budget, as a failure)."""
+    out = []
+    for rs in runs:
+        ours = rs[0].name.startswith("rlpytorch")
+        for metric, unit, values in (("time to 475", "s", [r.time_to_target for r in rs]),
+                                     ("frames to 475", "", [r.frames_to_target for r in rs]),
+                                     ("CPU, whole call", "s", [r.cpu for r in rs])):
+            goal = metric == "time to 475" and rs[0].name == "rlpytorch cartpole_fast.yaml"
+            out.append(dict(benchmark="training", row=rs[0].name, metric=metric, unit=unit, values=values,
+                            better="lower", failures=sum(not r.reached for r in rs),
+                            peer=PEER if ours else None,
+                            reference={"label": "issue 16's goal", "ratio": 10} if goal else None))
+    return out
+
+
 def table(runs: list[list[Result]]) -> str:
-    """One row per contender (``runs[i]``: its repeats), medians over every repeat."""
+    """Where the time goes, one row per contender (``runs[i]``: its repeats), medians over every repeat."""
     lines = [
-        "| trainer | time to 475 (s) | frames to 475 | reached | frames/s | grad steps/s | frames per grad step "
-        "| wall s | CPU s | CPU / wall |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| trainer | reached | frames/s | grad steps/s | frames per grad step | wall s | CPU / wall |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for rs in runs:
         fps = _median([r.frames / r.seconds for r in rs])
         steps_per_s = _median([r.grad_steps / r.seconds for r in rs])
         frames_per_step = _median([r.frames / max(r.grad_steps, 1) for r in rs])
         lines.append(
-            f"| {rs[0].name} | {_median([r.time_to_target for r in rs]):.2f} "
-            f"| {_median([r.frames_to_target for r in rs]):,.0f} | {sum(r.reached for r in rs)} of {len(rs)} "
-            f"| {fps:,.0f} | {steps_per_s:,.0f} | {frames_per_step:,.1f} | {_median([r.wall for r in rs]):.1f} "
-            f"| {_median([r.cpu for r in rs]):.1f} | {_median([r.cpu / r.wall for r in rs]):.2f} |"
+            f"| {rs[0].name} | {sum(r.reached for r in rs)} of {len(rs)} | {fps:,.0f} | {steps_per_s:,.0f} "
+            f"| {frames_per_step:,.1f} | {_median([r.wall for r in rs]):.1f} "
+            f"| {_median([r.cpu / r.wall for r in rs]):.2f} |"
         )
     return "\n".join(lines)
 
@@ -290,6 +311,7 @@ def main() -> None:
                         choices=[*DEFAULT_CONTENDERS, "sb3_a2c", "sb3_dqn_zoo", "sb3_dqn"])
     parser.add_argument("--torch_threads", type=int, default=1)
     parser.add_argument("--out", type=Path, help="also write the tables to this Markdown file")
+    report.add_options(parser)
     args = parser.parse_args()
     torch.set_num_threads(args.torch_threads)
     warm_up()
@@ -313,12 +335,14 @@ def main() -> None:
         f"medians over every seed, a run that missed the target at its whole budget.\n\n"
         f"Machine: {machine()}; load average (1 min) at the start and after each seed "
         f"{', '.join(f'{x:.1f}' for x in loads)}.\n"
-        f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at commit {commit()}.\n\n"
-        f"{table(runs)}\n\n{ratios(results)}\n\n{each_repeat(runs)}\n"
+        f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at commit {commit()}.\n"
     )
     print(text)
+    text += "\n" + report.publish(figures(runs), args)  # the page's figures, printed (and recorded with --record)
+    details = f"{table(runs)}\n\n{ratios(results)}\n\n{each_repeat(runs)}\n"
+    print(f"\n{details}")
     if args.out:
-        args.out.write_text(f"# Training benchmark: `benchmarks/bench_train.py`\n\n{text}")
+        args.out.write_text(f"# Training benchmark: `benchmarks/bench_train.py`\n\n{text}\n\n{details}")
 
 
 if __name__ == "__main__":
