@@ -29,7 +29,8 @@ then the next size, ..., then the next repeat; the library order rotates).
 
     python benchmarks/bench_engine.py                 # full table (several minutes)
     python benchmarks/bench_engine.py --quick         # smoke run (seconds)
-    python benchmarks/bench_engine.py --markdown      # the table for benchmarks/README.md
+    python benchmarks/bench_engine.py --markdown      # the tables in Markdown
+    python benchmarks/bench_engine.py --record        # append the figures to benchmarks/results.jsonl
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+import report  # noqa: E402
 from cpu_info import cpu_name  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -366,6 +368,30 @@ def print_table(header: list[str], rows: list[list[str]], markdown: bool) -> Non
         print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
 
 
+def figures(results: dict, sizes: list[int]) -> list[dict]:
+    """The page's figures, steps/s of every repeat: elfpy beside envpool at
+    each size and mode (issue 12's goal: 2x), Gymnasium's vector envs beside
+    elfpy, and elfpy beside the bare C++ loop (the goal: 0.6 of it)."""
+    out = []
+
+    def add(row: str, key: tuple[str, int, str], peer: str | None = None, goal: float | None = None) -> None:
+        if key in results:
+            out.append(dict(benchmark="engine", row=row, metric="steps/s", unit="", values=results[key],
+                            better="higher", peer=peer,
+                            reference=None if goal is None else {"label": "issue 12's goal", "ratio": goal}))
+
+    for size in sizes:
+        for mode in ("sync", "async"):
+            add(f"elfpy, {size} envs {mode}", ("elfpy", size, mode), f"envpool, {size} envs {mode}", 2)
+            add(f"envpool, {size} envs {mode}", ("envpool", size, mode))
+        for lib in ("gym_numpy", "gym_sync", "gym_async"):
+            add(f"{LIBRARIES[lib][0]}, {size} envs", (lib, size, "sync"), f"elfpy, {size} envs sync")
+        if ("bare", size, "sync") in results:
+            add(f"elfpy, {size} games sync", ("elfpy", size, "sync"), f"bare C++ loop, {size} games", 0.6)
+            add(f"bare C++ loop, {size} games", ("bare", size, "sync"))
+    return out
+
+
 def goals(results: dict, sizes: list[int]) -> list[str]:
     lines = []
     for size in sizes:
@@ -408,6 +434,7 @@ def main() -> None:
     parser.add_argument("--markdown", action=argparse.BooleanOptionalAction, default=False,
                         help="print a markdown table")
     parser.add_argument("--json", type=Path, help="also write every measurement to this JSON file")
+    report.add_options(parser)
     args = parser.parse_args()
     quick = args.quick
     args.sizes = args.sizes or ([64, 256] if quick else [64, 256, 1024, 4096])
@@ -467,6 +494,8 @@ def main() -> None:
     print(f"load average at start {info['loadavg'][0]:.2f}, at end {os.getloadavg()[0]:.2f} (cores: {info['cores']})")
     for line in goals(results, args.sizes):
         print(line)
+    print()
+    report.publish(figures(results, args.sizes), args)
     if args.json:
         args.json.write_text(json.dumps({
             "info": info, "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
