@@ -26,10 +26,11 @@ from .core.game_loader import GameLoader, parse_options
 from .learners.trainer import EvalResult, Evaluator, device_setting
 from .models.base import Model, read_checkpoint
 from .models.loader import load_model
+from .recipes import torch_threads_setting
 from .run.eval_iters import evaluate
 from .run.run_dir import checkpoint_path
 from .run.single_process import progress_setting
-from .train import command_line, torch_threads_setting
+from .train import command_line
 
 __all__ = ["EvaluateScript", "check_video", "main", "save_videos"]
 

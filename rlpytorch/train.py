@@ -1,33 +1,42 @@
-"""Train an agent, e.g. ``python -m rlpytorch.train --game cartpole``.
+"""Train an agent, e.g. ``python -m rlpytorch.train --game cartpole``, or from Python::
 
-Every option comes from the component that uses it (``--help`` lists them by
+    import rlpytorch
+
+    config = rlpytorch.config("cartpole_fast", seed=3)     # a shipped config, a setting changed
+    run = rlpytorch.train(config)                          # the run: folder, summary, evaluation, models
+    print(run.eval.mean, run.last_model)
+
+    with rlpytorch.Training(rlpytorch.config(method="ppo", game="cartpole", save_dir="")) as training:
+        training.learn(20_000)                              # step by step
+        training.learn(20_000)
+        print(training.evaluate())
+
+Every setting comes from the component that uses it (``--help`` lists them by
 component); ``--config file.yaml`` sets many at once and the command line
-overrides it. The run prints its effective configuration, trains with a
-progress bar and a stats line per interval, and finally evaluates the greedy
-policy. Everything goes into the run's folder (``--save_dir``, see
+overrides it. ``rlpytorch.config`` fills the same settings into a dataclass
+(``dataclasses.replace`` changes one), which is what the command line builds
+too. The run prints its effective configuration, trains with a progress bar
+and a stats line per interval, and finally evaluates the greedy policy.
+Everything goes into the run's folder (``--save_dir``, see
 ``rlpytorch.run.run_dir``): configuration, command line, versions, logs and
 checkpoints (which carry the configuration).
+
+``--method`` picks the recipe (``rlpytorch.recipes``): the family of methods
+with its components, tags, model checks and trainer: ActorCritic and PPO on
+windows; DQN, R2D2 and DRQN on a value replay; DDPG, TD3 and SAC on Box
+actions and MADDPG on every seat of a game, off-policy; AlphaZero's self-play
+(``--method alphazero --config go9``).
 
 Under ``torchrun`` (see ``rlpytorch.core.distributed``) each rank runs its own
 games and actor, gradients are averaged over the ranks, and only rank 0
 logs, evaluates and saves.
 
-The value-based methods (``--method dqn``, ``r2d2``, ``drqn``) learn from a
-``Replay`` through the ``ValueTrainer`` (replay ratio, epsilon schedule) with
-a Q model (``q``, ``q_lstm``, ``q_gru``); ``--load`` starts from their weights,
-with an empty replay. The off-policy methods on Box actions (``--method ddpg``,
-``td3``, ``sac``) learn from a ``Replay`` through the ``OffPolicyTrainer`` (the
-same replay ratio and learning starts, ``Exploration`` for acting) with an
-``actor_q`` model; ``--method maddpg`` through the ``JointTrainer`` with a
-``seat_actor_q`` model, its replay holding every seat of a game on each row.
-Under ``--runner multi`` the replay lives in the learner process
-(``run.multi_process``; not for MADDPG).
-
 ``--resume FOLDER`` continues the run in FOLDER from its ``last.pt`` (or
 ``--resume FILE`` from that checkpoint): its configuration, with the command
 line's settings over it (e.g. a larger ``--num_frames``), and its training
-state (``rlpytorch.run.resume`` says what that holds and when it is exact). A new
-run refuses a ``--save_dir`` that already holds a run.
+state (``rlpytorch.run.resume`` says what that holds and when it is exact);
+from Python, ``rlpytorch.config(resume=FOLDER, num_frames=...)``. A new run
+refuses a ``--save_dir`` that already holds a run.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import dataclasses
 import functools
 import gc as garbage_collector
 import sys
+import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,9 +55,6 @@ from typing import Any
 
 import torch
 
-from .acting.exploration import Exploration
-from .acting.prev_inputs import prev_shapes
-from .acting.sampler import Sampler
 from .core import distributed
 from .core.args_provider import (
     ArgsError,
@@ -59,83 +66,88 @@ from .core.args_provider import (
     setting,
 )
 from .core.game_loader import GameLoader
-from .core.stats import StatsLogger
-from .learners.offpolicy_trainer import JointTrainer, OffPolicyTrainer, offpolicy_interface
-from .learners.trainer import Evaluator, Method, Trainer, check_eval_episodes
-from .learners.value_trainer import ValueTrainer, value_interface
-from .methods import METHODS, OFFPOLICY_METHODS, VALUE_METHODS
-from .models.base import CheckpointError, Model
-from .models.interface import ModelInterface
-from .models.loader import ModelLoader
-from .models.q_networks import QValueHead
-from .replay import Replay
-from .run.eval_iters import evaluate
-from .run.multi_process import MultiProcessRun
-from .run.resume import engine_seed, read_resume_checkpoint, resume_argument, resumed_config
-from .run.run_dir import check_run_dir, resolve_run_dir, save_dir_setting, undo_failed_start, write_run_files
-from .run.single_process import SingleProcessRun
+from .learners.trainer import EvalResult, check_eval_episodes
+from .models.base import CheckpointError
+from .recipes import RECIPES
+from .run.resume import read_resume_checkpoint, resume_argument, resumed_config
+from .run.run_dir import check_run_dir, remover, resolve_run_dir, write_run_files
+from .run.single_process import RunSummary
 
-__all__ = [
-    "TrainScript",
-    "build_method",
-    "build_offpolicy_trainer",
-    "build_trainer",
-    "chosen_method",
-    "command_line",
-    "components",
-    "main",
-    "torch_threads_setting",
-]
+__all__ = ["MethodChoice", "Run", "Training", "chosen_method", "command_line", "components", "config", "main",
+           "train"]
 
-RUNNERS = {"single": SingleProcessRun, "multi": MultiProcessRun}
-
-
-def torch_threads_setting() -> Any:
-    """Torch's intra-op threads, a setting of training and of evaluation."""
-    return setting(1, "intra-op threads of torch (small models: 1 is fastest)")
+PROG = "python -m rlpytorch.train"
 
 
 @dataclass
-class TrainScript(Configurable):
-    """Choices of this script: the method, the runner, the run's folder, the final evaluation."""
+class MethodChoice(Configurable):
+    """The learning method: it picks the recipe, and so every other setting on offer."""
 
-    method: str = setting("actor_critic", "learning method", choices=tuple(METHODS))
-    runner: str = setting("single", "single process, or the learner in its own process", choices=tuple(RUNNERS))
-    save_dir: str = save_dir_setting()
-    eval_at_end: bool = setting(True, "evaluate the trained model (see --eval_episodes)")
-    torch_threads: int = torch_threads_setting()
+    method: str = setting("actor_critic", "learning method", choices=tuple(RECIPES))
 
 
 def components(method: str) -> list[type[Configurable]]:
-    """The components of a run with ``method`` (only its settings are offered)."""
-    if method in OFFPOLICY_METHODS:
-        learning: list[type[Configurable]] = [METHODS[method], Replay, Exploration, OffPolicyTrainer]
-    elif method in VALUE_METHODS:
-        learning = [METHODS[method], Replay, Sampler, ValueTrainer]
-    else:
-        learning = [METHODS[method], Sampler, Trainer]
-    return [
-        TrainScript,
-        GameLoader,
-        ModelLoader,
-        ModelInterface,
-        *learning,
-        MultiProcessRun,  # its groups include SingleProcessRun's loop settings
-        StatsLogger,
-        Evaluator,
-    ]
+    """The components of a run with ``method`` (only their settings are offered)."""
+    return [MethodChoice, *RECIPES[method].components()]
+
+
+def arguments(method: str) -> ArgsProvider:
+    """The command line of a run with ``method``."""
+    provider = ArgsProvider(components(method), description=__doc__, prog=PROG,
+                            epilog=f"The settings above are those of --method {method}; each method has its own:\n"
+                                   f"    {PROG} --method ppo --help\n"
+                                   f"lists PPO's. Methods: {', '.join(RECIPES)}.")
+    provider.parser.add_argument("--resume", default="", metavar="FOLDER_OR_FILE",
+                                 help="continue the run in this folder (its last.pt), or from this checkpoint")
+    return provider
+
+
+@functools.cache
+def config_class(method: str) -> type:
+    """The dataclass of a run's settings with ``method``: one typed field per
+    setting (its default the method's suggestion where it makes one), and
+    ``resume`` (a run folder or checkpoint to continue; empty: a new run)."""
+    suggested = RECIPES[method].run_defaults
+    fields = [(arg.name, arg.value_type if arg.default is not None else Any,
+               dataclasses.field(default=suggested.get(arg.name, arg.default)))
+              for arg in arguments(method).args.values()]
+    fields.append(("resume", str, dataclasses.field(default="")))
+    name = "".join(part.capitalize() for part in method.split("_")) + "Config"
+    cls = dataclasses.make_dataclass(name, fields)
+    cls.__module__ = __name__
+    return cls
+
+
+def config(file: str | Path | None = None, /, **settings: Any) -> Any:
+    """The settings of a run, as a dataclass: those of ``file`` (a YAML or JSON
+    config, or the name of a shipped one) with ``settings`` over them, the
+    defaults elsewhere. ``resume=FOLDER`` starts from that run's configuration
+    instead. A name no component declares, or a value of the wrong type, is an
+    ``ArgsError`` naming it."""
+    argv = ["--config", str(file)] if file is not None else []
+    resume = settings.get("resume") or ""
+    base = resumed_config(*read_resume_checkpoint(resume)) if resume else {}
+    method = settings.get("method") or chosen_method(argv, base)
+    provider = arguments(method)
+    values = provider.parse(argv, defaults={**RECIPES[method].run_defaults, **base})
+    known = provider.args
+    unknown = sorted(set(settings) - set(known) - {"resume"})
+    if unknown:
+        raise ArgsError(f"unknown settings {unknown} for --method {method}; see `{PROG} --method {method} --help`")
+    values.update({name: known[name].convert(value) if name in known else value for name, value in settings.items()})
+    return config_class(method)(**values)
 
 
 def chosen_method(argv: Sequence[str] | None, resumed: Mapping[str, Any] | None = None) -> str:
     """``--method`` from the command line, else from ``--config``, else that of
     the ``resumed`` run's configuration, else the default."""
-    pre = argparse.ArgumentParser(prog="python -m rlpytorch.train", add_help=False, allow_abbrev=False)
-    pre.add_argument("--method", choices=tuple(METHODS))
-    pre.add_argument("--config", type=Path)
+    pre = argparse.ArgumentParser(prog=PROG, add_help=False, allow_abbrev=False)
+    pre.add_argument("--method", choices=tuple(RECIPES))
+    pre.add_argument("--config")
     known, _ = pre.parse_known_args(argv)
     if known.method is not None:
         return known.method
-    method = next(arg for arg in TrainScript.settings() if arg.name == "method")
+    method = next(arg for arg in MethodChoice.settings() if arg.name == "method")
     in_file = read_config_file(known.config).get("method") if known.config is not None else None
     if in_file is not None:
         return convert_from(known.config, method, in_file)
@@ -144,122 +156,136 @@ def chosen_method(argv: Sequence[str] | None, resumed: Mapping[str, Any] | None 
     return method.default
 
 
-def add_tags(method: str, loader: GameLoader, gc: Any, model: Model) -> Any:
-    """``gc`` with the ``actor`` and ``train`` tags of ``method`` for ``model``
-    (its recurrent state and previous-action/reward inputs)."""
-    if method in VALUE_METHODS or method in OFFPOLICY_METHODS:
-        return loader.add_value_tags(gc, model.state_size, prev_shapes(model))
-    return loader.add_train_tags(gc, model.state_size, prev_shapes(model))
+@dataclass
+class Run:
+    """A finished (or interrupted) run: what ``rlpytorch.train`` returns."""
+
+    folder: Path | None  # the run's folder (None: nothing was written)
+    summary: RunSummary  # frames, updates, seconds, the mean return, whether it was interrupted
+    eval: EvalResult | None  # the final evaluation (None: not asked for, interrupted, or not rank 0)
+    config: Any  # the effective settings (the config dataclass)
+    history: list[dict[str, float]]  # the stats lines' records
+
+    @property
+    def last_model(self) -> Path | None:
+        """The last checkpoint (weights and training state), if the run has a folder."""
+        return self._file("last.pt")
+
+    @property
+    def best_model(self) -> Path | None:
+        """The best checkpoint by the periodic evaluations (``--eval_every``), if there were any."""
+        return self._file("best.pt")
+
+    def _file(self, name: str) -> Path | None:
+        return self.folder / name if self.folder is not None and (self.folder / name).is_file() else None
 
 
-def build_method(name: str, config: Mapping[str, Any], seed: int) -> Method:
-    """The method ``name`` from its settings in ``config``. A method that draws
-    random numbers (PPO's minibatch order) has a ``seed`` field: it gets ``seed``."""
-    cls = METHODS[name]
-    takes_seed = any(f.name == "seed" for f in dataclasses.fields(cls))
-    return cls.from_config(config, **({"seed": seed} if takes_seed else {}))
+class Training:
+    """A run, built and ready to learn: ``learn(frames)`` trains that many more
+    frames (as often as wanted; each later call starts the games afresh, as a
+    resumed run does), ``evaluate()`` plays the final evaluation, ``close()``
+    (or leaving a ``with`` block) releases the games and the logs.
+
+    ``command`` is the command line written into the run's ``run.yaml`` (the
+    Python call when not given)."""
+
+    def __init__(self, settings: Any, command: Sequence[str] | None = None) -> None:
+        self.config = settings
+        config = dataclasses.asdict(settings)
+        resume = config.pop("resume")
+        resumed = read_resume_checkpoint(resume) if resume else None
+        if config.get("eval_at_end") or config.get("eval_every"):
+            check_eval_episodes(config["eval_episodes"])
+        device = config.get("learner_device") or config.get("device") or "cpu"
+        if distributed.init_from_env(device) and config.get("runner", "single") != "single":
+            raise ArgsError("under torchrun each rank is one process: use --runner single")
+        self.main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
+        self.folder = resolve_run_dir(config["save_dir"]) if self.main_rank else None
+        if self.folder is not None:
+            check_run_dir(self.folder, resumed[0] if resumed else None)
+        config["save_dir"] = str(self.folder or "")
+        if not self.main_rank:
+            config["progress"] = False
+        self._settings = config
+        command = list(command) if command is not None else ["rlpytorch.train(config)"]
+
+        def announce() -> None:
+            if self.main_rank:
+                print("effective configuration:\n" + format_config(config), flush=True)
+            if self.folder is not None:
+                write_run_files(self.folder, config, command, resumed[0] if resumed else None)
+                print(f"run folder: {self.folder}", flush=True)
+
+        self._undo = remover(self.folder)  # a run that fails before its first frame leaves nothing behind
+        try:
+            torch.manual_seed(config["seed"])
+            torch.set_num_threads(config["torch_threads"])
+            with settings_checked():
+                loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
+                self.session = RECIPES[config["method"]].start(config, loader, self.folder, resumed,
+                                                               self.main_rank, announce)
+        except BaseException:
+            self._undo()  # so that the same --save_dir works on the next try
+            raise
+        self._frames_at_start = self.session.frames
+
+    @property
+    def frames(self) -> int:
+        """Frames trained so far (a resumed run's included)."""
+        return self.session.frames
+
+    @property
+    def model(self) -> Any:
+        """The model being trained."""
+        return self.session.model
+
+    def learn(self, frames: int) -> RunSummary:
+        """Train ``frames`` more frames (or until ``--stop_at_return``); Ctrl-C
+        stops after the batch at hand, saves, and returns a summary marked interrupted."""
+        try:
+            summary = self.session.learn(frames)
+        except BaseException:
+            if self.session.frames == self._frames_at_start:
+                self._undo()
+            raise
+        self.session.logger.note(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s "
+                                 f"({summary.fps:,.0f} FPS)")
+        return summary
+
+    def evaluate(self) -> EvalResult | None:
+        """The final evaluation (``--eval_at_end``, ``--eval_episodes``, ``--eval_sampler``), on rank 0."""
+        if not self.main_rank:
+            return None
+        result = self.session.evaluate_at_end()
+        if result is not None:
+            self.session.logger.note(f"{self._settings.get('eval_sampler', 'greedy')} evaluation: {result}")
+        return result
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> Training:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-def build_trainer(
-    method: str, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model
-) -> Trainer | ValueTrainer:
-    """The trainer of ``method`` over ``model``, with ``gc``'s tags added: the
-    actor-critic ``Trainer``, or for value-based methods the ``ValueTrainer``
-    over a fresh ``Replay`` (one lane per game and seat)."""
-    mi = ModelInterface.from_config(config)
-    statistics = loader.statistic_keys(gc)
-    if method in OFFPOLICY_METHODS:
-        return build_offpolicy_trainer(method, config, loader, gc, model, mi)
-    sampler = Sampler.from_config(config, seed=loader.seed)
-    if method not in VALUE_METHODS:
-        add_tags(method, loader, gc, model)
-        return Trainer.from_config(
-            config, mi=mi.add_actor_critic(model), method=build_method(method, config, loader.seed),
-            sampler=sampler, seats_per_game=gc.num_seats, statistics=statistics,
-        )
-    if not any(isinstance(m, QValueHead) for m in model.modules()):
-        raise ValueError(f"--method {method} needs a Q model (--model q, q_lstm or q_gru), not {model.name!r}")
-    if distributed.is_distributed():
-        raise ValueError(f"--method {method} does not run under torchrun (its replay is one process's)")
-    cls = METHODS[method]
-    in_sequences = any(f.name == "n_step" for f in dataclasses.fields(cls))  # R2D2: n-step inside the sequence
-    learner = cls.from_config(config, **({"n_step": config["n_step"]} if in_sequences else {}))
-    add_tags(method, loader, gc, model)
-    seats = gc.num_seats
-    replay = Replay.from_config(
-        config, num_lanes=loader.num_games * seats, obs_keys=model.obs_keys, gamma=learner.gamma,
-        sequence_length=getattr(learner, "replay_length", 0), seed=loader.seed,
-    )
-    return ValueTrainer.from_config(
-        config, mi=value_interface(model, mi), method=learner, sampler=sampler, replay=replay,
-        seats_per_game=seats, statistics=statistics,
-    )
+def train(settings: Any, command: Sequence[str] | None = None) -> Run:
+    """Train as ``settings`` (``rlpytorch.config(...)``) say, to ``num_frames``; evaluate; return the run."""
+    with Training(settings, command) as training:
+        summary = training.learn(settings.num_frames - training.frames)
+        result = None if summary.interrupted else training.evaluate()
+    return Run(training.folder, summary, result, settings, training.session.logger.records)
 
 
-def acting_device(config: Mapping[str, Any]) -> str:
-    """Where evaluation plays: the acting model's device (``--actor_device``, else ``--device``)."""
-    return config.get("actor_device") or config["device"]
-
-
-def build_offpolicy_trainer(
-    method: str, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model, mi: ModelInterface
-) -> OffPolicyTrainer:
-    """The ``OffPolicyTrainer`` of ``method`` (DDPG, TD3, SAC) over an ``actor_q`` ``model``
-    and a fresh ``Replay`` (one lane per game and seat), with ``gc``'s tags added; for
-    MADDPG the ``JointTrainer`` over a ``seat_actor_q`` model and a replay of joint
-    transitions (one lane per game, every seat on each row)."""
-    learner = METHODS[method].from_config(config, seed=loader.seed)
-    learner.check_model(model)
-    if distributed.is_distributed():
-        raise ValueError(f"--method {method} does not run under torchrun (its replay is one process's)")
-    seats = gc.num_seats
-    joint = getattr(learner, "joint", False)
-    if joint and config["runner"] != "single":
-        raise ValueError(f"--method {method} runs with --runner single (its trainer joins a game's seats)")
-    if joint and (seats < 2 or model.seats != seats):
-        raise ValueError(f"--method {method} learns from every seat of a game together: it needs a game of at "
-                         f"least 2 seats and a model of as many; game {loader.game!r} has {seats}, the model "
-                         f"{model.seats}")
-    add_tags(method, loader, gc, model)
-    replay = Replay.from_config(config, num_lanes=loader.num_games * (1 if joint else seats),
-                                obs_keys=model.obs_keys, gamma=learner.gamma, joint_seats=seats if joint else 0,
-                                seed=loader.seed)
-    family = model.policy_family
-    exploration = Exploration.from_config(config, low=family.low, high=family.high,
-                                          random_frames=config["learning_starts"], seed=loader.seed)
-    return (JointTrainer if joint else OffPolicyTrainer).from_config(
-        config, mi=offpolicy_interface(model, mi), method=learner, sampler=exploration, replay=replay,
-        seats_per_game=seats, statistics=loader.statistic_keys(gc),
-    )
-
-
-def build_runner(method: str, config: Mapping[str, Any], loader: GameLoader, model: Model, trainer: Trainer,
-                 run_dir: Path | None, engine_starts: int, main_rank: bool) -> tuple[SingleProcessRun, StatsLogger]:
-    """The runner of ``config["runner"]`` over ``trainer`` and its stats logger
-    (writing into ``run_dir``); only the main rank evaluates during training."""
-    logger = StatsLogger.from_config(config, log_dir=run_dir, echo=main_rank, run_config=config)
-    periodic_eval = functools.partial(
-        evaluate, loader=loader, eval_episodes=config["eval_episodes"], eval_sampler="greedy",
-        device=acting_device(config), progress=False,
-    )
-
-    def fresh_context(k: int) -> Any:
-        return add_tags(method, loader, loader.context(seed=engine_seed(loader.seed, k)), model)
-
-    runner = RUNNERS[config["runner"]].from_config(
-        config, trainer=trainer, logger=logger, run_config=config, save_dir=run_dir,
-        periodic_eval=periodic_eval if main_rank else None, fresh_context=fresh_context, engine_starts=engine_starts,
-    )
-    return runner, logger
-
-
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Train as ``argv`` says; returns the run summary, evaluation result and configuration.
-
-    A method may suggest settings of other components (``PPO.run_defaults``,
-    e.g. a longer window ``T``); a config file and the command line override them.
-    """
-    result = train(argv)
+def main(argv: Sequence[str] | None = None) -> Run:
+    """Train as the command line ``argv`` says (``sys.argv[1:]`` when None); returns the run."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    base = resumed_config(*read_resume_checkpoint(resume_argument(argv))) if resume_argument(argv) else {}
+    method = chosen_method(argv, base)
+    values = arguments(method).parse(argv, defaults={**RECIPES[method].run_defaults, **base})
+    result = train(config_class(method)(**values), [*PROG.split(), *argv])
     # Under torchrun the DistributedDataParallel model holds the process group.
     # Free it (reference cycles included) before the group is destroyed, so the
     # group's threads are joined now and not during the interpreter's exit,
@@ -268,84 +294,6 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     garbage_collector.collect()
     distributed.finish()
     return result
-
-
-def train(argv: Sequence[str] | None) -> dict[str, Any]:
-    """The run of ``main``, up to leaving the process group."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    resume_file, checkpoint = None, None
-    if resume_argument(argv):
-        resume_file, checkpoint = read_resume_checkpoint(resume_argument(argv))
-    resumed = resumed_config(resume_file, checkpoint)
-    method = chosen_method(argv, resumed)
-    provider = ArgsProvider(components(method), description=__doc__, prog="python -m rlpytorch.train",
-                            epilog=f"The settings above are those of --method {method}; each method has its own:\n"
-                                   f"    python -m rlpytorch.train --method ppo --help\n"
-                                   f"lists PPO's. Methods: {', '.join(METHODS)}.")
-    provider.parser.add_argument("--resume", default="", metavar="FOLDER_OR_FILE",
-                                 help="continue the run in this folder (its last.pt), or from this checkpoint")
-    config = provider.parse(argv, defaults={**METHODS[method].run_defaults, **resumed})
-    config.pop("resume")
-    if config["eval_at_end"] or config.get("eval_every"):
-        check_eval_episodes(config["eval_episodes"])
-    if distributed.init_from_env(config.get("learner_device") or config["device"]) and config["runner"] != "single":
-        raise ValueError("under torchrun each rank is one process: use --runner single")
-    main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
-    run_dir = resolve_run_dir(config["save_dir"]) if main_rank else None
-    if run_dir is not None:
-        check_run_dir(run_dir, resume_file)
-    config["save_dir"] = str(run_dir or "")
-    if not main_rank:
-        config["progress"] = False
-    trainer, frames_at_start = None, 0
-
-    def trained_a_frame() -> bool:
-        return trainer is not None and trainer.frames > frames_at_start
-
-    with undo_failed_start(run_dir, trained_a_frame):  # so that the same --save_dir works on the next try
-        torch.manual_seed(config["seed"])
-        torch.set_num_threads(config["torch_threads"])
-        with settings_checked():
-            loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
-            # The games' k-th start in the run is seeded from the run's seed stream; a
-            # resumed run starts them once more (rlpytorch.run.resume).
-            start = 0 if checkpoint is None else checkpoint["resume"]["runner"]["engine_starts"] + 1
-            gc = loader.context(seed=engine_seed(loader.seed, start))
-        try:
-            with settings_checked():
-                obs_spec, num_actions = loader.observation_spec(gc), loader.num_actions(gc)
-                model = ModelLoader.from_config(config).build(obs_spec, num_actions, gc.num_seats)
-                trainer = build_trainer(method, config, loader, gc, model)
-                if distributed.is_distributed():
-                    trainer.mi.distribute()
-                if main_rank:  # everything is built: the run is written down
-                    print("effective configuration:\n" + format_config(config), flush=True)
-                if run_dir is not None:
-                    write_run_files(run_dir, config, ["python", "-m", "rlpytorch.train", *argv], resume_file)
-                    print(f"run folder: {run_dir}", flush=True)
-                runner, logger = build_runner(method, config, loader, model, trainer, run_dir, start, main_rank)
-            if checkpoint is not None:
-                runner.load_training_state(checkpoint["resume"])  # last before the run: it sets the random states
-                logger.note(f"resumed from {resume_file} at {trainer.frames:,} frames, {trainer.updates:,} updates")
-            frames_at_start = trainer.frames
-            summary = runner.run(gc)
-        except BaseException:
-            gc.stop()  # release what the context holds (a hosted one: its worker processes); safe when stopped
-            raise
-    logger.note(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s ({summary.fps:,.0f} FPS)")
-    result = None
-    if config["eval_at_end"] and not summary.interrupted and main_rank:
-        result = evaluate(
-            distributed.unwrap(trainer.mi["model"]),
-            loader,
-            config["eval_episodes"],
-            config["eval_sampler"],
-            device=acting_device(config),
-            progress=config["progress"],
-        )
-        logger.note(f"{config['eval_sampler']} evaluation: {result}")
-    logger.close()
-    return {"summary": summary, "eval": result, "config": config}
 
 
 @contextlib.contextmanager
@@ -372,5 +320,14 @@ def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: S
         sys.exit(f"{prog}: error: {error}")
 
 
+class _CallableModule(types.ModuleType):
+    """``rlpytorch.train`` is this module (``python -m rlpytorch.train``) and, called, the function ``train``."""
+
+    def __call__(self, settings: Any, command: Sequence[str] | None = None) -> Run:
+        return train(settings, command)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
 if __name__ == "__main__":
-    command_line(main, "python -m rlpytorch.train")
+    command_line(main, PROG)

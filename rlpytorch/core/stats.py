@@ -230,6 +230,7 @@ class StatsLogger(Configurable):
     def __post_init__(self) -> None:
         self.log_dir = Path(self.log_dir) if self.log_dir else None
         self.columns: list[str] = []
+        self.records: list[dict[str, float]] = []  # this process's records, in order
         self._rows: list[dict[str, float]] = []
         self._tb = None
         self._tracker = None
@@ -245,6 +246,7 @@ class StatsLogger(Configurable):
 
     def log(self, record: Mapping[str, float]) -> None:
         """Write one record; ``record["frames"]`` is the x axis of TensorBoard."""
+        self.records.append(dict(record))
         self.note(self.formatter(record))
         if self.log_dir is not None:
             self._write_csv(record)

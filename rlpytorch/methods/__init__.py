@@ -5,9 +5,10 @@ FinalReward | any Returns) + ValueMatcher``; ``PPO = ClippedPolicyGradient + (GA
 ValueMatcher`` over several minibatch passes per window. Every part is a value
 the method takes (``ActorCritic(returns=MyReturns(), value_matcher=ValueMatcher(value_coef=1.0))``);
 the command line builds the built-in ones from its settings (``--returns gae``). All inputs are
-time-major ``[T, B, ...]``. The methods on replay (``VALUE_METHODS``: the DQN
-family; ``OFFPOLICY_METHODS``: DDPG, TD3, SAC on Box actions, and MADDPG on
-the joint transitions of a game's seats) learn from replayed transitions ``[B, ...]``.
+time-major ``[T, B, ...]``. The methods on replay (the DQN
+family; DDPG, TD3, SAC on Box actions, and MADDPG on the joint transitions of
+a game's seats) learn from replayed transitions ``[B, ...]``. Which trainer,
+tags and replay each method runs with is its recipe's (``rlpytorch.recipes``).
 The methods may import ``core``, ``acting``, ``models`` and ``replay``.
 """
 
@@ -41,14 +42,11 @@ __all__ = [
     "DRQN",
     "GAE",
     "MADDPG",
-    "METHODS",
-    "OFFPOLICY_METHODS",
     "PPO",
     "R2D2",
     "RETURNS",
     "SAC",
     "TD3",
-    "VALUE_METHODS",
     "ActorCritic",
     "ClippedPolicyGradient",
     "DiscountedReward",

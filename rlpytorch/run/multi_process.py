@@ -113,8 +113,9 @@ class MultiProcessRun(SingleProcessRun):
             return self.when_behind
         return "wait" if self.trainer.needs_every_window else "drop"
 
-    def run(self, gc: Any) -> RunSummary:
+    def run(self, gc: Any, until: int | None = None) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
+        self.until = until or self.num_frames
         if self.restart_games_at_save:
             raise ValueError("--restart_games_at_save (exact resume) runs with --runner single")
         trainer = self.trainer
@@ -280,6 +281,11 @@ class MultiProcessRun(SingleProcessRun):
                 self._poll(wait=0.05)  # raises if the learner failed or died
         state, self._learner_state = self._learner_state, None
         return state
+
+    def next_context(self) -> Any:
+        """Not offered: the learner process lives for one ``run`` (its optimizer and replay end with it)."""
+        raise ValueError("--runner multi trains in one call: learn() again (or --restart_games_at_save) needs "
+                         "--runner single")
 
     def load_training_state(self, state: Mapping[str, Any]) -> None:
         """Continue from ``state`` (either runner's): the actor's parts here, the

@@ -16,21 +16,20 @@ Every training run writes into one folder (``--save_dir``, by default
 ``python -m rlpytorch.train --resume <folder>`` continues the run in it. A new
 run refuses a folder that already holds a run (``check_run_dir``): nothing is
 overwritten. A run that fails before it trains a frame (a bad option, a
-missing ``--load``) takes back what it wrote (``undo_failed_start``), so the
+missing ``--load``) takes back what it wrote (``remover``), so the
 same ``--save_dir`` works on the next try. Every file lands whole
 (``elfpy.files``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import os
 import platform
 import shlex
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +49,6 @@ __all__ = [
     "holds_run",
     "resolve_run_dir",
     "save_dir_setting",
-    "undo_failed_start",
     "versions",
     "write_run_files",
 ]
@@ -97,27 +95,25 @@ def check_run_dir(run_dir: Path, resumed_from: Path | None = None) -> None:
                          f"continues in {resumed_from.parent} or in a folder without a run")
 
 
-@contextlib.contextmanager
-def undo_failed_start(run_dir: Path | None, started: Callable[[], bool]) -> Iterator[None]:
-    """On an exception out of the block before ``started()`` (no frame trained
-    yet), remove what the run wrote into ``run_dir``: the folder itself when
-    the run made it, else the files it added (a resumed run's rewritten
-    ``config.yaml`` and ``run.yaml`` stay). A run that failed after training
-    keeps its folder: its logs tell what happened."""
+def remover(run_dir: Path | None) -> Callable[[], None]:
+    """What removes everything written into ``run_dir`` from now on: the folder
+    itself when it does not exist yet, else the files added (a resumed run's
+    rewritten ``config.yaml`` and ``run.yaml`` stay)."""
     existed = set(run_dir.iterdir()) if run_dir is not None and run_dir.is_dir() else None
-    try:
-        yield
-    except BaseException:
-        if run_dir is not None and not started():
-            if existed is None:
-                shutil.rmtree(run_dir, ignore_errors=True)
+
+    def undo() -> None:
+        if run_dir is None:
+            return
+        if existed is None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+            return
+        for path in set(run_dir.iterdir()) - existed if run_dir.is_dir() else ():
+            if path.is_dir():
+                shutil.rmtree(path)
             else:
-                for path in set(run_dir.iterdir()) - existed:
-                    if path.is_dir():
-                        shutil.rmtree(path)
-                    else:
-                        path.unlink()
-        raise
+                path.unlink()
+
+    return undo
 
 
 def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[str],

@@ -119,11 +119,15 @@ class SingleProcessRun(Configurable):
         self._agreed_at = 0  # the update after which the ranks last agreed whether to stop
         self._frames_all_ranks = 0
         self._resumed: dict[str, Any] | None = None  # the runner's part of a loaded training state
+        self.until = self.num_frames  # where the run at hand stops (run's ``until``)
         if self.restart_games_at_save and self.fresh_context is None:
             raise ValueError("restart_games_at_save needs fresh_context, which makes the games' next context")
 
-    def run(self, gc: Any) -> RunSummary:
-        """Register the trainer's callbacks on ``gc``, start it, train, stop it."""
+    def run(self, gc: Any, until: int | None = None) -> RunSummary:
+        """Register the trainer's callbacks on ``gc``, start it, train until
+        ``until`` frames (default ``num_frames``), stop it. ``num_frames`` stays
+        the horizon of the learning-rate schedule (or ``until``, when beyond it)."""
+        self.until = until or self.num_frames
         self._gc = gc
         self._register(gc)
         return self.loop(lambda: self._gc.start(), lambda: self._gc.run(), lambda: self._gc.stop())
@@ -132,13 +136,20 @@ class SingleProcessRun(Configurable):
         gc.reg_callback("actor", self.trainer.actor)
         gc.reg_callback("train", self._train)
 
+    def next_context(self) -> Any:
+        """The context of the games' next start in the run's seed stream, for a
+        later ``run`` (or a restart): new episodes, which the trainer knows of."""
+        if self.fresh_context is None:
+            raise ValueError("a second start of the games needs fresh_context, which makes the games' next context")
+        self.engine_starts += 1
+        self.trainer.games_restarted()
+        return self.fresh_context(self.engine_starts)
+
     def _restart_games(self) -> None:
         """Stop the games and start the next context of the run's seed stream."""
         self._gc.stop()
-        self.engine_starts += 1
-        self._gc = self.fresh_context(self.engine_starts)
+        self._gc = self.next_context()
         self._register(self._gc)
-        self.trainer.games_restarted()
         self._gc.start()
 
     def _train(self, window: Any) -> None:
@@ -149,14 +160,14 @@ class SingleProcessRun(Configurable):
     def loop(self, start: Any, step: Any, stop: Any) -> RunSummary:
         """The loop itself, over ``start()``, ``step()`` (one batch) and ``stop()``."""
         trainer = self.trainer
-        trainer.total_frames = self.num_frames
+        trainer.total_frames = max(self.num_frames, self.until)
         resumed = self._resumed or {"marks": {"log": 0, "save": 0, "eval": 0}, "best_eval": -math.inf, "elapsed": 0.0}
         self._start_time = time.perf_counter() - resumed["elapsed"]
         now = time.perf_counter()
         self._marks = {**resumed["marks"], "bar": now, "fps": (trainer.frames, now)}
         self._best_eval = resumed["best_eval"]
         summary = RunSummary(0, 0, 0.0, math.nan)
-        self._bar = progress_bar(self.progress, total=self.num_frames, initial=trainer.frames, unit="frame",
+        self._bar = progress_bar(self.progress, total=self.until, initial=trainer.frames, unit="frame",
                                  unit_scale=True)
         start()
         with stop_signals_handled(lambda number: setattr(summary, "interrupted", True)):  # while it stops
@@ -175,6 +186,9 @@ class SingleProcessRun(Configurable):
             self._finish_run()
         summary.frames, summary.updates = trainer.frames, trainer.updates
         summary.seconds = time.perf_counter() - self._start_time
+        # a later run() on the next context goes on from here (Training.learn, called again)
+        self._resumed = {"marks": {key: self._marks[key] for key in ("log", "save", "eval")},
+                         "best_eval": self._best_eval, "elapsed": summary.seconds}
         summary.mean_return = trainer.episodes.mean_return
         return summary
 
@@ -190,7 +204,7 @@ class SingleProcessRun(Configurable):
     def _finished(self, summary: RunSummary) -> bool:
         """Whether the budget or target is reached; with several ranks
         (torchrun), whether any rank's is, agreed after each update."""
-        done = self.trainer.frames >= self.num_frames or summary.target_reached_at is not None
+        done = self.trainer.frames >= self.until or summary.target_reached_at is not None
         if not distributed.is_distributed():
             return done
         if self.trainer.updates == self._agreed_at:  # no update since the last agreement

@@ -16,7 +16,7 @@ ENGINE_MODULE = "elfpy._elf"
 # The layers, lowest first (docs/design.md, "rlpytorch's layers"): a module imports only from its own
 # layer or a lower one. ROOT is the package's own modules, the entry points run as ``python -m rlpytorch.X``.
 ROOT = "(package root)"
-LAYERS = ["core", "acting", "models", "replay", "methods", "learners", "run", ROOT]
+LAYERS = ["core", "acting", "models", "replay", "methods", "learners", "run", "recipes", ROOT]
 MAX_ROOT_MODULES = 10  # few enough that a newcomer sees the entry points at a glance
 
 

@@ -1,7 +1,7 @@
 """The AlphaZero loop: self-play games searched in C++, one network that
 evaluates their leaves in batches and learns from their records.
 
-    python -m rlpytorch.alphazero --config go9
+    python -m rlpytorch.train --method alphazero --config go9
 
 The game (e.g. ``go_mcts``) runs a tree search per game on the engine's
 threads and sends the leaves it needs evaluated to the tag ``eval``; each
@@ -50,9 +50,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,33 +60,18 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from .core.args_provider import ArgsError, ArgsProvider, Configurable, format_config, part, setting
-from .core.game_loader import GameLoader
-from .core.stats import StatsLogger
-from .learners.trainer import device_setting
-from .methods.policy_value import PolicyValueLoss
-from .models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator, masked_policy
-from .replay.position_replay import GameStats, PositionReplay, RecordKeys, SelfPlayRecords
-from .run.resume import (
-    engine_seed,
-    random_states,
-    read_resume_checkpoint,
-    resume_argument,
-    resumed_config,
-    set_random_states,
-)
-from .run.run_dir import (
-    LAST_CHECKPOINT,
-    check_run_dir,
-    resolve_run_dir,
-    save_dir_setting,
-    undo_failed_start,
-    write_run_files,
-)
-from .run.single_process import progress_bar, progress_setting
-from .train import command_line, settings_checked, torch_threads_setting
+from ..core.args_provider import Configurable, part, setting
+from ..core.game_loader import GameLoader
+from ..core.stats import StatsLogger
+from ..learners.trainer import device_setting
+from ..methods.policy_value import PolicyValueLoss
+from ..models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator, masked_policy
+from ..replay.position_replay import GameStats, PositionReplay, RecordKeys, SelfPlayRecords
+from .resume import engine_seed, random_states, read_resume_checkpoint, set_random_states
+from .run_dir import LAST_CHECKPOINT
+from .single_process import progress_bar, progress_setting
 
-__all__ = ["AlphaZero", "AlphaZeroScript", "SelfPlayKeys", "arguments", "format_selfplay", "main"]
+__all__ = ["AlphaZero", "SelfPlayKeys", "format_selfplay"]
 
 EXPORTED = "net.pt2"  # the exported evaluator in the run's folder (what a GTP player loads)
 REPLAY_FILE = "replay.npz"  # the replay window of the checkpoint beside it (training state)
@@ -167,12 +151,8 @@ class AlphaZero(Configurable):
     def build(self, engine_starts: int = 0) -> Any:
         """The context with its ``eval`` tag (its games seeded for their
         ``engine_starts``-th start in the run), the network, the window and the collector."""
-        gc = self.loader.context(seed=engine_seed(self.loader.seed, engine_starts))
-        self.engine_starts = engine_starts
+        gc = self.context(engine_starts)
         spec = gc.spec()
-        for key in (*self.keys.required().values(), self.keys.resign_check_key):
-            if key and key not in spec:
-                raise ValueError(f"game {self.loader.game!r} has no key {key!r}; its keys: {sorted(spec)}")
         planes_shape = tuple(spec[self.keys.record_state_key].shape)
         self.num_actions = int(spec[self.keys.policy_reply].shape[0])
         self.net = PolicyValueNet(planes_shape[0], planes_shape[-1], self.num_actions, self.net_settings)
@@ -181,13 +161,25 @@ class AlphaZero(Configurable):
                                          weight_decay=self.weight_decay)
         self.replay = PositionReplay(self.replay_size, planes_shape, self.num_actions)
         self.records = SelfPlayRecords(self.keys.records(), self.replay, self._game_writer())
-        gc.add_tag("eval", self.loader.actor_batch, self.keys.inputs(),
-                   [self.keys.policy_reply, self.keys.value_reply])
-        gc.reg_callback("eval", self.evaluate)
         self.frames = 0
         self.calls = 0
         self.owed = 0.0  # SGD steps due (updates_per_batch may be fractional)
         self.earlier_seconds = 0.0  # training time before a resume
+        return gc
+
+    def context(self, engine_starts: int) -> Any:
+        """The games' context for their ``engine_starts``-th start in the run, its
+        ``eval`` tag served by this network (a later start: new games, same network)."""
+        gc = self.loader.context(seed=engine_seed(self.loader.seed, engine_starts))
+        self.engine_starts = engine_starts
+        spec = gc.spec()
+        for key in (*self.keys.required().values(), self.keys.resign_check_key):
+            if key and key not in spec:
+                gc.stop()
+                raise ValueError(f"game {self.loader.game!r} has no key {key!r}; its keys: {sorted(spec)}")
+        gc.add_tag("eval", self.loader.actor_batch, self.keys.inputs(),
+                   [self.keys.policy_reply, self.keys.value_reply])
+        gc.reg_callback("eval", self.evaluate)
         return gc
 
     def _game_writer(self) -> Any:
@@ -225,12 +217,6 @@ class AlphaZero(Configurable):
         self.optimizer.step()
         self.net.increment_step()
         return {"loss": loss.item(), **stats}
-
-    def run(self, resume_file: Path | None = None) -> list[dict[str, float]]:
-        """Plays and trains until ``num_frames`` leaf evaluations; returns one
-        entry per ``log_every`` steps (and a last one). With ``resume_file`` (a
-        checkpoint with its training state) it continues that run."""
-        return self.play_and_train(self.prepare(resume_file))
 
     def prepare(self, resume_file: Path | None = None) -> Any:
         """The games' context, built (not started), and with ``resume_file``
@@ -279,6 +265,7 @@ class AlphaZero(Configurable):
         if window:
             history.append(self._log(window))
         self.save()
+        self.earlier_seconds, self.start = self.seconds(), time.perf_counter()  # a later call goes on from here
         return history
 
     def _show_progress(self) -> None:
@@ -358,70 +345,6 @@ class AlphaZero(Configurable):
         export_evaluator(self.net, planes, legal, str(self.run_dir / EXPORTED))
 
 
-@dataclass
-class AlphaZeroScript(Configurable):
-    """This script's own choices: the run's folder and torch's threads."""
-
-    save_dir: str = save_dir_setting()
-    torch_threads: int = torch_threads_setting()
-
-
 def format_selfplay(record: Mapping[str, float]) -> str:
     """One stats line: every value of the record, by its name."""
     return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in record.items())
-
-
-def arguments() -> ArgsProvider:
-    """The parser of this script: one group per component, in the order the run uses them."""
-    provider = ArgsProvider([AlphaZeroScript, GameLoader, AlphaZero, StatsLogger], description=__doc__,
-                            prog="python -m rlpytorch.alphazero")
-    provider.parser.add_argument("--resume", default="", metavar="FOLDER_OR_FILE",
-                                 help="continue the run in this folder (its last.pt and replay.npz)")
-    return provider
-
-
-def main(argv: Sequence[str] | None = None) -> list[dict[str, float]]:
-    """Self-play and train as ``argv`` says; returns the stats lines' records.
-
-    ``--resume FOLDER`` continues the run saved there (``--save_every`` saves
-    it along the way): its configuration with the command line's settings
-    over it (e.g. a larger ``--num_frames``), its network, optimizer, replay
-    window, counters and random states; its games start afresh."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    resume_file, checkpoint = read_resume_checkpoint(resume_argument(argv)) if resume_argument(argv) else (None, None)
-    config = arguments().parse(argv, defaults=resumed_config(resume_file, checkpoint))
-    config.pop("resume")
-    run_dir = resolve_run_dir(config["save_dir"])
-    if run_dir is not None:
-        check_run_dir(run_dir, resume_file)
-    if resume_file is not None and (run_dir is None or run_dir.resolve() != resume_file.parent.resolve()):
-        raise ArgsError(f"a resumed self-play run continues in its own folder {resume_file.parent}, "
-                         "where its replay window is")
-    config["save_dir"] = str(run_dir or "")
-    torch.manual_seed(config["seed"])
-    torch.set_num_threads(config["torch_threads"])
-    started = False
-    with undo_failed_start(run_dir, lambda: started):  # so that the same --save_dir works on the next try
-        with settings_checked():
-            loader = GameLoader.from_config(config)
-            logger = StatsLogger.from_config(config, log_dir=run_dir, formatter=format_selfplay)
-            try:
-                selfplay = AlphaZero.from_config(config, loader=loader, seed=config["seed"], run_dir=run_dir,
-                                                 logger=logger, run_config=config)
-                gc = selfplay.prepare(resume_file)
-            except BaseException:
-                logger.close()
-                raise
-        print("effective configuration:\n" + format_config(config), flush=True)
-        if run_dir is not None:
-            write_run_files(run_dir, config, ["python", "-m", "rlpytorch.alphazero", *argv], resume_file)
-            print(f"run folder: {run_dir}", flush=True)
-        started = True
-    try:
-        return selfplay.play_and_train(gc)
-    finally:
-        logger.close()
-
-
-if __name__ == "__main__":
-    command_line(main, "python -m rlpytorch.alphazero")

@@ -1,0 +1,81 @@
+"""Off-policy control on Box actions: DDPG, TD3, SAC; and MADDPG, their joint multi-agent form.
+
+The actor replies the policy's action plus ``Exploration``'s noise (uniform
+random for the first ``--learning_starts`` frames); the windows go to a
+replay, one lane per game seat, and the ``OffPolicyTrainer`` learns from
+sampled transitions at ``--replay_ratio``. MADDPG (``Joint``) learns every
+seat of a game together: the ``JointTrainer`` joins a game's seat windows
+into one row of a replay with one lane per game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..acting.exploration import Exploration
+from ..acting.prev_inputs import prev_shapes
+from ..core import distributed
+from ..core.args_provider import Configurable
+from ..core.game_loader import GameLoader
+from ..learners.offpolicy_trainer import JointTrainer, OffPolicyTrainer, offpolicy_interface
+from ..models.base import Model
+from ..models.interface import ModelInterface
+from ..replay import Replay
+from .engine import EngineRecipe
+
+
+class OffPolicy(EngineRecipe):
+    """An actor-critic method on Box actions, learning from a replay of each seat's transitions."""
+
+    trainer = OffPolicyTrainer
+
+    def learning_components(self) -> list[type[Configurable]]:
+        return [self.method, Replay, Exploration, OffPolicyTrainer]
+
+    def add_tags(self, loader: GameLoader, gc: Any, model: Model) -> Any:
+        return loader.add_value_tags(gc, model.state_size, prev_shapes(model))
+
+    def check_run(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model) -> None:
+        """``ValueError`` unless the model fits the method and the run can hold its replay."""
+        if distributed.is_distributed():
+            raise ValueError(f"--method {config['method']} does not run under torchrun (its replay is one "
+                             "process's)")
+
+    def replay_lanes(self, loader: GameLoader, gc: Any) -> dict[str, int]:
+        """The replay's lanes: one per game seat."""
+        return {"num_lanes": loader.num_games * gc.num_seats}
+
+    def build_trainer(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model,
+                      mi: ModelInterface) -> OffPolicyTrainer:
+        learner = self.method.from_config(config, seed=loader.seed)
+        learner.check_model(model)
+        self.check_run(config, loader, gc, model)
+        replay = Replay.from_config(config, **self.replay_lanes(loader, gc), obs_keys=model.obs_keys,
+                                    gamma=learner.gamma, seed=loader.seed)
+        family = model.policy_family
+        exploration = Exploration.from_config(config, low=family.low, high=family.high,
+                                              random_frames=config["learning_starts"], seed=loader.seed)
+        return self.trainer.from_config(config, mi=offpolicy_interface(model, mi), method=learner,
+                                        sampler=exploration, replay=replay, seats_per_game=gc.num_seats,
+                                        statistics=loader.statistic_keys(gc))
+
+
+class Joint(OffPolicy):
+    """MADDPG: every seat of a game learned together, from joint transitions (one replay lane per game)."""
+
+    trainer = JointTrainer
+
+    def check_run(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model) -> None:
+        super().check_run(config, loader, gc, model)
+        method, seats = config["method"], gc.num_seats
+        if config["runner"] != "single":
+            raise ValueError(f"--method {method} runs with --runner single (its trainer joins a game's seats)")
+        if seats < 2 or model.seats != seats:
+            raise ValueError(f"--method {method} learns from every seat of a game together: it needs a game of "
+                             f"at least 2 seats and a model of as many; game {loader.game!r} has {seats}, the "
+                             f"model {model.seats}")
+
+    def replay_lanes(self, loader: GameLoader, gc: Any) -> dict[str, int]:
+        """One lane per game, every seat on each row."""
+        return {"num_lanes": loader.num_games, "joint_seats": gc.num_seats}
