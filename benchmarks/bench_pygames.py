@@ -33,6 +33,7 @@ measurements, libraries interleaved and their order rotated per repeat.
 
     python benchmarks/bench_pygames.py                # the table (a few minutes)
     python benchmarks/bench_pygames.py --quick        # smoke run
+    python benchmarks/bench_pygames.py --record       # append the figures to benchmarks/results.jsonl
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import functools  # noqa: E402
 import platform  # noqa: E402
-import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -53,15 +53,20 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
+import report  # noqa: E402
 
 from elfpy.gym_presets import atari_env, make_gym_env  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 NUM_ACTIONS = 6  # Pong's minimal action set
 LIBRARIES = ("elfpy", "elfpy_half", "elfpy_envpool", "elfpy_envpool_half", "gym_async", "envpool")
-TITLES = {"elfpy": "elfpy (batch N)", "elfpy_half": "elfpy (batch N/2)",
-          "elfpy_envpool": "elfpy envpool: (batch N)", "elfpy_envpool_half": "elfpy envpool: (batch N/2)",
-          "gym_async": "gym AsyncVectorEnv", "envpool": "envpool"}
+ROWS = {"elfpy": "elfpy hosted, {n} games, batch N", "elfpy_half": "elfpy hosted, {n} games, batch N/2",
+        "elfpy_envpool": "envpool through the engine, {n} games, batch N",
+        "elfpy_envpool_half": "envpool through the engine, {n} games, batch N/2",
+        "gym_async": "gym AsyncVectorEnv, {n} games", "envpool": "envpool alone, {n} games"}
+# each elfpy mode's peer: AsyncVectorEnv for hosted games, envpool alone for envpool's
+GOAL = {"label": "issue's goal", "ratio": 1.5}  # hosted games' steps/s beside AsyncVectorEnv's
+PEERS = {"elfpy": "gym_async", "elfpy_half": "gym_async", "elfpy_envpool": "envpool", "elfpy_envpool_half": "envpool"}
 
 
 FACTORIES = {
@@ -189,6 +194,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--libraries", nargs="+", default=list(LIBRARIES), choices=LIBRARIES)
     parser.add_argument("--quick", action=argparse.BooleanOptionalAction, default=False, help="1 repeat of 2 s")
+    report.add_options(parser)
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.repeats = 2.0, 1
@@ -210,26 +216,25 @@ def main() -> None:
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
     print(f"\nPong, {args.num_envs} envs, random actions; {args.workers} elfpy workers / envpool threads; "
           f"median of {args.repeats} x {args.seconds:g} s; commit {commit}; {machine}\n")
-    print_table("steps/s", results, args.configs, args.libraries)
-    print_table("CPU seconds per 1,000 steps", costs, args.configs, args.libraries, digits=3, ratios=False)
+    report.publish(figures(results, costs, args.num_envs), args)
 
 
-def print_table(what: str, values: dict[tuple[str, str], list[float]], configs: list[str], libraries: list[str],
-                digits: int = 0, ratios: bool = True) -> None:
-    """A markdown table of the medians, with each elfpy mode's ratio to its reference
-    (AsyncVectorEnv for hosted games, envpool alone for envpool's)."""
-    references = {"elfpy": "gym_async", "elfpy_half": "gym_async", "elfpy_envpool": "envpool",
-                  "elfpy_envpool_half": "envpool"}
-    compared = [lib for lib in libraries if ratios and references.get(lib) in libraries]
-    print(f"\n{what}\n")
-    print("| config | " + " | ".join([TITLES[lib] for lib in libraries] +
-                                     [f"{TITLES[lib]} / {TITLES[references[lib]]}" for lib in compared]) + " |")
-    print("|---|" + "---:|" * (len(libraries) + len(compared)))
-    for config in configs:
-        medians = {lib: statistics.median(values[(config, lib)]) for lib in libraries}
-        cells = [f"{medians[lib]:,.{digits}f}" for lib in libraries]
-        cells += [f"{medians[lib] / medians[references[lib]]:.2f}x" for lib in compared]
-        print(f"| {config} | " + " | ".join(cells) + " |")
+def figures(rates: dict[tuple[str, str], list[float]], costs: dict[tuple[str, str], list[float]],
+            num_envs: int) -> list[dict]:
+    """The page's figures, every repeat: steps/s (hosted games: the issue's
+    goal, 1.5x AsyncVectorEnv) and CPU seconds per 1,000 steps, each elfpy mode
+    beside its peer. The page's rows are the atari preset; raw frames say so."""
+    def row(config: str, library: str) -> str:
+        return ROWS[library].format(n=num_envs) + (", raw frames" if config == "raw" else "")
+
+    out = []
+    for metric, unit, better, values in (("steps/s", "", "higher", rates), ("CPU per 1k steps", "s", "lower", costs)):
+        for (config, library), each in values.items():
+            peer = row(config, PEERS[library]) if library in PEERS else None
+            goal = metric == "steps/s" and PEERS.get(library) == "gym_async"
+            out.append(dict(benchmark="atari", row=row(config, library), metric=metric, unit=unit, values=each,
+                            better=better, peer=peer, reference=GOAL if goal else None))
+    return out
 
 
 if __name__ == "__main__":
