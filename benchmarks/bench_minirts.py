@@ -22,6 +22,7 @@ PlayMatch) prints its rate in the C++ test: `test_minirts soak_ai_against_ai_and
 
     python benchmarks/bench_minirts.py            # ~1 minute
     python benchmarks/bench_minirts.py --quick    # seconds
+    python benchmarks/bench_minirts.py --seconds 4 --repeats 3 --record   # append the figures to results.jsonl
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import statistics  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+import report  # noqa: E402
 
 import elfpy  # noqa: E402
 
@@ -73,29 +75,32 @@ def main() -> None:
     parser.add_argument("--ai_frame_skip", type=int, default=2000, help="ticks per step in ai_vs_ai")
     parser.add_argument("--quick", action=argparse.BooleanOptionalAction, default=False, help="one short run per mode")
     parser.add_argument("--modes", default="", help="only the modes whose name contains one of these, comma-separated")
+    report.add_options(parser)
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.repeats = 1.0, 1
-    modes = {
-        "ai_vs_ai (simple vs simple)": dict(seats=0, frame_skip=args.ai_frame_skip),
-        "ai_vs_ai (hit_and_run vs simple)": dict(seats=0, frame_skip=args.ai_frame_skip, ai0="hit_and_run"),
-        "ai_vs_ai ctf (simple vs simple)": dict(seats=0, frame_skip=args.ai_frame_skip, variant="ctf"),
-        "ai_vs_waves tower_defense (simple)": dict(seats=0, frame_skip=args.ai_frame_skip, variant="tower_defense"),
+    modes = {  # named as the page's rows
+        "ai_vs_ai, simple vs simple": dict(seats=0, frame_skip=args.ai_frame_skip),
+        "ai_vs_ai, hit_and_run vs simple": dict(seats=0, frame_skip=args.ai_frame_skip, ai0="hit_and_run"),
+        "ai_vs_ai, ctf": dict(seats=0, frame_skip=args.ai_frame_skip, variant="ctf"),
+        "ai_vs_waves, tower_defense": dict(seats=0, frame_skip=args.ai_frame_skip, variant="tower_defense"),
         "engine_random (frame_skip 25)": dict(seats=1, frame_skip=25),
-        "engine_random + board (frame_skip 25)": dict(seats=1, frame_skip=25, board=True),
-        "engine_random ctf (frame_skip 25)": dict(seats=1, frame_skip=25, variant="ctf"),
-        "engine_random tower_defense (frame_skip 25)": dict(seats=1, frame_skip=25, variant="tower_defense"),
+        "engine_random + board": dict(seats=1, frame_skip=25, board=True),
+        "engine_random, ctf": dict(seats=1, frame_skip=25, variant="ctf"),
+        "engine_random, tower_defense": dict(seats=1, frame_skip=25, variant="tower_defense"),
     }
     if args.modes:
         wanted = [m.strip() for m in args.modes.split(",")]
         modes = {name: options for name, options in modes.items() if any(w in name for w in wanted)}
-    print("| mode | games | frames/s (wall, 1 worker) | frames/s per CPU second | frames measured |")
-    print("|---|---|---|---|---|")
+    figures = []
     for name, options in modes.items():
         runs = [measure(args.seconds, args.games, **options) for _ in range(args.repeats)]
-        wall = statistics.median(r[0] for r in runs)
-        cpu = statistics.median(r[1] for r in runs)
-        print(f"| {name} | {args.games} | {wall:,.0f} | {cpu:,.0f} | {sum(r[2] for r in runs):,} |", flush=True)
+        print(f"{name}: {args.games} games, {sum(r[2] for r in runs):,} frames measured, "
+              f"{statistics.median(r[0] for r in runs):,.0f} frames/s wall", flush=True)
+        for metric, column in (("frames/s, wall", 0), ("frames per CPU second", 1)):
+            figures.append(dict(benchmark="minirts", row=name, metric=metric, unit="",
+                                values=[r[column] for r in runs], better="higher"))
+    report.publish(figures, args)
 
 
 if __name__ == "__main__":
