@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Go benchmarks; results in benchmarks/README.md ("Go").
+"""Go benchmarks; results on the page benchmarks/README.md ("Go"), their story in benchmarks/notes/2026-11-26-go.md.
 
     python benchmarks/bench_go.py playouts            # C++ random playouts per second, one core
     python benchmarks/bench_go.py rules --games 2000  # rules vs OpenSpiel's go, move by move
@@ -16,7 +16,8 @@
 `playouts` runs the C++ test `test_go random_playouts...`, which times 1000
 uniformly random 9x9 games (no filling of one's own single-point eyes; 162
 moves at most, OpenSpiel's limit) on one thread; build it first with
-`bash scripts/test_cpp.sh -R test_go`.
+`bash scripts/test_cpp.sh -R test_go`. `playouts`, `rules` and `sims` take
+`--record`, which appends their figures to benchmarks/results.jsonl.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+import report  # noqa: E402
 import torch  # noqa: E402
 
 import elfpy  # noqa: E402
@@ -53,16 +55,23 @@ def bench_playouts(args) -> None:
         run = subprocess.run([str(binary), "random_playouts"], capture_output=True, text=True, check=True)
         found = re.search(r"random playouts: (\d+) /s per CPU second, (\d+) /s wall", run.stderr)
         rates.append((float(found.group(1)), float(found.group(2))))
-    print(f"9x9 random playouts, one thread: median {statistics.median(r[0] for r in rates):.0f} per CPU second, "
-          f"{statistics.median(r[1] for r in rates):.0f} per wall second (runs, CPU: "
-          f"{', '.join(f'{r[0]:.0f}' for r in rates)})")
+    print(f"9x9 random playouts, one thread: median {statistics.median(r[1] for r in rates):.0f} per wall second")
+    report.publish([dict(benchmark="go", row="random 9x9 playouts, one thread", metric="playouts per CPU second",
+                         unit="", values=[r[0] for r in rates], better="higher")], args)
 
 
 def bench_rules(args) -> None:
+    import pyspiel
+
     start, cpu = time.perf_counter(), time.process_time()
-    report = compare_random_games(args.games, board_size=args.board_size, seed=args.seed)
-    print(report)
+    rules = compare_random_games(args.games, board_size=args.board_size, seed=args.seed)
+    print(rules)
     print(f"{time.perf_counter() - start:.1f} s wall, {time.process_time() - cpu:.1f} s CPU")
+    board = "" if args.board_size == 9 else f" {args.board_size}x{args.board_size}"  # the page's rows: 9x9
+    report.publish([dict(benchmark="go", row=f"engine's go against OpenSpiel {pyspiel.__version__}, "
+                                             f"{args.games} random{board} games",
+                         metric=f"disagreements in legal moves, {rules.moves:,} positions", unit="",
+                         values=[rules.legal_mismatches], better="lower")], args)
 
 
 def network_evaluator(net: PolicyValueNet, device: str = "cpu"):
@@ -159,6 +168,11 @@ def bench_sims(args) -> None:
     evaluator = network_evaluator(net, args.device)
     print(f"network: {args.channels} channels, {args.blocks} blocks on {args.device}; torch threads 1")
     print("engine (go_mcts, C++ search, one network call per batch of leaves):")
+    # The page's rows: on the CPU, sims per CPU second; on a GPU, per wall second.
+    cpu_only = args.device == "cpu"
+    metric, column = ("sims per CPU second", 1) if cpu_only else ("sims/s, wall", 0)
+    peer = "OpenSpiel MCTSBot (Python)" + ("" if cpu_only else ", GPU")
+    figures = []
     for threads in args.threads:
         for games, leaves in args.shapes:
             rates = [engine_sims_per_second(evaluator, games, leaves, threads, args.frames)
@@ -167,6 +181,10 @@ def bench_sims(args) -> None:
             cpu = statistics.median(r[1] for r in rates)
             print(f"  threads {threads} games {games:3d} leaves {leaves} batch {games * leaves:4d}: "
                   f"{wall:7.0f} sims/s wall, {cpu:7.0f} per CPU s", flush=True)
+            row = (f"engine search, {threads} thread{'s' if threads > 1 else ''}, {games} games x {leaves} leaves"
+                   if cpu_only else f"engine search on the GPU, {threads} threads, {games} x {leaves} leaves")
+            figures.append(dict(benchmark="go", row=row, metric=metric, unit="", values=[r[column] for r in rates],
+                                better="higher", peer=peer))
     game = pyspiel.load_game("go", {"board_size": 9, "komi": play.KOMI})
     bot = mcts.MCTSBot(game, uct_c=1.5, max_simulations=args.openspiel_sims, evaluator=NetworkEvaluator(net, 9),
                        solve=False, random_state=np.random.RandomState(0))
@@ -180,6 +198,9 @@ def bench_sims(args) -> None:
     print(f"OpenSpiel MCTSBot (Python search, same network, batch 1): "
           f"{statistics.median(r[0] for r in rates):.0f} sims/s wall, {statistics.median(r[1] for r in rates):.0f} "
           f"per CPU s")
+    figures.append(dict(benchmark="go", row=peer, metric=metric, unit="", values=[r[column] for r in rates],
+                        better="higher"))
+    report.publish(figures, args)
 
 
 def bench_selfplay(args) -> None:
@@ -273,10 +294,12 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("playouts")
     p.add_argument("--repeats", type=int, default=5)
+    report.add_options(p)
     p = sub.add_parser("rules")
     p.add_argument("--games", type=int, default=2000)
     p.add_argument("--board_size", type=int, default=play.BOARD_SIZE)
     p.add_argument("--seed", type=int, default=0)
+    report.add_options(p)
     p = sub.add_parser("sims")
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--shapes", type=lambda t: tuple(int(x) for x in t.split("x")), nargs="+",
@@ -287,6 +310,7 @@ def main() -> None:
     p.add_argument("--blocks", type=int, default=3)
     p.add_argument("--openspiel_sims", type=int, default=200)
     p.add_argument("--device", default="cpu", help="where the network runs: cpu, cuda")
+    report.add_options(p)
     p = sub.add_parser("selfplay")
     p.add_argument("--num_frames", type=int, default=200000)
     p.add_argument("--log_every", type=int, default=20)
