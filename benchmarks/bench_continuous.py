@@ -54,7 +54,7 @@ def run_rlpytorch(seed: int, frames: int | None) -> Result:
     with redirect_stdout(io.StringIO()):
         out = train_main(argv)
     cpu = time.process_time() - cpu
-    summary, result = out["summary"], out["eval"]
+    summary, result = out.summary, out.eval
     return Result(
         "rlpytorch PPO (native pendulum)", seed, summary.frames, summary.seconds, cpu, result.mean, result.std
     )

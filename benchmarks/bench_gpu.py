@@ -244,7 +244,7 @@ def profiled(step: Callable[[], None], seconds: float) -> str:
 def real(argv: list[str], frames: int) -> Measure:
     """``rlpytorch.train`` for ``frames`` frames; FPS over its training loop."""
     with Clock() as clock, redirect_stdout(io.StringIO()):
-        summary = train_main([*argv, "--num_frames", str(frames), *QUIET])["summary"]
+        summary = train_main([*argv, "--num_frames", str(frames), *QUIET]).summary
     return Measure(summary.frames, clock.wall, clock.cpu, summary.fps)
 
 

@@ -207,7 +207,7 @@ def publish(figures, args):
         path = args.results or results_file()
         for figure in figures:
             record(**figure, run=run, path=path)
-        print(f"recorded {len(figures)} figures in {path}")
+        print(f"recorded {len(figures)} figure{'s' if len(figures) != 1 else ''} in {path}")
     return text
 
 
@@ -357,9 +357,11 @@ before/after round, the old page's introduction (each script's options).
 
 **Reproduce.** `pip install -e . --no-build-isolation`, plus the libraries
 compared against (`pip install envpool==1.2.5 gymnasium==1.4.0
-stable-baselines3`); then a run's command (`r1`, ...). New figures go into
-`results.jsonl` through `report.record()`, one whole line each; `python
-benchmarks/report.py` then rewrites this page.
+stable-baselines3`); then a run's command (`r1`, ...). A bench script run
+with `--record` appends its figures to `results.jsonl` (`--results PATH` or
+`$ELF_BENCH_RESULTS` for another file; a run without it appends nothing),
+one whole line each through `report.record()`; `python benchmarks/report.py`
+then rewrites this page.
 
 **Method.** Contenders run interleaved (all on repeat or seed 0, then 1, ...,
 the order rotating), torch and BLAS on one thread unless the command says
