@@ -1,7 +1,7 @@
 """MuJoCo through the hosted path: the example configs' environments
 (HalfCheetah-v5, Hopper-v5) under GameContext, trained by PPO with the
 configs' tanh-squashed Gaussian policy for a few windows (a smoke test: the
-wiring, not the learning, which is recorded in benchmarks/README.md)."""
+wiring, not the learning, which is recorded in benchmarks/notes/2026-11-25-continuous.md)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 Each model file carries its training configuration (game options included), so
 this rebuilds game and model from it, as ``python -m rlpytorch.evaluate`` does, and plays a
 fixed set of seeded games greedily. The thresholds sit well below the figures
-of benchmarks/README.md ("Learning against the built-in AIs", 1000 games), so
+of benchmarks/notes/2026-11-25-minirts.md ("Learning against the built-in AIs", 1000 games), so
 they catch a broken model, loader or game rule, not noise.
 """
 

@@ -81,7 +81,7 @@ def test_ppo_learns_cartpole_within_a_smaller_frame_budget():
 def test_the_fast_config_reaches_a_training_mean_of_475_within_150k_frames():
     """``--config cartpole_fast`` (rlpytorch/configs), bench_train's contender (plain SGD's fixed step on
     normalized observations): over deterministic seeds 0-29 it reached a mean of 475 over the last
-    100 training episodes in 83K frames (median), 128K at worst (benchmarks/README.md)."""
+    100 training episodes in 83K frames (median), 128K at worst (benchmarks/notes/2026-11-26-cartpole-training.md)."""
     argv = ["--config", "cartpole_fast", "--seed", "0", "--deterministic", "--num_frames", "150000"]
     argv += ["--eval_episodes", "20", "--save_dir", "", "--no-progress", "--log_every", "150000"]
     out = train.main(argv)
