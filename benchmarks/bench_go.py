@@ -204,7 +204,7 @@ def bench_sims(args) -> None:
 
 
 def bench_selfplay(args) -> None:
-    from rlpytorch.alphazero import main
+    from rlpytorch.train import main  # go9.yaml says --method alphazero
 
     argv = ["--config", "go9", "--num_frames", str(args.num_frames),
             "--save_dir", args.save_dir, "--log_every", str(args.log_every)] + args.extra
@@ -315,7 +315,7 @@ def main() -> None:
     p.add_argument("--num_frames", type=int, default=200000)
     p.add_argument("--log_every", type=int, default=20)
     p.add_argument("--save_dir", default="runs/go9_bench", help="the run's folder (rlpytorch.run.run_dir)")
-    p.add_argument("extra", nargs="*", help="more rlpytorch.alphazero arguments (after --)")
+    p.add_argument("extra", nargs="*", help="more rlpytorch.train arguments (after --)")
     for name in ("gnugo", "mctsbot", "versus"):
         p = sub.add_parser(name)
         p.add_argument("--load", default="")
