@@ -1,6 +1,6 @@
 """SGF (FF[4]) records of Go games, and ``SgfWriter``, which saves each
-self-play game that ``rlpytorch.alphazero`` reports (``--game_writer
-elfpy.go.sgf:SgfWriter``) with its Tromp-Taylor result."""
+self-play game that ``python -m rlpytorch.train --method alphazero`` reports
+(``--game_writer elfpy.go.sgf:SgfWriter``) with its Tromp-Taylor result."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from rlpytorch.alphazero import arguments
-from rlpytorch.alphazero import main as alphazero_main
+import rlpytorch
+from rlpytorch import train
 from rlpytorch.methods.policy_value import PolicyValueLoss
 from rlpytorch.plot import read_columns
 from rlpytorch.replay.position_replay import PositionReplay, RecordKeys, SelfPlayRecords
@@ -98,20 +98,24 @@ def test_moves_of_fast_searches_count_in_the_game_but_give_no_record():
 
 
 # A tiny self-play set-up: 4 games of 10 moves on 9x9, 4 playouts a move.
-TINY = [
-    "--game", "go_mcts", "--num_games", "4", "--num_threads", "1", "--actor_batch", "8", "--seed", "1",
-    "--game_options", "board_size=9,komi=7.5,playouts=4,leaves=2,max_moves=10,resign_threshold=-1",
-    "--state_key", "s", "--legal_key", "legal", "--policy_reply", "policy", "--value_reply", "value",
-    "--record_state_key", "root_s", "--visits_key", "visits", "--move_key", "move", "--player_key", "player",
-    "--resign_check_key", "resign_check", "--min_replay", "40", "--sgd_batch", "32",
-    "--updates_per_batch", "1", "--lr", "0.05", "--log_every", "20", "--channels", "8", "--blocks", "1",
-    "--no-export",
-]
+TINY = dict(
+    method="alphazero", game="go_mcts", num_games=4, num_threads=1, actor_batch=8, seed=1,
+    game_options="board_size=9,komi=7.5,playouts=4,leaves=2,max_moves=10,resign_threshold=-1",
+    state_key="s", legal_key="legal", policy_reply="policy", value_reply="value",
+    record_state_key="root_s", visits_key="visits", move_key="move", player_key="player",
+    resign_check_key="resign_check", min_replay=40, sgd_batch=32,
+    updates_per_batch=1, lr=0.05, log_every=20, channels=8, blocks=1,
+    export=False,
+)
+
+
+def self_play(**settings) -> rlpytorch.Run:
+    """The tiny self-play run with ``settings`` over it."""
+    return rlpytorch.train(rlpytorch.config(**{**TINY, **settings}))
 
 
 def test_short_self_play_run_trains_and_its_loss_falls(tmp_path):
-    history = alphazero_main([*TINY, "--num_frames", "1400", "--save_dir", str(tmp_path / "run"),
-                              "--game_writer", "elfpy.go.sgf:SgfWriter"])
+    history = self_play(num_frames=1400, save_dir=str(tmp_path / "run"), game_writer="elfpy.go.sgf:SgfWriter").history
     assert len(history) >= 4
     # The value part falls to ~0 within 40 steps (white wins every 10-move game
     # on komi); the policy part then falls below its start (log 82 = 4.41).
@@ -125,7 +129,8 @@ def test_short_self_play_run_trains_and_its_loss_falls(tmp_path):
         assert (run / name).is_file(), name
     losses = read_columns(run / "progress.csv", "frames", "loss")[1]
     assert losses.tolist() == pytest.approx([h["loss"] for h in history])
-    assert len((run / "log.txt").read_text().splitlines()) == len(history)
+    logged = (run / "log.txt").read_text().splitlines()  # the stats lines, then every run's closing summary
+    assert len(logged) == len(history) + 1 and logged[-1].startswith("trained 1,400 frames in ")
     games = sorted((run / "games").glob("*.sgf"))
     assert len(games) == history[-1]["games"]
     assert games[0].read_text().startswith("(;FF[4]GM[1]SZ[9]KM[7.5]")
@@ -133,9 +138,9 @@ def test_short_self_play_run_trains_and_its_loss_falls(tmp_path):
 
 
 def test_help_groups_settings_by_component_and_the_go9_config_is_accepted(capsys):
-    provider = arguments()
-    assert list(provider.groups) == ["AlphaZeroScript", "GameLoader", "AlphaZero", "SelfPlayKeys", "PolicyValueLoss",
-                                     "PolicyValueSettings", "StatsLogger"]
+    provider = train.arguments("alphazero")
+    assert list(provider.groups) == ["MethodChoice", "SelfPlayScript", "GameLoader", "AlphaZero", "SelfPlayKeys",
+                                     "PolicyValueLoss", "PolicyValueSettings", "StatsLogger"]
     config = provider.parse(["--config", "go9"])
     assert config["state_key"] == "s" and config["channels"] == 32 and config["game_writer"]
     with pytest.raises(SystemExit):
@@ -199,15 +204,16 @@ def test_the_replay_file_is_written_whole_or_left_as_it_was(tmp_path, monkeypatc
 
 def test_a_self_play_run_saved_along_the_way_resumes_where_it_stopped(tmp_path):
     run = tmp_path / "run"
-    alphazero_main([*TINY, "--num_frames", "600", "--save_every", "250", "--save_dir", str(run)])
+    self_play(num_frames=600, save_every=250, save_dir=str(run))
     saved = torch.load(run / "last.pt", weights_only=True)
     state = saved["resume"]
     assert state["frames"] >= 600 and state["stats"]["games"] >= 4 and state["replay_added"] >= 40
     assert state["optimizer"]["state"]  # momentum buffers of the SGD steps taken
     with pytest.raises(ValueError, match="already holds a run"):
-        alphazero_main([*TINY, "--num_frames", "600", "--save_dir", str(run)])
+        self_play(num_frames=600, save_dir=str(run))
 
-    resumed = alphazero_main(["--resume", str(run), "--num_frames", "1200"])
+    # The command line's path, end to end: the method, then the resumed run's configuration.
+    resumed = train.main(["--method", "alphazero", "--resume", str(run), "--num_frames", "1200"]).history
     first = resumed[0]
     assert state["frames"] < first["frames"] and resumed[-1]["frames"] >= 1200
     assert first["step"] > saved["step"]  # the SGD step count goes on
@@ -220,7 +226,7 @@ def test_a_self_play_run_saved_along_the_way_resumes_where_it_stopped(tmp_path):
         shapes = saved_window["planes"].shape, saved_window["pi"].shape[1]
     PositionReplay(shapes[0][0], shapes[0][1:], shapes[1]).save(run / "replay.npz")  # not the window of last.pt
     with pytest.raises(ValueError, match="not saved together"):
-        alphazero_main(["--resume", str(run), "--num_frames", "1800"])
+        rlpytorch.train(rlpytorch.config(resume=str(run), num_frames=1800))
 
 
 @pytest.mark.parametrize("setting, named", [
@@ -228,10 +234,9 @@ def test_a_self_play_run_saved_along_the_way_resumes_where_it_stopped(tmp_path):
     (["--num_games", "-3"], "num_games must be >= 1, got -3"),
 ])
 def test_a_refused_setting_is_one_line_and_leaves_no_run_folder(tmp_path, setting, named):
-    from rlpytorch.train import command_line
-
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_:
-        command_line(alphazero_main, "prog", ["--config", "go9", "--save_dir", str(run), *setting])
+        # go9 names its method: the command line needs no --method alphazero
+        train.command_line(train.main, "prog", ["--config", "go9", "--save_dir", str(run), *setting])
     assert named in str(exit_.value.code) and "\n" not in str(exit_.value.code)
     assert not run.exists()

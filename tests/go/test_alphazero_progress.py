@@ -7,9 +7,7 @@ import io
 import re
 import sys
 
-from test_alphazero import TINY
-
-from rlpytorch.alphazero import main as alphazero_main
+from test_alphazero import self_play
 
 
 class Terminal(io.StringIO):
@@ -22,7 +20,7 @@ class Terminal(io.StringIO):
 def run_printing_to(stream, monkeypatch) -> str:
     monkeypatch.setattr(sys, "stdout", stream)
     monkeypatch.setattr(sys, "stderr", stream)
-    alphazero_main([*TINY, "--num_frames", "600", "--save_dir", ""])
+    self_play(num_frames=600, save_dir="")
     return stream.getvalue()
 
 
