@@ -204,6 +204,7 @@ class Training:
         if self.folder is not None:
             check_run_dir(self.folder, resumed[0] if resumed else None)
         config["save_dir"] = str(self.folder or "")
+        self.folder = self.folder.absolute() if self.folder is not None else None  # what Run reports
         if not self.main_rank:
             config["progress"] = False
         self._settings = config
