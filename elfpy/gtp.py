@@ -4,8 +4,8 @@
 
 speaks GTP on stdin/stdout. MODEL is a network exported with torch.export
 taking ``(s, legal)`` and returning ``(policy, value)`` (``python -m
-rlpytorch.train --method alphazero`` writes one beside each checkpoint); without ``--load`` the search uses equal
-priors and value 0. Commands: protocol_version, name, version,
+rlpytorch.train --method alphazero`` writes one beside each checkpoint);
+without ``--load`` the search uses equal priors and value 0. Commands: protocol_version, name, version,
 known_command, list_commands, boardsize, clear_board, komi, play, genmove,
 undo, final_score, showboard, quit. Errors (illegal moves, unknown commands,
 bad arguments: a vertex off the board or malformed, a komi that is not a

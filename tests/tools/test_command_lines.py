@@ -5,23 +5,24 @@ what is wrong."""
 from __future__ import annotations
 
 import csv
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from elfpy import gtp
 from elfpy.render import minirts
-from rlpytorch import alphazero, evaluate, plot, train, tune
+from rlpytorch import evaluate, plot, train, tune
 
 ENTRY_POINTS = {
     "elfpy.gtp": gtp.main,
     "elfpy.render.minirts": minirts.main,
     "rlpytorch.train": train.main,
     "rlpytorch.evaluate": evaluate.main,
-    "rlpytorch.alphazero": alphazero.main,
     "rlpytorch.plot": plot.main,
     "rlpytorch.tune": tune.main,
-}  # (rlpytorch.launch: tests/tools/test_launch.py)
+}  # (rlpytorch.launch: tests/tools/test_launch.py; AlphaZero: rlpytorch.train --method alphazero)
 
 
 def help_of(main, capsys, argv=("--help",)) -> str:
@@ -36,14 +37,14 @@ def test_help_names_the_program_as_it_is_typed(module, capsys):
     assert help_of(ENTRY_POINTS[module], capsys).startswith(f"usage: python -m {module} ")
 
 
-@pytest.mark.parametrize("module, option", [("rlpytorch.train", "--resume"), ("rlpytorch.evaluate", "--load"),
-                                            ("rlpytorch.alphazero", "--resume")])
-def test_an_option_without_its_value_is_reported_under_the_programs_name(module, option, capsys):
+@pytest.mark.parametrize("module, argv", [("rlpytorch.train", ["--resume"]), ("rlpytorch.evaluate", ["--load"]),
+                                          ("rlpytorch.train", ["--method", "alphazero", "--resume"])])
+def test_an_option_without_its_value_is_reported_under_the_programs_name(module, argv, capsys):
     with pytest.raises(SystemExit) as exit_:
-        ENTRY_POINTS[module]([option])
+        ENTRY_POINTS[module](argv)
     assert exit_.value.code == 2
     last = capsys.readouterr().err.splitlines()[-1]
-    assert last == f"python -m {module}: error: argument {option}: expected one argument"
+    assert last == f"python -m {module}: error: argument {argv[-1]}: expected one argument"
 
 
 @pytest.mark.parametrize("module, defaults", [
@@ -62,10 +63,25 @@ def test_train_help_says_each_method_lists_its_own_settings(capsys):
     assert "--clip_eps" not in text and "--clip_eps" in help_of(train.main, capsys, ["--method", "ppo", "--help"])
 
 
-def test_alphazero_help_keeps_its_command_line_and_shows_no_empty_default(capsys):
-    text = help_of(alphazero.main, capsys)
-    assert "\n    python -m rlpytorch.alphazero --config go9\n" in text  # not run into the prose around it
+def test_alphazero_help_keeps_its_command_lines_and_shows_no_empty_default(capsys):
+    text = help_of(train.main, capsys, ["--method", "alphazero", "--help"])
+    assert "\n    import rlpytorch\n" in text  # the docstring's example, not run into the prose around it
+    assert "\n    python -m rlpytorch.train --method ppo --help\n" in text  # nor the epilog's command line
+    assert "(``--method alphazero --config go9``)" in " ".join(text.split())  # how to run AlphaZero on Go
     assert "(default: )" not in text and "(default: 200000)" in text
+
+
+def test_train_with_method_alphazero_lists_alphazeros_settings():
+    done = subprocess.run([sys.executable, "-m", "rlpytorch.train", "--method", "alphazero", "--help"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith("usage: python -m rlpytorch.train ")
+    for group in ("SelfPlayScript:", "AlphaZero:", "SelfPlayKeys:", "PolicyValueLoss:", "PolicyValueSettings:"):
+        assert f"\n{group}\n" in text, group
+    for option in ("--visits_key", "--sgd_batch", "--game_writer", "--channels", "--value_coef", "--resume"):
+        assert option in text, option
+    assert "--clip_eps" not in text and "The settings above are those of --method alphazero" in text
 
 
 def write_progress(folder: Path, columns: list[str]) -> Path:
