@@ -66,7 +66,7 @@ from .core.args_provider import (
     setting,
 )
 from .core.game_loader import GameLoader
-from .learners.trainer import EvalResult, check_eval_episodes
+from .learners.trainer import EvalResult
 from .models.base import CheckpointError
 from .recipes import RECIPES
 from .run.resume import read_resume_checkpoint, resume_argument, resumed_config
@@ -194,11 +194,9 @@ class Training:
         config = dataclasses.asdict(settings)
         resume = config.pop("resume")
         resumed = read_resume_checkpoint(resume) if resume else None
-        if config.get("eval_at_end") or config.get("eval_every"):
-            check_eval_episodes(config["eval_episodes"])
-        device = config.get("learner_device") or config.get("device") or "cpu"
-        if distributed.init_from_env(device) and config.get("runner", "single") != "single":
-            raise ArgsError("under torchrun each rank is one process: use --runner single")
+        recipe = RECIPES[config["method"]]
+        recipe.check_settings(config)  # before anything is written
+        distributed.init_from_env(recipe.learner_device(config))
         self.main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
         self.folder = resolve_run_dir(config["save_dir"]) if self.main_rank else None
         if self.folder is not None:
@@ -223,8 +221,7 @@ class Training:
             torch.set_num_threads(config["torch_threads"])
             with settings_checked():
                 loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
-                self.session = RECIPES[config["method"]].start(config, loader, self.folder, resumed,
-                                                               self.main_rank, announce)
+                self.session = recipe.start(config, loader, self.folder, resumed, self.main_rank, announce)
         except BaseException:
             self._undo()  # so that the same --save_dir works on the next try
             raise

@@ -68,11 +68,16 @@ def unwrap(model: torch.nn.Module) -> torch.nn.Module:
     return model.module if isinstance(model, DistributedDataParallel) else model
 
 
+def launched() -> bool:
+    """Whether torchrun started this process as one of several ranks."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
 def init_from_env(device: str = "cpu") -> bool:
     """Joins the process group torchrun described in the environment (RANK,
     WORLD_SIZE, MASTER_ADDR, ...). Returns whether training is distributed.
     With CUDA each rank takes the GPU of its LOCAL_RANK."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1 or dist.is_initialized():
+    if not launched() or dist.is_initialized():
         return dist.is_initialized()
     cuda = torch.device(device).type == "cuda"
     if cuda:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.args_provider import Configurable
+from ..core import distributed
+from ..core.args_provider import ArgsError, Configurable
 from ..core.game_loader import GameLoader
 from ..core.stats import StatsLogger
 from ..run.run_dir import save_dir_setting
@@ -72,6 +73,13 @@ class AlphaZeroRecipe:
 
     def components(self) -> list[type[Configurable]]:
         return [SelfPlayScript, GameLoader, AlphaZero, StatsLogger]
+
+    def check_settings(self, config: Mapping[str, Any]) -> None:
+        if distributed.launched():
+            raise ArgsError("--method alphazero runs in one process, not under torchrun")
+
+    def learner_device(self, config: Mapping[str, Any]) -> str:
+        return config["device"]
 
     def start(self, config: Mapping[str, Any], loader: GameLoader, run_dir: Path | None,
               resumed: tuple[Path, Mapping[str, Any]] | None, main_rank: bool,

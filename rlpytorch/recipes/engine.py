@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core import distributed
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import ArgsError, Configurable, setting
 from ..core.game_loader import GameLoader
 from ..core.stats import StatsLogger
-from ..learners.trainer import EvalResult, Evaluator
+from ..learners.trainer import EvalResult, Evaluator, check_eval_episodes
 from ..models.base import Model
 from ..models.interface import ModelInterface
 from ..models.loader import ModelLoader
@@ -115,6 +115,17 @@ class EngineRecipe:
     def build_trainer(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model,
                       mi: ModelInterface) -> Any:
         raise NotImplementedError
+
+    def check_settings(self, config: Mapping[str, Any]) -> None:
+        """Refuse settings that would fail only after training (``ArgsError``)."""
+        if config["eval_at_end"] or config["eval_every"]:
+            check_eval_episodes(config["eval_episodes"])
+        if distributed.launched() and config["runner"] != "single":
+            raise ArgsError("under torchrun each rank is one process: use --runner single")
+
+    def learner_device(self, config: Mapping[str, Any]) -> str:
+        """The device the learner updates on (under torchrun, its process group's backend follows it)."""
+        return config["learner_device"] or config["device"]
 
     def components(self) -> list[type[Configurable]]:
         """Every component of a run of this method, in the order ``--help`` shows them."""
