@@ -64,7 +64,7 @@ class ActorCritic(Configurable):
     # them as defaults; a config file and the command line override them). On
     # CartPole the learning rate decides robustness: with 1e-3 (and its linear
     # decay over the 1M-frame budget) some seeds end below a greedy 475 (3 of
-    # 5 reached 500); with 2e-3 all did. See benchmarks/README.md, "Training".
+    # 5 reached 500); with 2e-3 all did. See benchmarks/notes/2026-11-26-cartpole-training.md.
     run_defaults: ClassVar[Mapping[str, Any]] = {"lr": 2e-3}
 
     def __post_init__(self) -> None:

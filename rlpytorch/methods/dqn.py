@@ -53,7 +53,7 @@ class DQN(ReplayedUpdate, Configurable):
     target: TargetNetwork = part(TargetNetwork)
 
     # Settings of other components that suit DQN (rlpytorch.train applies them as
-    # defaults): the CartPole set-up of benchmarks/README.md, "Value-based".
+    # defaults): the CartPole set-up of benchmarks/notes/2026-11-26-value-based.md.
     run_defaults: ClassVar[Mapping[str, Any]] = {
         "model": "q", "sampler": "epsilon_greedy", "epsilon": 1.0, "epsilon_final": 0.05,
         "epsilon_frames": 10_000, "T": 9, "activation": "relu", "hidden": 128, "lr": 1e-3, "n_step": 3,

@@ -53,7 +53,7 @@ class Tanh(nn.Module):
     one thread), and a quarter of a CartPole training run's CPU time under the
     torch profiler. Through sigmoid the forward and backward of that batch
     take 45 us instead of 88, and a CartPole run trained about 1.09x the
-    frames/s (benchmarks/README.md, "After the faster tanh"). The absolute
+    frames/s (benchmarks/notes/2026-11-26-cartpole-training.md, "After the faster tanh"). The absolute
     error is at most about 2e-7 (torch's tanh: 3e-8), negligible beside
     float32 training noise; other dtypes (whose rounding near 0 would lose
     more) and other devices use ``torch.tanh``, as does a compiled model
