@@ -41,7 +41,6 @@ class MADDPG(DDPG):
     """
 
     name: ClassVar[str] = "maddpg"
-    joint: ClassVar[bool] = True  # learns from joint transitions: one replay lane per game, every seat on a row
     # Lowe et al.'s MPE set-up where it fits one process: gamma 0.95, 2 x 64 units, tau 0.01.
     run_defaults: ClassVar[Mapping[str, Any]] = {
         "model": "seat_actor_q", "net_arch": "64,64", "lr": 1e-3, "gamma": 0.95, "polyak_tau": 0.01,
