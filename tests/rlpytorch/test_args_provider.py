@@ -191,9 +191,9 @@ def test_a_missing_path_is_reported_as_that_path_not_looked_up_by_name(tmp_path,
 
 @pytest.mark.parametrize("name", shipped_configs())
 def test_every_shipped_config_is_accepted_by_its_entry_point(name):
-    from rlpytorch import alphazero, train
+    from rlpytorch import train
 
     argv = ["--config", name]
-    provider = alphazero.arguments() if name == "go9" else ArgsProvider(train.components(train.chosen_method(argv)))
+    provider = ArgsProvider(train.components(train.chosen_method(argv)))  # go9's method is alphazero
     config = provider.parse(argv)
     assert {key: config[key] for key in read_config_file(name)} == provider.load_config(name)

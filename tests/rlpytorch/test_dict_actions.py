@@ -7,7 +7,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from rlpytorch import train
+import rlpytorch
 from rlpytorch.core.distributions import (
     CategoricalFamily,
     DictFamily,
@@ -52,8 +52,7 @@ class PickAndPush(gym.Env):
 gym.register(id=ENV_ID, entry_point=PickAndPush)
 
 # The game hosted in one worker process, small batches.
-GAME = ["--game", f"gym:{ENV_ID}", "--num_games", "16", "--actor_batch", "16", "--train_batch", "16",
-        "--num_workers", "1", "--no-progress"]
+GAME = dict(game=f"gym:{ENV_ID}", num_games=16, actor_batch=16, train_batch=16, num_workers=1, progress=False)
 
 
 def test_one_action_is_key_a_and_a_dict_action_one_key_per_entry():
@@ -76,12 +75,12 @@ def _probe_observations():
     return obs
 
 
-@pytest.mark.parametrize(("method", "lr"), [("ppo", "3e-3"), ("actor_critic", "1e-2")])
+@pytest.mark.parametrize(("method", "lr"), [("ppo", 3e-3), ("actor_critic", 1e-2)])
 def test_a_dict_action_is_learned_entry_by_entry_and_predict_returns_a_dict(tmp_path, method, lr):
     run = tmp_path / "run"
     # gamma 0: each step is its own bandit, so the push's advantage is not buried in the value's noise
-    train.main([*GAME, "--method", method, "--num_frames", "24000", "--gamma", "0", "--entropy_coef", "0",
-                "--box_policy", "tanh_gaussian", "--lr", lr, "--save_dir", str(run), "--no-eval_at_end"])
+    rlpytorch.train(rlpytorch.config(**GAME, method=method, num_frames=24000, gamma=0.0, entropy_coef=0.0,
+                                     box_policy="tanh_gaussian", lr=lr, save_dir=str(run), eval_at_end=False))
     loader = GameLoader(game=f"gym:{ENV_ID}", num_workers=1)
     probe = loader.context(num_games=1)
     model = load_model(run / "last.pt", loader.observation_spec(probe), loader.num_actions(probe))
@@ -99,8 +98,8 @@ def test_a_dict_action_is_learned_entry_by_entry_and_predict_returns_a_dict(tmp_
 
 def test_previous_dict_action_given_to_predict_is_encoded_entry_by_entry(tmp_path):
     run = tmp_path / "run"
-    train.main([*GAME, "--method", "ppo", "--model", "lstm", "--prev_action", "--prev_reward", "--num_frames",
-                "800", "--save_dir", str(run), "--no-eval_at_end"])
+    rlpytorch.train(rlpytorch.config(**GAME, method="ppo", model="lstm", prev_action=True, prev_reward=True,
+                                     num_frames=800, save_dir=str(run), eval_at_end=False))
     loader = GameLoader(game=f"gym:{ENV_ID}", num_workers=1)
     probe = loader.context(num_games=1)
     model = load_model(run / "last.pt", loader.observation_spec(probe), loader.num_actions(probe))
@@ -122,4 +121,4 @@ def test_previous_dict_action_given_to_predict_is_encoded_entry_by_entry(tmp_pat
                                                          ("sac", "actor_q", "one Box action")])
 def test_replay_methods_refuse_a_dict_action_by_name(method, model, needs):
     with pytest.raises(ValueError, match=needs):
-        train.main([*GAME, "--method", method, "--model", model, "--num_frames", "100", "--save_dir", ""])
+        rlpytorch.train(rlpytorch.config(**GAME, method=method, model=model, num_frames=100, save_dir=""))

@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from ddp_ranks import UPDATES, fixed_batch, train
 
-from rlpytorch.train import main as train_main
+import rlpytorch
 
 HERE = Path(__file__).resolve().parent
 
@@ -55,8 +55,8 @@ def test_torchrun_training_stops_every_rank_together_and_only_rank_0_writes(tmp_
 def test_a_run_resumes_under_torchrun_every_rank_from_rank_0s_state(tmp_path: Path) -> None:
     # A torchrun checkpoint is rank 0's state (written by the run above: frames_all_ranks beside
     # its own); here one written by a single process, resumed by 2 ranks.
-    options = ["--game", "cartpole", "--no-progress", "--no-eval_at_end", "--no-tensorboard", "--log_every", "1000"]
-    train_main([*options, "--num_frames", "1500", "--save_dir", str(tmp_path / "run")])
+    rlpytorch.train(rlpytorch.config(game="cartpole", progress=False, eval_at_end=False, tensorboard=False,
+                                     log_every=1000, num_frames=1500, save_dir=str(tmp_path / "run")))
     state = torch.load(tmp_path / "run" / "last.pt", weights_only=True)["resume"]
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m",
            "rlpytorch.train", "--resume", str(tmp_path / "run"), "--num_frames", "3000"]

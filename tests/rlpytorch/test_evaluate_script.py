@@ -2,6 +2,7 @@
 
 import pytest
 
+import rlpytorch
 from rlpytorch import evaluate, train
 from rlpytorch.core.args_provider import ArgsError
 from rlpytorch.models.base import read_checkpoint
@@ -11,8 +12,8 @@ from rlpytorch.models.base import read_checkpoint
 def run_without_progress(tmp_path_factory):
     """A short native CartPole run trained with --no-progress (which its checkpoint's args record)."""
     run = tmp_path_factory.mktemp("evaluate") / "run"
-    train.main(["--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8",
-                "--num_frames", "500", "--no-eval_at_end", "--no-progress", "--no-tensorboard", "--save_dir", str(run)])
+    rlpytorch.train(rlpytorch.config(game="cartpole", num_games=8, actor_batch=8, train_batch=8, num_frames=500,
+                                     eval_at_end=False, progress=False, tensorboard=False, save_dir=str(run)))
     assert read_checkpoint(run / "last.pt")["args"]["progress"] is False
     return run
 

@@ -11,6 +11,7 @@ from fake_engine import FakeBatch, train_window
 from fakes import fake_loader
 
 import elfpy
+import rlpytorch
 from rlpytorch.acting.sampler import Sampler
 from rlpytorch.core.args_provider import ArgsProvider
 from rlpytorch.core.transfer import HostStaging, needs_pinning, staging_for
@@ -20,7 +21,7 @@ from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.models.base import read_checkpoint
 from rlpytorch.models.interface import ModelInterface
 from rlpytorch.run.multi_process import MultiProcessRun
-from rlpytorch.train import components, main
+from rlpytorch.train import components
 
 
 def make_trainer(**settings):
@@ -245,11 +246,10 @@ def test_alternation_serves_every_game_in_batches_of_half_the_games():
 
 
 def test_alternating_training_equals_the_plain_run_in_deterministic_mode(tmp_path):
-    base = ["--game", "cartpole", "--num_games", "16", "--actor_batch", "16", "--train_batch", "16",
-            "--deterministic", "--num_frames", "4000", "--num_threads", "2", "--no-progress",
-            "--no-eval_at_end", "--log_every", "100000", "--seed", "3"]
-    main([*base, "--save_dir", str(tmp_path / "plain")])
-    main([*base, "--alternate", "--save_dir", str(tmp_path / "alternating")])
+    base = dict(game="cartpole", num_games=16, actor_batch=16, train_batch=16, deterministic=True, num_frames=4000,
+                num_threads=2, progress=False, eval_at_end=False, log_every=100000, seed=3)
+    rlpytorch.train(rlpytorch.config(**base, save_dir=str(tmp_path / "plain")))
+    rlpytorch.train(rlpytorch.config(**base, alternate=True, save_dir=str(tmp_path / "alternating")))
     plain = read_checkpoint(tmp_path / "plain" / "last.pt")
     alternating = read_checkpoint(tmp_path / "alternating" / "last.pt")
     assert plain["step"] == alternating["step"] > 10

@@ -6,6 +6,7 @@ Seeded, with the deterministic engine, so the run is the same every time.
 """
 
 import csv
+import dataclasses
 import shlex
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import torch
 import yaml
 
 import elfpy  # noqa: F401  (the real engine: this test must not pass without it)
+import rlpytorch
 from rlpytorch import evaluate, train
 from rlpytorch.core.args_provider import ArgsProvider
 
@@ -27,23 +29,23 @@ def trained(tmp_path_factory):
     argv = ["--game", "cartpole", "--method", "actor_critic", "--seed", "0", "--deterministic"]
     argv += ["--num_threads", "2", "--num_frames", str(FRAMES), "--eval_episodes", "20"]
     argv += ["--save_dir", str(save_dir), "--no-progress", "--log_every", str(FRAMES // 2)]
-    out = train.main(argv)
-    return out, out["config"]["save_dir"], argv
+    out = train.main(argv)  # the command line: the run folder records it
+    return out, str(out.folder), argv
 
 
 def test_cartpole_return_rises_well_above_random_within_the_frame_budget(trained):
     out, _, _ = trained
-    assert out["summary"].frames == pytest.approx(FRAMES, abs=64)
-    assert out["config"]["lr"] == 2e-3  # ActorCritic's suggested rate, not ModelInterface's default
-    assert out["summary"].mean_return > 4 * RANDOM_POLICY_RETURN
-    assert out["eval"].mean > 4 * RANDOM_POLICY_RETURN
+    assert out.summary.frames == pytest.approx(FRAMES, abs=64)
+    assert out.config.lr == 2e-3  # ActorCritic's suggested rate, not ModelInterface's default
+    assert out.summary.mean_return > 4 * RANDOM_POLICY_RETURN
+    assert out.eval.mean > 4 * RANDOM_POLICY_RETURN
 
 
 def test_evaluate_reproduces_the_score_from_the_run_folder_or_its_checkpoint(trained):
     out, run_dir, _ = trained
     for load in (run_dir, f"{run_dir}/last.pt"):
         result = evaluate.main(["--load", load, "--no-progress"])
-        assert result.returns.tolist() == out["eval"].returns.tolist()
+        assert result.returns.tolist() == out.eval.returns.tolist()
 
 
 def test_the_run_folder_holds_config_command_versions_logs_and_checkpoints(trained):
@@ -51,7 +53,9 @@ def test_the_run_folder_holds_config_command_versions_logs_and_checkpoints(train
     folder = Path(run_dir)
     assert "{time}" not in run_dir and folder.name.startswith("cartpole-")
     config = yaml.safe_load((folder / "config.yaml").read_text())
-    assert config == out["config"]
+    # the run's settings, its folder resolved from the --save_dir template (resume: not a setting of the run's own)
+    settings = {name: value for name, value in dataclasses.asdict(out.config).items() if name != "resume"}
+    assert config == {**settings, "save_dir": run_dir}
     # the saved configuration runs again as a --config file
     assert ArgsProvider(train.components("actor_critic")).parse(["--config", str(folder / "config.yaml")]) == config
     about = yaml.safe_load((folder / "run.yaml").read_text())
@@ -63,30 +67,28 @@ def test_the_run_folder_holds_config_command_versions_logs_and_checkpoints(train
     # the stats lines stdout showed, then the summary and the evaluation
     lines = (folder / "log.txt").read_text().splitlines()
     assert [line.split(" | ")[0] for line in lines[:2]] == [f"F {n:,}" for n in frames]
-    assert lines[2].startswith(f"trained {frames[-1]:,} frames") and lines[3] == f"greedy evaluation: {out['eval']}"
+    assert lines[2].startswith(f"trained {frames[-1]:,} frames") and lines[3] == f"greedy evaluation: {out.eval}"
     assert list(folder.glob("events.out.tfevents.*"))
     assert torch.load(folder / "last.pt", weights_only=True)["args"] == config
 
 
 def test_ppo_learns_cartpole_within_a_smaller_frame_budget():
-    argv = ["--game", "cartpole", "--method", "ppo", "--seed", "0", "--deterministic", "--num_threads", "2"]
-    argv += ["--num_frames", "60000", "--eval_episodes", "20", "--save_dir", ""]
-    argv += ["--no-progress", "--log_every", "60000"]
-    out = train.main(argv)
-    assert out["config"]["T"] == 17  # PPO's suggested window, not GameLoader's default
-    assert out["summary"].mean_return > 8 * RANDOM_POLICY_RETURN
-    assert out["eval"].mean > 8 * RANDOM_POLICY_RETURN
+    out = rlpytorch.train(rlpytorch.config(game="cartpole", method="ppo", seed=0, deterministic=True, num_threads=2,
+                                           num_frames=60000, eval_episodes=20, save_dir="", progress=False,
+                                           log_every=60000))
+    assert out.config.T == 17  # PPO's suggested window, not GameLoader's default
+    assert out.summary.mean_return > 8 * RANDOM_POLICY_RETURN
+    assert out.eval.mean > 8 * RANDOM_POLICY_RETURN
 
 
 def test_the_fast_config_reaches_a_training_mean_of_475_within_150k_frames():
     """``--config cartpole_fast`` (rlpytorch/configs), bench_train's contender (plain SGD's fixed step on
     normalized observations): over deterministic seeds 0-29 it reached a mean of 475 over the last
     100 training episodes in 83K frames (median), 128K at worst (benchmarks/notes/2026-11-26-cartpole-training.md)."""
-    argv = ["--config", "cartpole_fast", "--seed", "0", "--deterministic", "--num_frames", "150000"]
-    argv += ["--eval_episodes", "20", "--save_dir", "", "--no-progress", "--log_every", "150000"]
-    out = train.main(argv)
-    assert out["config"]["optimizer"] == "sgd" and out["config"]["norm_obs"]
-    summary = out["summary"]
+    out = rlpytorch.train(rlpytorch.config("cartpole_fast", seed=0, deterministic=True, num_frames=150000,
+                                           eval_episodes=20, save_dir="", progress=False, log_every=150000))
+    assert out.config.optimizer == "sgd" and out.config.norm_obs
+    summary = out.summary
     assert summary.target_reached_frames is not None and summary.target_reached_frames <= 150_000
     assert summary.mean_return >= 475
-    assert out["eval"].mean >= 475
+    assert out.eval.mean >= 475

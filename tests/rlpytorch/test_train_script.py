@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import rlpytorch
 from rlpytorch import train
 from rlpytorch.core.args_provider import ArgsError, ArgsProvider
 from rlpytorch.methods import PPO
@@ -54,8 +55,8 @@ def test_periodic_evaluation_logs_a_curve_and_keeps_the_best_model(tmp_path):
     from rlpytorch import evaluate
 
     run = tmp_path / "run"
-    train.main(["--game", "cartpole", "--num_frames", "20000", "--log_every", "10000", "--eval_every", "5000",
-                "--eval_episodes", "4", "--save_dir", str(run), "--no-progress", "--no-eval_at_end"])
+    rlpytorch.train(rlpytorch.config(game="cartpole", num_frames=20000, log_every=10000, eval_every=5000,
+                                     eval_episodes=4, save_dir=str(run), progress=False, eval_at_end=False))
     with open(run / "progress.csv", newline="") as f:
         evals = [float(row["eval_return_mean"]) for row in csv.DictReader(f) if row["eval_return_mean"]]
     assert len(evals) == 4  # at 5k, 10k, 15k and 20k frames
@@ -67,11 +68,11 @@ def test_periodic_evaluation_logs_a_curve_and_keeps_the_best_model(tmp_path):
 def test_zero_evaluation_episodes_are_refused_before_training_not_after(tmp_path):
     run = tmp_path / "run"
     with pytest.raises(ValueError, match="eval_episodes must be >= 1, got 0"):
-        train.main(["--game", "cartpole", "--eval_episodes", "0", "--save_dir", str(run), "--no-progress"])
+        rlpytorch.train(rlpytorch.config(game="cartpole", eval_episodes=0, save_dir=str(run), progress=False))
     assert not run.exists()  # refused before the run folder was written
-    result = train.main(["--game", "cartpole", "--num_frames", "1000", "--eval_episodes", "0", "--no-eval_at_end",
-                         "--save_dir", str(run), "--no-progress"])
-    assert result["eval"] is None and result["summary"].frames >= 1000
+    result = rlpytorch.train(rlpytorch.config(game="cartpole", num_frames=1000, eval_episodes=0, eval_at_end=False,
+                                              save_dir=str(run), progress=False))
+    assert result.eval is None and result.summary.frames >= 1000
 
 
 def test_an_unknown_method_in_a_config_file_is_named_with_the_choices(tmp_path):
@@ -83,14 +84,14 @@ def test_an_unknown_method_in_a_config_file_is_named_with_the_choices(tmp_path):
 
 def test_a_run_that_fails_to_start_leaves_no_folder_so_the_same_save_dir_works_next(tmp_path):
     run = tmp_path / "run"
-    small = ["--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1",
-             "--no-progress", "--no-eval_at_end", "--save_dir", str(run)]
+    small = dict(game="cartpole", num_games=8, actor_batch=8, train_batch=8, num_threads=1, progress=False,
+                 eval_at_end=False, save_dir=str(run))
     with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*64 - 1, got -1"):
-        train.main([*small, "--seed", "-1"])
-    with pytest.raises(ValueError, match="learning rate"):
-        train.main([*small, "--lr", "nan"])  # fails once the games run: in building the optimizer
+        rlpytorch.train(rlpytorch.config(**small, seed=-1))
+    with pytest.raises(ValueError, match="learning rate"):  # fails once the games run: in building the optimizer
+        rlpytorch.train(rlpytorch.config(**small, lr=float("nan")))
     assert not run.exists()
-    assert train.main([*small, "--num_frames", "500"])["summary"].frames >= 500
+    assert rlpytorch.train(rlpytorch.config(**small, num_frames=500)).summary.frames >= 500
 
 
 @pytest.mark.parametrize("setting, named", [

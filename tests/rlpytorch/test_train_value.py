@@ -4,14 +4,15 @@ settings, a run folder that evaluates and resumes (without the replay contents).
 import pytest
 import torch
 
+import rlpytorch
 from rlpytorch import evaluate, train
 from rlpytorch.core.args_provider import ArgsProvider
 from rlpytorch.learners.value_trainer import ValueTrainer
 from rlpytorch.methods import DQN, DRQN
 from rlpytorch.models.base import read_checkpoint
 
-SMALL = ["--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1", "--no-progress",
-         "--hidden", "16", "--replay_batch", "16", "--learning_starts", "400", "--eval_episodes", "4"]
+SMALL = dict(num_games=8, actor_batch=8, train_batch=8, num_threads=1, progress=False, hidden=16, replay_batch=16,
+             learning_starts=400, eval_episodes=4)
 
 
 def test_dqn_run_offers_replay_and_variant_settings_not_actor_critic_ones():
@@ -33,43 +34,36 @@ def test_drqn_run_takes_its_own_defaults_of_r2d2_settings():
 
 def test_value_method_refuses_a_model_without_q(tmp_path):
     with pytest.raises(ValueError, match="needs a Q model"):
-        train.main(["--method", "dqn", "--model", "mlp", "--save_dir", "", *SMALL])
+        rlpytorch.train(rlpytorch.config(method="dqn", model="mlp", save_dir="", **SMALL))
 
 
 def test_value_method_refuses_a_game_without_one_discrete_action():
     with pytest.raises(ValueError, match="Q models need one Discrete action"):
-        train.main(["--method", "dqn", "--game", "pendulum", "--save_dir", "", *SMALL])
+        rlpytorch.train(rlpytorch.config(method="dqn", game="pendulum", save_dir="", **SMALL))
 
 
 def test_dqn_trains_through_rlpytorch_train_into_a_run_folder_that_evaluates_and_resumes(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     run_dir = tmp_path / "run"
-    out = train.main(["--method", "dqn", "--num_frames", "2000", "--replay_ratio", "0.1", "--double", "--n_step", "2",
-                      "--save_dir", str(run_dir), *SMALL])
-    summary, config = out["summary"], out["config"]
-    assert summary.frames >= 2000 and len(out["eval"].returns) == 4
+    out = rlpytorch.train(rlpytorch.config(method="dqn", num_frames=2000, replay_ratio=0.1, double=True, n_step=2,
+                                           save_dir=str(run_dir), **SMALL))
+    summary, config = out.summary, out.config
+    assert summary.frames >= 2000 and len(out.eval.returns) == 4
     assert summary.updates == pytest.approx(0.1 * (summary.frames - 400), abs=0.1 * 8 * 8 + 1)
     checkpoint = read_checkpoint(run_dir / "last.pt")
     assert checkpoint["model"] == "q" and checkpoint["step"] == summary.updates
-    assert checkpoint["args"]["method"] == "dqn" and config["n_step"] == 2
+    assert checkpoint["args"]["method"] == "dqn" and config.n_step == 2
     assert not any("replay" in key for key in checkpoint["state_dict"])  # weights only, no replay contents
 
     result = evaluate.main(["--load", str(run_dir), "--no-progress", "--episodes", "4"])
     assert len(result.returns) == 4
 
-    built = {}
-    real_build = train.build_trainer
-
-    def spy(*args, **kwargs):
-        built["trainer"] = trainer = real_build(*args, **kwargs)
-        built["loaded"] = {k: v.clone() for k, v in trainer.mi["target"].state_dict().items()}
-        return trainer
-
-    monkeypatch.setattr(train, "build_trainer", spy)
-    train.main(["--method", "dqn", "--num_frames", "200", "--load", str(run_dir / "last.pt"), "--save_dir", "",
-                "--no-eval_at_end", *SMALL])
-    trainer = built["trainer"]
+    with rlpytorch.Training(rlpytorch.config(method="dqn", num_frames=200, load=str(run_dir / "last.pt"), save_dir="",
+                                             eval_at_end=False, **SMALL)) as training:
+        trainer = training.session.trainer
+        loaded = {k: v.clone() for k, v in trainer.mi["target"].state_dict().items()}  # as built, before learning
+        training.learn(200)
     assert isinstance(trainer, ValueTrainer) and trainer.updates == 0  # 200 frames < learning_starts
     for key, value in checkpoint["state_dict"].items():  # the learner and its target start from the checkpoint
-        torch.testing.assert_close(built["loaded"][key], value)
+        torch.testing.assert_close(loaded[key], value)
         torch.testing.assert_close(trainer.mi["model"].state_dict()[key], value)
