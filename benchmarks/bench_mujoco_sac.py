@@ -1,7 +1,8 @@
 """SAC on HalfCheetah-v5 for 200K steps: rlpytorch beside Stable-Baselines3, the same settings.
 
-rlpytorch trains with ``--config mujoco_halfcheetah_sac`` through
-``rlpytorch.train`` (Gymnasium's HalfCheetah-v5 hosted in a worker process);
+rlpytorch trains with the shipped config ``mujoco_halfcheetah_sac``
+(``rlpytorch.config``, run by ``rlpytorch.Training``; Gymnasium's
+HalfCheetah-v5 hosted in a worker process);
 Stable-Baselines3 runs SAC with rl-zoo's HalfCheetah settings (its defaults
 plus ``learning_starts=10000``: networks 256x256, lr 3e-4, batch 256, one
 update per step, automatic temperature) on one ``HalfCheetah-v5``. Both take
@@ -31,20 +32,22 @@ import numpy as np
 import torch
 from offpolicy_runs import sb3_progress, train_keeping_trainer
 
+import rlpytorch
+
 ENV_ID = "HalfCheetah-v5"
 EVAL_EPISODES = 10
 
 
 def run_ours(steps: int, seed: int, folder: Path) -> dict:
-    argv = ["--config", "mujoco_halfcheetah_sac", "--num_frames", str(steps), "--seed", str(seed),
-            "--save_dir", str(folder), "--no-progress", "--log_every", "2000", "--eval_episodes", str(EVAL_EPISODES)]
+    config = rlpytorch.config("mujoco_halfcheetah_sac", num_frames=steps, seed=seed, save_dir=str(folder),
+                              progress=False, log_every=2000, eval_episodes=EVAL_EPISODES)
     cpu = time.process_time()
-    result, trainer = train_keeping_trainer(argv)
-    wall, cpu = result["summary"].seconds, time.process_time() - cpu  # CPU: training and the final evaluation
+    result, trainer = train_keeping_trainer(config)
+    wall, cpu = result.summary.seconds, time.process_time() - cpu  # CPU: training and the final evaluation
     returns = trainer.episodes.returns
-    return {"contender": "rlpytorch SAC", "seed": seed, "steps": result["summary"].frames, "wall_s": wall,
+    return {"contender": "rlpytorch SAC", "seed": seed, "steps": result.summary.frames, "wall_s": wall,
             "cpu_s": cpu, "last10_train_mean": float(np.mean(list(returns)[-10:])),
-            "eval_mean": result["eval"].mean, "eval_std": result["eval"].std}
+            "eval_mean": result.eval.mean, "eval_std": result.eval.std}
 
 
 def run_sb3(steps: int, seed: int, folder: Path) -> dict:

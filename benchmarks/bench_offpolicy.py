@@ -1,8 +1,8 @@
 """Off-policy continuous control on Pendulum: rlpytorch's SAC and TD3 on the native
 ``pendulum`` beside Stable-Baselines3's SAC on Gymnasium's Pendulum-v1.
 
-rlpytorch trains with ``--config pendulum_sac`` and
-``pendulum_td3`` through ``rlpytorch.train`` (16 games, networks 64x64,
+rlpytorch trains with the shipped configs ``pendulum_sac`` and ``pendulum_td3``
+(``rlpytorch.config``, run by ``rlpytorch.Training``; 16 games, networks 64x64,
 replay ratio 0.25 updates per frame for SAC, 0.5 for TD3). Stable-Baselines3 2.x SAC runs its rl-zoo
 Pendulum-v1 hyperparameters (lr 1e-3, else SAC's defaults: 256x256 networks,
 batch 256, one update per step, i.e. replay ratio 1) on one environment, and
@@ -32,8 +32,10 @@ import numpy as np
 import torch
 from offpolicy_runs import sb3_progress, train_keeping_trainer
 
+import rlpytorch
+
 TARGET = -200.0
-QUIET = ["--no-progress", "--num_threads", "1", "--no-eval_at_end", "--save_every", "0"]
+QUIET = {"progress": False, "num_threads": 1, "eval_at_end": False, "save_every": 0}
 
 
 @dataclass
@@ -49,14 +51,13 @@ class Result:
 
 
 def run_ours(method: str, seed: int, budget: int, out: Path) -> Result:
-    """``python -m rlpytorch.train --config pendulum_<method>``, stopping at the target."""
-    argv = ["--config", f"pendulum_{method}", "--seed", str(seed), "--num_frames",
-            str(budget), "--stop_at_return", str(TARGET), "--save_dir", str(out / f"rlpytorch_{method}" /
-                                                                          f"seed{seed}"), *QUIET]
+    """``rlpytorch.config("pendulum_<method>")`` trained by ``rlpytorch.Training``, stopping at the target."""
+    config = rlpytorch.config(f"pendulum_{method}", seed=seed, num_frames=budget, stop_at_return=TARGET,
+                              save_dir=str(out / f"rlpytorch_{method}" / f"seed{seed}"), **QUIET)
     wall, cpu = time.perf_counter(), time.process_time()
-    result, trainer = train_keeping_trainer(argv)
+    result, trainer = train_keeping_trainer(config)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    summary, episodes = result["summary"], trainer.episodes
+    summary, episodes = result.summary, trainer.episodes
     reached = summary.target_reached_at is not None and len(episodes.returns) >= 100
     return Result(f"rlpytorch {method.upper()}", seed, summary.frames, wall, cpu, reached, episodes.total,
                   episodes.mean_return)

@@ -6,30 +6,23 @@ from __future__ import annotations
 
 import csv
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rlpytorch import train
+import rlpytorch
 
 
-def train_keeping_trainer(argv: Sequence[str]) -> tuple[dict[str, Any], Any]:
-    """``rlpytorch.train.main(argv)``'s result, and the trainer the run built."""
-    trainers = []
-    real_build = train.build_trainer
-
-    def keep(*args: Any, **kwargs: Any) -> Any:
-        trainers.append(real_build(*args, **kwargs))
-        return trainers[-1]
-
-    train.build_trainer = keep
-    try:
-        result = train.main(list(argv))
-    finally:
-        train.build_trainer = real_build
-    return result, trainers[0]
+def train_keeping_trainer(config: Any) -> tuple[rlpytorch.Run, Any]:
+    """``rlpytorch.train(config)``'s run, and the trainer it built (its training
+    episodes' returns are not in the ``Run``): the same steps as ``train``,
+    through ``rlpytorch.Training`` so that the session stays in reach."""
+    with rlpytorch.Training(config) as training:
+        summary = training.learn(config.num_frames - training.frames)
+        result = None if summary.interrupted else training.evaluate()
+    session = training.session
+    return rlpytorch.Run(training.folder, summary, result, config, session.logger.records), session.trainer
 
 
 def sb3_progress(folder: Path, stop_at: float | None = None, every: int = 2000) -> Any:
