@@ -1,5 +1,5 @@
 """DDPG's parts on numbers worked by hand (its target, Polyak averaging, actions in
-bounds, exploration), and DDPG through ``python -m rlpytorch.train`` / ``evaluate``."""
+bounds, exploration), and DDPG through ``rlpytorch.train(rlpytorch.config(...))`` and ``evaluate``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from rlpytorch import evaluate, train
+import rlpytorch
+from rlpytorch import evaluate
 from rlpytorch.acting.exploration import Exploration
 from rlpytorch.core.distributions import Deterministic
 from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
@@ -20,8 +21,8 @@ from rlpytorch.models.base import read_checkpoint
 from rlpytorch.models.interface import ModelInterface
 
 PENDULUM_BOX = spaces.Box(-2.0, 2.0, (1,), np.float32)
-SMALL = ["--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1", "--no-progress",
-         "--net_arch", "32,32", "--replay_batch", "32", "--learning_starts", "200", "--eval_episodes", "4"]
+SMALL = dict(num_games=8, actor_batch=8, train_batch=8, num_threads=1, progress=False,
+             net_arch="32,32", replay_batch=32, learning_starts=200, eval_episodes=4)
 
 
 def linear_model(critics: int = 1, head: str = "deterministic") -> ActorQ:
@@ -145,10 +146,10 @@ def test_ddpg_refuses_a_model_other_than_a_deterministic_one_critic_actor_q():
 
 def test_ddpg_trains_on_native_pendulum_through_rlpytorch_train_and_evaluates(tmp_path):
     run_dir = tmp_path / "run"
-    out = train.main(["--method", "ddpg", "--game", "pendulum", "--num_frames", "600", "--replay_ratio", "0.25",
-                      "--save_dir", str(run_dir), *SMALL])
-    summary = out["summary"]
-    assert summary.frames >= 600 and len(out["eval"].returns) == 4
+    out = rlpytorch.train(rlpytorch.config(method="ddpg", game="pendulum", num_frames=600, replay_ratio=0.25,
+                                           save_dir=str(run_dir), **SMALL))
+    summary = out.summary
+    assert summary.frames >= 600 and len(out.eval.returns) == 4
     assert summary.updates == pytest.approx(0.25 * (summary.frames - 200), abs=0.25 * 8 * 8 + 1)
     checkpoint = read_checkpoint(run_dir / "last.pt")
     assert checkpoint["model"] == "actor_q" and checkpoint["args"]["method"] == "ddpg"
@@ -159,14 +160,14 @@ def test_ddpg_trains_on_native_pendulum_through_rlpytorch_train_and_evaluates(tm
 
 def test_ddpg_refuses_a_discrete_game():
     with pytest.raises(ValueError, match="need one Box action"):
-        train.main(["--method", "ddpg", "--game", "cartpole", "--save_dir", "", *SMALL])
+        rlpytorch.train(rlpytorch.config(method="ddpg", game="cartpole", save_dir="", **SMALL))
 
 
 def test_ddpg_learns_to_swing_the_native_pendulum_up_within_3000_frames():
-    out = train.main(["--method", "ddpg", "--game", "pendulum", "--num_games", "8", "--actor_batch", "8",
-                      "--train_batch", "8", "--num_threads", "1", "--deterministic", "--seed", "0", "--no-progress",
-                      "--num_frames", "3000", "--learning_starts", "500", "--replay_ratio", "1",
-                      "--net_arch", "64,64", "--replay_batch", "64", "--save_dir", "", "--eval_episodes", "10"])
-    assert out["summary"].frames == pytest.approx(3000, abs=64) and out["summary"].updates >= 2400
+    out = rlpytorch.train(rlpytorch.config(
+        method="ddpg", game="pendulum", num_games=8, actor_batch=8, train_batch=8, num_threads=1, deterministic=True,
+        seed=0, progress=False, num_frames=3000, learning_starts=500, replay_ratio=1, net_arch="64,64",
+        replay_batch=64, save_dir="", eval_episodes=10))
+    assert out.summary.frames == pytest.approx(3000, abs=64) and out.summary.updates >= 2400
     # untrained (and random) play scores about -1,200 per episode; a swung-up pendulum about -150
-    assert out["eval"].mean > -600, out["eval"]
+    assert out.eval.mean > -600, out.eval

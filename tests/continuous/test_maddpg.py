@@ -1,7 +1,7 @@
 """MADDPG's parts on numbers worked by hand (the per-seat critic targets, each actor's
 gradient through its own critic and its own action only, joint transitions from the
 replay), and MADDPG beside independent DDPG on mpe2's simple_spread through
-``python -m rlpytorch.train`` / ``evaluate``."""
+``rlpytorch.train(rlpytorch.config(...))`` and ``evaluate``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from rlpytorch import evaluate, train
+import rlpytorch
+from rlpytorch import evaluate
 from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
 from rlpytorch.methods import MADDPG
 from rlpytorch.models.base import read_checkpoint
@@ -21,10 +22,10 @@ from rlpytorch.models.seat_actor_q import SeatActorQ, SeatActorQSettings
 from rlpytorch.replay import Replay
 
 UNIT_BOX = spaces.Box(-1.0, 1.0, (1,), np.float32)  # centre 0, half-range 1: a_norm = a
-SPREAD = ["--game", "pz:mpe2.simple_spread_v3", "--game_options", "max_cycles=25,continuous_actions=True",
-          "--num_games", "4", "--num_workers", "1", "--actor_batch", "12", "--train_batch", "12", "--T", "5",
-          "--no-progress", "--net_arch", "16", "--replay_batch", "16", "--learning_starts", "300",
-          "--replay_ratio", "0.1", "--eval_episodes", "3"]
+SPREAD = dict(game="pz:mpe2.simple_spread_v3", game_options="max_cycles=25,continuous_actions=True",
+              num_games=4, num_workers=1, actor_batch=12, train_batch=12, T=5,
+              progress=False, net_arch="16", replay_batch=16, learning_starts=300,
+              replay_ratio=0.1, eval_episodes=3)
 
 
 def linear_model(seats: int = 2, net_arch: str = "") -> SeatActorQ:
@@ -123,9 +124,9 @@ def test_joint_replay_refuses_n_step_returns():
 @pytest.mark.parametrize("method", ["maddpg", "ddpg"])
 def test_maddpg_and_independent_ddpg_train_on_simple_spread_through_rlpytorch_train(tmp_path, method):
     run_dir = tmp_path / method
-    out = train.main(["--method", method, "--num_frames", "900", "--save_dir", str(run_dir), *SPREAD])
-    summary = out["summary"]
-    assert summary.frames >= 900 and len(out["eval"].returns) == 3
+    out = rlpytorch.train(rlpytorch.config(method=method, num_frames=900, save_dir=str(run_dir), **SPREAD))
+    summary = out.summary
+    assert summary.frames >= 900 and len(out.eval.returns) == 3
     assert summary.updates == pytest.approx(0.1 * (summary.frames - 300), abs=0.1 * 12 * 5 + 1)
     checkpoint = read_checkpoint(run_dir / "last.pt")
     if method == "maddpg":  # a model of the game's 3 seats, rebuilt by evaluate from the checkpoint
@@ -135,19 +136,13 @@ def test_maddpg_and_independent_ddpg_train_on_simple_spread_through_rlpytorch_tr
     assert len(result.returns) == 3 and (result.lengths == 25).all()
 
 
-def test_maddpg_replay_rows_hold_every_seat_of_one_game_at_the_same_step(monkeypatch):
-    trainers = []
-
-    def keep(*args, **kwargs):
-        trainers.append(build(*args, **kwargs))
-        return trainers[-1]
-
-    build = train.build_offpolicy_trainer
-    monkeypatch.setattr(train, "build_offpolicy_trainer", keep)
+def test_maddpg_replay_rows_hold_every_seat_of_one_game_at_the_same_step():
     # odd batch sizes scatter a game's seats over different window batches
-    train.main(["--method", "maddpg", "--num_frames", "600", "--learning_starts", "600", "--save_dir", "",
-                "--no-eval_at_end", *SPREAD, "--actor_batch", "5", "--train_batch", "5", "--T", "4"])
-    sample = trainers[0].replay.sample(200)
+    config = rlpytorch.config(method="maddpg", num_frames=600, save_dir="", eval_at_end=False,
+                              **{**SPREAD, "learning_starts": 600, "actor_batch": 5, "train_batch": 5, "T": 4})
+    with rlpytorch.Training(config) as training:
+        training.learn(config.num_frames)
+        sample = training.session.trainer.replay.sample(200)
     for obs in (sample["s"], sample["next_s"]):  # simple_spread: [vel, pos, landmarks (6), the others' positions
         pos = obs[..., 2:4]                      # relative to one's own (2 x 2), communication]
         for i in range(3):
@@ -158,18 +153,18 @@ def test_maddpg_replay_rows_hold_every_seat_of_one_game_at_the_same_step(monkeyp
 
 def test_maddpg_refuses_a_game_of_one_seat():
     with pytest.raises(ValueError, match="at least 2 seats"):
-        train.main(["--method", "maddpg", "--game", "pendulum", "--save_dir", "", "--no-progress"])
+        rlpytorch.train(rlpytorch.config(method="maddpg", game="pendulum", save_dir="", progress=False))
 
 
 def test_maddpg_refuses_discrete_actions_and_an_actor_q_model():
-    discrete = [*SPREAD[:2], "--game_options", "max_cycles=25", *SPREAD[4:]]
+    discrete = {**SPREAD, "game_options": "max_cycles=25"}
     with pytest.raises(ValueError, match="seat_actor_q models need one Box action; .*Discrete"):
-        train.main(["--method", "maddpg", "--save_dir", "", *discrete])
+        rlpytorch.train(rlpytorch.config(method="maddpg", save_dir="", **discrete))
     with pytest.raises(ValueError, match="needs a seat_actor_q model"):
-        train.main(["--method", "maddpg", "--model", "actor_q", "--actor_head", "deterministic", "--critics", "1",
-                    "--save_dir", "", *SPREAD])
+        rlpytorch.train(rlpytorch.config(method="maddpg", model="actor_q", actor_head="deterministic", critics=1,
+                                         save_dir="", **SPREAD))
 
 
 def test_maddpg_refuses_the_multi_process_runner():
     with pytest.raises(ValueError, match="runs with --runner single"):
-        train.main(["--method", "maddpg", "--runner", "multi", "--save_dir", "", *SPREAD])
+        rlpytorch.train(rlpytorch.config(method="maddpg", runner="multi", save_dir="", **SPREAD))

@@ -10,7 +10,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from rlpytorch import train
+import rlpytorch
 from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
 from rlpytorch.methods import TD3
 from rlpytorch.methods.continuous_q import smoothed_target_action
@@ -113,9 +113,9 @@ def test_td3_moves_the_actor_and_the_targets_only_every_policy_delay_updates():
 def test_td3_needs_twin_critics_and_trains_on_hosted_pendulum():
     with pytest.raises(ValueError, match="needs 2 to"):
         TD3().check_model(ActorQ({"s": (3,)}, BOX, ActorQSettings(critics=1, actor_head="deterministic")))
-    out = train.main(["--method", "td3", "--game", "gym:Pendulum-v1", "--num_games", "4", "--actor_batch", "4",
-                      "--train_batch", "4", "--num_workers", "1", "--num_frames", "400", "--learning_starts", "200",
-                      "--replay_ratio", "0.25", "--net_arch", "16", "--replay_batch", "16", "--no-progress",
-                      "--save_dir", "", "--eval_episodes", "2"])
-    assert out["summary"].frames >= 400 and out["summary"].updates >= 40 and len(out["eval"].returns) == 2
-    assert out["config"]["critics"] == 2 and out["config"]["policy_delay"] == 2
+    out = rlpytorch.train(rlpytorch.config(
+        method="td3", game="gym:Pendulum-v1", num_games=4, actor_batch=4, train_batch=4, num_workers=1,
+        num_frames=400, learning_starts=200, replay_ratio=0.25, net_arch="16", replay_batch=16, progress=False,
+        save_dir="", eval_episodes=2))
+    assert out.summary.frames >= 400 and out.summary.updates >= 40 and len(out.eval.returns) == 2
+    assert out.config.critics == 2 and out.config.policy_delay == 2

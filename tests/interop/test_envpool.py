@@ -209,12 +209,12 @@ def test_bad_settings_are_one_clear_error(kwargs, message):
 
 
 def test_rlpytorch_trains_on_an_envpool_game_with_its_workers_and_literal_options(tmp_path):
-    from rlpytorch import train
+    import rlpytorch
 
-    result = train.main(["--game", "envpool:CartPole-v1", "--num_workers", "1", "--game_options",
-                         "max_episode_steps=20", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8",
-                         "--num_frames", "400", "--no-eval_at_end", "--no-progress", "--save_dir", str(tmp_path / "r")])
-    assert result["summary"].frames >= 400
-    assert result["config"]["num_workers"] == 1
+    result = rlpytorch.train(rlpytorch.config(
+        game="envpool:CartPole-v1", num_workers=1, game_options="max_episode_steps=20", num_games=8, actor_batch=8,
+        train_batch=8, num_frames=400, eval_at_end=False, progress=False, save_dir=str(tmp_path / "r")))
+    assert result.summary.frames >= 400
+    assert result.config.num_workers == 1
     # episodes cut at 20 steps by the option, passed to envpool as the integer 20
-    assert 0 < result["summary"].mean_return <= 20
+    assert 0 < result.summary.mean_return <= 20

@@ -142,12 +142,12 @@ def test_ppo_config_learns_doorkey_within_a_frame_budget():
     47,520 frames when written), and the policy it then has, sampled, scores
     as well on new layouts (acting greedily it still gets stuck in some:
     that takes longer training)."""
-    from rlpytorch import train
+    import rlpytorch
 
-    argv = ["--config", "minigrid_doorkey", "--seed", "1", "--deterministic"]
-    argv += ["--num_threads", "2", "--num_frames", "100000", "--stop_at_return", "0.9", "--eval_episodes", "50"]
-    argv += ["--eval_sampler", "multinomial", "--save_dir", "", "--no-progress", "--log_every", "100000"]
-    out = train.main(argv)
-    assert out["config"]["method"] == "ppo" and out["config"]["preset"] == "minigrid"
-    assert out["summary"].target_reached_frames is not None, f"mean return {out['summary'].mean_return:.3f}"
-    assert out["eval"].mean >= 0.85
+    config = rlpytorch.config("minigrid_doorkey", seed=1, deterministic=True, num_threads=2, num_frames=100000,
+                              stop_at_return=0.9, eval_episodes=50, eval_sampler="multinomial", save_dir="",
+                              progress=False, log_every=100000)
+    out = rlpytorch.train(config)
+    assert out.config.method == "ppo" and out.config.preset == "minigrid"
+    assert out.summary.target_reached_frames is not None, f"mean return {out.summary.mean_return:.3f}"
+    assert out.eval.mean >= 0.85

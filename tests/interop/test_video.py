@@ -8,8 +8,9 @@ import imageio.v2 as imageio
 import numpy as np
 import pytest
 
+import rlpytorch
 from elfpy import video
-from rlpytorch import evaluate, train
+from rlpytorch import evaluate
 
 
 def random_policy(n: int):
@@ -46,9 +47,9 @@ def test_hosted_games_render_their_frames_whatever_the_preset(tmp_path: Path, ga
 
 def test_evaluate_saves_videos_of_a_trained_hosted_cartpole_as_gif_and_mp4(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    train.main(["--game", "gym:CartPole-v1", "--num_workers", "1", "--num_games", "8", "--actor_batch", "8",
-                "--train_batch", "8", "--num_frames", "2000", "--save_dir", str(run), "--no-progress",
-                "--no-eval_at_end"])
+    rlpytorch.train(rlpytorch.config(game="gym:CartPole-v1", num_workers=1, num_games=8, actor_batch=8,
+                                     train_batch=8, num_frames=2000, save_dir=str(run), progress=False,
+                                     eval_at_end=False))
     for fmt in ("gif", "mp4"):
         out = tmp_path / fmt
         evaluate.main(["--load", str(run), "--eval_episodes", "2", "--no-progress", "--video", str(out),

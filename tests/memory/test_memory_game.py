@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import elfpy
-from rlpytorch import train
+import rlpytorch
 
 FRAMES = 30_000
 CHANCE = 0.5  # two cues
@@ -47,18 +47,16 @@ def test_cue_shows_on_the_first_step_only_and_the_query_pays_for_naming_it():
 
 
 def learn(model, recurrence=0, T=9):
-    argv = ["--game", "memory", "--method", "ppo", "--model", model, "--T", str(T), "--lr", "1e-3"]
-    argv += ["--recurrence", str(recurrence), "--seed", "0", "--deterministic", "--num_threads", "2"]
-    argv += ["--num_frames", str(FRAMES), "--eval_episodes", "100", "--save_dir", "", "--no-progress"]
-    argv += ["--log_every", str(FRAMES)]
-    return train.main(argv)
+    return rlpytorch.train(rlpytorch.config(
+        game="memory", method="ppo", model=model, T=T, lr=1e-3, recurrence=recurrence, seed=0, deterministic=True,
+        num_threads=2, num_frames=FRAMES, eval_episodes=100, save_dir="", progress=False, log_every=FRAMES))
 
 
 def test_a_feed_forward_policy_stays_at_chance():
     out = learn("mlp")
-    assert out["summary"].frames == pytest.approx(FRAMES, abs=64)
-    assert abs(out["summary"].mean_return - CHANCE) < 0.15
-    assert abs(out["eval"].mean - CHANCE) < 0.15
+    assert out.summary.frames == pytest.approx(FRAMES, abs=64)
+    assert abs(out.summary.mean_return - CHANCE) < 0.15
+    assert abs(out.eval.mean - CHANCE) < 0.15
 
 
 # LSTM: back-propagation through each whole 8-step window; GRU: 16-step windows
@@ -66,5 +64,5 @@ def test_a_feed_forward_policy_stays_at_chance():
 @pytest.mark.parametrize(("model", "recurrence", "T"), [("lstm", 0, 9), ("gru", 8, 17)])
 def test_a_recurrent_policy_recalls_the_cue(model, recurrence, T):
     out = learn(model, recurrence, T)
-    assert out["summary"].mean_return > 0.9
-    assert out["eval"].mean > 0.95
+    assert out.summary.mean_return > 0.9
+    assert out.eval.mean > 0.95

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import elfpy
+import rlpytorch
 from elfpy.render import minirts as render
-from rlpytorch import train
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -158,9 +158,9 @@ def test_visualize_ai_against_ai_in_tower_defense(tmp_path):
 
 def test_visualize_plays_a_trained_checkpoint_greedily(tmp_path):
     save_dir = tmp_path / "ckpt"
-    train.main(["--game", "minirts", "--game_options", "map_size=12,variant=tower_defense", "--num_games", "4",
-                "--actor_batch", "4", "--train_batch", "4", "--num_threads", "1", "--num_frames", "400",
-                "--save_dir", str(save_dir), "--no-progress", "--no-eval_at_end"])
+    rlpytorch.train(rlpytorch.config(game="minirts", game_options="map_size=12,variant=tower_defense", num_games=4,
+                                     actor_batch=4, train_batch=4, num_threads=1, num_frames=400,
+                                     save_dir=str(save_dir), progress=False, eval_at_end=False))
     replay_file = tmp_path / "model.json"
     visualize("--load", str(save_dir / "last.pt"), "--out", str(tmp_path / "model.gif"),
               "--save_replay", str(replay_file), "--fog", "--scale", "4")
