@@ -4,12 +4,12 @@ second on synthetic batches of the same shapes.
 For each game and acting mode, one run measures:
 
 - **synthetic**: the same model, trainer and update as training builds
-  (``rlpytorch.train``'s own assembly), fed batches of the engine's exact keys,
-  dtypes and shapes made up in numpy, one ``[T, B]`` update per
+  (``rlpytorch.Training``, built and never run), fed batches of the engine's
+  exact keys, dtypes and shapes made up in numpy, one ``[T, B]`` update per
   ``(T - 1) * train_batch`` acting frames as in training, with no engine and no
   game: the most the model and update allow. Timed for ``--seconds`` after a
   warm-up.
-- **real**: ``python -m rlpytorch.train`` on the game (single-process runner)
+- **real**: ``rlpytorch.train`` on the game (single-process runner)
   for as many frames as the synthetic loop did in ``--seconds`` (Pong: at
   most 150,000, as its emulator may be much slower than the model).
 
@@ -67,13 +67,8 @@ import torch
 import torch._dynamo
 from cpu_info import cpu_name
 
-from rlpytorch.core.args_provider import ArgsProvider
-from rlpytorch.core.game_loader import GameLoader
-from rlpytorch.methods import METHODS
+import rlpytorch
 from rlpytorch.models.interface import AMP_DTYPES, COMPILE_MODES
-from rlpytorch.models.loader import ModelLoader
-from rlpytorch.train import build_trainer, components
-from rlpytorch.train import main as train_main
 
 METHOD = "actor_critic"
 
@@ -83,34 +78,33 @@ class Game:
     num_games: int
     T: int
     train_batch: int
-    argv: list[str]  # besides --num_games, --T and --train_batch
+    options: dict[str, Any]  # training settings besides num_games, T and train_batch
     max_frames: int = 10**12  # of the real run: an emulator far slower than the model would take minutes
 
-    def settings(self, mode: str, scale: int = 1) -> list[str]:
+    def settings(self, mode: str, scale: int = 1) -> dict[str, Any]:
         """The game's training settings in acting ``mode`` (one batch of all
         games, or alternating halves), with ``scale`` times the games and rows."""
         games = self.num_games * scale
-        acting = ["--alternate"] if mode == "alternating" else ["--actor_batch", str(games)]
-        return [*self.argv, "--num_games", str(games), "--T", str(self.T),
-                "--train_batch", str(self.train_batch * scale), *acting]
+        acting = {"alternate": True} if mode == "alternating" else {"actor_batch": games}
+        return {**self.options, "num_games": games, "T": self.T, "train_batch": self.train_batch * scale, **acting}
 
 
 GAMES = {
-    "cartpole": Game(1024, 6, 256, ["--game", "cartpole", "--hidden", "512", "--layers", "3"]),
-    "minirts": Game(512, 6, 128, ["--game", "minirts", "--game_options", "frame_skip=10"]),
-    "pong": Game(64, 6, 32, ["--game", "gym:ALE/Pong-v5", "--preset", "atari"], 150_000),
+    "cartpole": Game(1024, 6, 256, {"game": "cartpole", "hidden": 512, "layers": 3}),
+    "minirts": Game(512, 6, 128, {"game": "minirts", "game_options": "frame_skip=10"}),
+    "pong": Game(64, 6, 32, {"game": "gym:ALE/Pong-v5", "preset": "atari"}, 150_000),
 }
 MODES = ("one batch", "alternating")
 # The variants of --compare: each word, the training settings it adds.
-VARIANT_WORDS = {
-    "eager": [],
-    **{mode: ["--compile", mode] for mode in COMPILE_MODES if mode != "none"},
-    "bf16": ["--amp", "bf16"],
-    "channels_last": ["--channels_last"],
+VARIANT_WORDS: dict[str, dict[str, Any]] = {
+    "eager": {},
+    **{mode: {"compile": mode} for mode in COMPILE_MODES if mode != "none"},
+    "bf16": {"amp": "bf16"},
+    "channels_last": {"channels_last": True},
 }
 PROFILE_ROWS = 30
 WARMUP_UPDATES = 5  # compiled variants: the graphs of acting and of an update compiled, CUDA graphs recorded
-QUIET = ["--save_dir", "", "--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
+QUIET = {"save_dir": "", "progress": False, "eval_at_end": False, "log_every": 10**12}
 
 
 @dataclass
@@ -179,25 +173,20 @@ def synthetic_batch(spec: Mapping[str, Any], rows: int, T: int, rng: np.random.G
     return SyntheticBatch(arrays, rows)
 
 
-def synthetic(argv: list[str], seconds: float, profile: list[str] | None = None) -> tuple[Measure, int]:
+def synthetic(settings: dict[str, Any], seconds: float, profile: list[str] | None = None) -> tuple[Measure, int]:
     """Acting and updates of training's own trainer on made-up batches; returns
     the measure and the actor batch size. With a ``profile`` list, ``seconds``
     more under cProfile after the measure add its report to the list."""
     torch._dynamo.reset()  # each measure compiles its own models: the warm-up counts it
-    config = ArgsProvider(components(METHOD)).parse(argv, defaults=METHODS[METHOD].run_defaults)
-    torch.manual_seed(config["seed"])
-    torch.set_num_threads(config["torch_threads"])
-    loader = GameLoader.from_config(config)
-    gc = loader.context()
-    try:
-        model = ModelLoader.from_config(config).build(loader.observation_spec(gc), loader.num_actions(gc))
-        trainer = build_trainer(METHOD, config, loader, gc, model)
+    config = rlpytorch.config(**{**settings, **QUIET})
+    # The run built as training builds it, never run: its trainer is kept, its
+    # games stopped once their tags' shapes are read. Its configuration's print goes.
+    with redirect_stdout(io.StringIO()), rlpytorch.Training(config) as training:
+        trainer, gc = training.session.trainer, training.session.gc
         actor, train = gc.tag_info("actor"), gc.tag_info("train")
         rng = np.random.default_rng(0)
         acting = [synthetic_batch(gc.spec("actor"), actor.batch_size, 1, rng) for _ in range(4)]
         windows = [synthetic_batch(gc.spec("train"), train.batch_size, train.T, rng) for _ in range(2)]
-    finally:
-        gc.stop()
     per_window = (train.T - 1) * train.batch_size
     frames, updates, next_window = 0, 0, per_window
 
@@ -241,10 +230,10 @@ def profiled(step: Callable[[], None], seconds: float) -> str:
     return report.getvalue()
 
 
-def real(argv: list[str], frames: int) -> Measure:
+def real(settings: dict[str, Any], frames: int) -> Measure:
     """``rlpytorch.train`` for ``frames`` frames; FPS over its training loop."""
     with Clock() as clock, redirect_stdout(io.StringIO()):
-        summary = train_main([*argv, "--num_frames", str(frames), *QUIET]).summary
+        summary = rlpytorch.train(rlpytorch.config(**{**settings, "num_frames": frames, **QUIET})).summary
     return Measure(summary.frames, clock.wall, clock.cpu, summary.fps)
 
 
@@ -260,16 +249,16 @@ def machine(device: str) -> str:
             f"device {device}")
 
 
-def variant_settings(variant: str) -> list[str]:
+def variant_settings(variant: str) -> dict[str, Any]:
     """The training settings of a ``--compare`` variant (words joined by ``+``)."""
     words = [w.strip() for w in variant.split("+")]
     unknown = [w for w in words if w not in VARIANT_WORDS]
     if unknown:
         raise ValueError(f"variant {variant!r}: unknown {unknown}; words: {list(VARIANT_WORDS)}")
-    return [arg for w in words for arg in VARIANT_WORDS[w]]
+    return {name: value for w in words for name, value in VARIANT_WORDS[w].items()}
 
 
-def compare(games: list[str], settings: dict[str, list[str]], args: argparse.Namespace,
+def compare(games: list[str], settings: dict[str, dict[str, Any]], args: argparse.Namespace,
             profiles: list[str] | None = None) -> list[str]:
     """The synthetic measure of each game under each variant (name: its settings), acting
     as one batch; with ``profiles``, each measure's cProfile report is added to it."""
@@ -280,9 +269,8 @@ def compare(games: list[str], settings: dict[str, list[str]], args: argparse.Nam
     for game in games:
         first = None
         for variant, run in settings.items():
-            argv = [*GAMES[game].settings("one batch", args.batch_scale), "--device", args.device,
-                    "--method", METHOD, *run]
-            made_up, batch = synthetic(argv, args.seconds, profiles)
+            made_up, batch = synthetic({**GAMES[game].settings("one batch", args.batch_scale),
+                                        "device": args.device, "method": METHOD, **run}, args.seconds, profiles)
             if profiles is not None:
                 profiles[-1] = f"== {game}, {variant}\n{profiles[-1]}"
             first = first or made_up.fps
@@ -294,7 +282,7 @@ def compare(games: list[str], settings: dict[str, list[str]], args: argparse.Nam
     return lines
 
 
-def real_and_synthetic(games: list[str], args: argparse.Namespace, run: list[str]) -> list[str]:
+def real_and_synthetic(games: list[str], args: argparse.Namespace, run: dict[str, Any]) -> list[str]:
     """For each game and acting mode, training with real games over the synthetic loop, settings ``run``."""
     header = ("| game | acting | actor batch | synthetic FPS | real FPS | real / synthetic | real wall s | "
               "real CPU s | synthetic wall s | synthetic CPU s |")
@@ -303,12 +291,12 @@ def real_and_synthetic(games: list[str], args: argparse.Namespace, run: list[str
     for game in games:
         for mode in MODES:
             spec = GAMES[game]
-            argv = [*spec.settings(mode, args.batch_scale), "--device", args.device, "--method", METHOD, *run]
-            made_up, batch = synthetic(argv, args.seconds)
+            settings = {**spec.settings(mode, args.batch_scale), "device": args.device, "method": METHOD, **run}
+            made_up, batch = synthetic(settings, args.seconds)
             # At least 10 windows per game, so that filling the first windows
             # (no update yet) weighs little in the real run's FPS.
             frames = min(int(made_up.fps * args.seconds), spec.max_frames)
-            played = real(argv, max(frames, 10 * spec.num_games * args.batch_scale * (spec.T - 1)))
+            played = real(settings, max(frames, 10 * spec.num_games * args.batch_scale * (spec.T - 1)))
             line = (f"| {game} | {mode} | {batch} | {made_up.fps:,.0f} | {played.fps:,.0f} | "
                     f"{played.fps / made_up.fps:.2f} | {played.wall:.1f} | {played.cpu:.1f} | "
                     f"{made_up.wall:.1f} | {made_up.cpu:.1f} |")
@@ -349,8 +337,8 @@ def main() -> None:
     if "pong" in games and importlib.util.find_spec("ale_py") is None:
         print("pong left out: ale_py is not installed")
         games.remove("pong")
-    run = ["--compile", args.compile, "--amp", args.amp, *(["--channels_last"] if args.channels_last else [])]
-    settings = "compared" if args.compare else " ".join(run)
+    run = {"compile": args.compile, "amp": args.amp, "channels_last": args.channels_last}
+    settings = "compared" if args.compare else ", ".join(f"{name} {value}" for name, value in run.items())
     lines = [f"GPU path, {machine(args.device)}; {settings}; batch scale {args.batch_scale}", ""]
     print("\n".join(lines), flush=True)
     if args.profile and not variants:
