@@ -3,11 +3,11 @@ native ``pendulum`` game beside Stable-Baselines3's PPO on Gymnasium's Pendulum-
 
 Each contender trains from scratch for a fixed number of frames (environment
 steps), then plays 100 episodes greedily (the Gaussian's mean; SB3:
-``deterministic=True``) and reports their mean return. rlpytorch runs
-``--config pendulum_ppo``; Stable-Baselines3 runs rl-zoo's tuned
-hyperparameters for PPO on Pendulum-v1 (4 environments, 1024 steps each per
-update, 10 epochs, gamma 0.9, GAE 0.95, lr 1e-3, gSDE, observations and
-rewards normalised by VecNormalize). Wall seconds and the process's CPU
+``deterministic=True``) and reports their mean return. rlpytorch runs the
+shipped config ``pendulum_ppo`` (``rlpytorch.config``, then ``rlpytorch.train``);
+Stable-Baselines3 runs rl-zoo's tuned hyperparameters for PPO on Pendulum-v1
+(4 environments, 1024 steps each per update, 10 epochs, gamma 0.9, GAE 0.95,
+lr 1e-3, gSDE, observations and rewards normalised by VecNormalize). Wall seconds and the process's CPU
 seconds of training are reported side by side. With ``--repeats N`` seeds
 ``seed .. seed+N-1`` run interleaved (rlpytorch, SB3, next seed).
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rlpytorch.train import main as train_main
+import rlpytorch
 
 ROOT = Path(__file__).resolve().parent.parent
 EVAL_EPISODES = 100
@@ -47,12 +47,12 @@ class Result:
 def run_rlpytorch(seed: int, frames: int | None) -> Result:
     """PPO from the config file on the native pendulum (``frames``: None keeps the
     config's budget), then 100 greedy episodes."""
-    argv = ["--config", "pendulum_ppo", "--seed", str(seed), "--save_dir", ""]
-    argv += [] if frames is None else ["--num_frames", str(frames)]
-    argv += ["--no-progress", "--log_every", str(10**12), "--eval_episodes", str(EVAL_EPISODES)]
+    budget = {} if frames is None else {"num_frames": frames}
+    config = rlpytorch.config("pendulum_ppo", seed=seed, save_dir="", progress=False, log_every=10**12,
+                              eval_episodes=EVAL_EPISODES, **budget)
     cpu = time.process_time()
     with redirect_stdout(io.StringIO()):
-        out = train_main(argv)
+        out = rlpytorch.train(config)
     cpu = time.process_time() - cpu
     summary, result = out.summary, out.eval
     return Result(
