@@ -19,7 +19,7 @@ import argparse
 import gymnasium as gym
 import numpy as np
 
-from rlpytorch import train
+import rlpytorch
 
 ENV_ID = "Bandit-v0"  # registered below; the hosted games get its spec (and this class) pickled
 
@@ -55,15 +55,15 @@ def main() -> None:
     parser.add_argument("--save_dir", default="",
                         help="keep each run's folder as DIR/observation_only and DIR/previous_inputs (for plots)")
     args = parser.parse_args()
-    common = ["--game", f"gym:{ENV_ID}", "--method", "ppo", "--model", "lstm", "--num_games", "16",
-              "--actor_batch", "16", "--train_batch", "16", "--num_workers", "1", "--T", "11", "--lr", "1e-3",
-              "--num_frames", str(args.frames), "--log_every", "1500", "--eval_episodes", "200",
-              "--seed", str(args.seed),
-              "--no-progress"]
-    for name, extra in (("observation_only", []), ("previous_inputs", ["--prev_action", "--prev_reward"])):
+    common = dict(game=f"gym:{ENV_ID}", method="ppo", model="lstm", num_games=16, actor_batch=16, train_batch=16,
+                  num_workers=1, T=11, lr=1e-3, num_frames=args.frames, log_every=1500, eval_episodes=200,
+                  seed=args.seed, progress=False)
+    for name, previous in (("observation_only", False), ("previous_inputs", True)):
         save_dir = f"{args.save_dir}/{name}" if args.save_dir else ""
-        result = train.main(common + extra + ["--save_dir", save_dir])
-        print(f"PPO lstm {' '.join(extra) or '(no previous inputs)'}: greedy {result['eval']}", flush=True)
+        run = rlpytorch.train(rlpytorch.config(**common, prev_action=previous, prev_reward=previous,
+                                               save_dir=save_dir))
+        label = "--prev_action --prev_reward" if previous else "(no previous inputs)"
+        print(f"PPO lstm {label}: greedy {run.eval}", flush=True)
 
 
 if __name__ == "__main__":
