@@ -6,8 +6,8 @@ batch 64, buffer 100k, learning_starts 1000, gamma 0.99, target update every
 first 8,000 steps (exploration fraction 0.16 of its 50K steps; kept in steps
 when ``--sb3_steps`` differs), net [256, 256]) on one Gymnasium CartPole-v1. Its replay ratio
 is 128 / 256 = 0.5 updates per environment step; rlpytorch runs at the same
-ratio (``--replay_ratio 0.5``) with its own other settings
-(``--config dqn_cartpole``, trained by ``rlpytorch.train``). A run
+ratio (``replay_ratio=0.5``) with its own other settings (the shipped config
+``dqn_cartpole``: ``rlpytorch.config``, trained by ``rlpytorch.train``). A run
 stops when the mean return of its last 100 training episodes reaches 475;
 one that never does counts as its whole frame budget. Seeds are interleaved
 (rlpytorch seed s, SB3 seed s, then s + 1), every seed counted, medians
@@ -35,12 +35,13 @@ import numpy as np
 import report
 import torch
 
-from rlpytorch import evaluate, train
+import rlpytorch
+from rlpytorch import evaluate
 
 TARGET = 475.0
 RATIO = 0.5
 ZOO_STEPS = 50_000  # rl-zoo's budget; its epsilon decays over the first 16% of it, whatever --sb3_steps
-QUIET = ["--no-progress", "--num_threads", "1", "--log_every", str(10**9)]
+QUIET = {"progress": False, "num_threads": 1, "log_every": 10**9}
 
 
 @dataclass
@@ -55,14 +56,13 @@ class Result:
 
 
 def run_ours(seed: int, budget: int) -> Result:
-    """``python -m rlpytorch.train --config dqn_cartpole`` (timed), then
+    """``rlpytorch.config("dqn_cartpole", ...)`` trained by ``rlpytorch.train`` (timed), then
     ``python -m rlpytorch.evaluate`` of its run folder over 100 episodes (not timed)."""
     with tempfile.TemporaryDirectory() as run_dir:
-        argv = ["--config", "dqn_cartpole", "--seed", str(seed), "--num_frames", str(budget),
-                "--replay_ratio", str(RATIO), "--stop_at_return", str(TARGET), "--save_dir", run_dir,
-                "--no-eval_at_end", *QUIET]
+        config = rlpytorch.config("dqn_cartpole", seed=seed, num_frames=budget, replay_ratio=RATIO,
+                                  stop_at_return=TARGET, save_dir=run_dir, eval_at_end=False, **QUIET)
         wall, cpu = time.perf_counter(), time.process_time()
-        summary = train.main(argv).summary
+        summary = rlpytorch.train(config).summary
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         greedy = evaluate.main(["--load", run_dir, "--episodes", "100", "--no-progress"]).mean
     reached = summary.target_reached_at is not None
@@ -124,22 +124,23 @@ def cartpole_figures(results: list[Result], sb3_steps: int) -> list[dict]:
 
 
 def memory(args: argparse.Namespace) -> None:
-    """R2D2 (``--config r2d2_memory``) and a feed-forward DQN with the same
-    budget, replay and exploration, each trained by ``rlpytorch.train`` and evaluated greedily."""
+    """R2D2 (the shipped config ``r2d2_memory``) and a feed-forward DQN with
+    the same budget, replay and exploration, each built by ``rlpytorch.config``,
+    trained by ``rlpytorch.train`` and evaluated greedily."""
     frames, delay = args.memory_frames, args.delay
-    common = ["--seed", str(args.seed), "--num_frames", str(frames), "--game_options", f"delay={delay}",
-              "--epsilon_frames", str(frames // 3), "--eval_episodes", "200", "--save_dir", "", *QUIET]
-    runs = {
-        "r2d2": ["--config", "r2d2_memory"],
-        "dqn": ["--method", "dqn", "--game", "memory", "--num_games", "16", "--actor_batch", "16",
-                "--train_batch", "16", "--T", "9", "--model", "q", "--hidden", "32", "--lr", "0.002", "--gamma", "0.9",
-                "--n_step", "1", "--target_period", "100", "--replay_capacity", "20000", "--replay_ratio", "0.125",
-                "--replay_batch", "32", "--learning_starts", "500", "--epsilon_final", "0.05"],
+    common = dict(seed=args.seed, num_frames=frames, game_options=f"delay={delay}", epsilon_frames=frames // 3,
+                  eval_episodes=200, save_dir="", **QUIET)
+    runs = {  # a shipped config's name (or None) and the settings over it
+        "r2d2": ("r2d2_memory", {}),
+        "dqn": (None, dict(method="dqn", game="memory", num_games=16, actor_batch=16, train_batch=16, T=9,
+                           model="q", hidden=32, lr=0.002, gamma=0.9, n_step=1, target_period=100,
+                           replay_capacity=20000, replay_ratio=0.125, replay_batch=32, learning_starts=500,
+                           epsilon_final=0.05)),
     }
     names = {"r2d2": "R2D2 (LSTM Q, stored state, burn-in 4)", "dqn": "feed-forward Double DQN"}
     figures = []
-    for kind, argv in runs.items():
-        out = train.main([*argv, *common])
+    for kind, (file, settings) in runs.items():
+        out = rlpytorch.train(rlpytorch.config(file, **settings, **common))
         summary = out.summary
         print(f"memory delay {delay}, {kind}: {summary.frames:,} frames, {summary.updates:,} updates, "
               f"training mean {summary.mean_return:.2f}, greedy {out.eval.mean:.2f}", flush=True)
