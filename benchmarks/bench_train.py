@@ -3,9 +3,10 @@
 Every contender trains from scratch until the mean return of its last 100
 training episodes reaches 475 or its frame budget runs out:
 
-- rlpytorch: ``python -m rlpytorch.train``'s defaults for ActorCritic and for
-  PPO on the engine's CartPole, and the tuned CartPole configuration
-  ``--config cartpole_fast`` (rlpytorch/configs/cartpole_fast.yaml);
+- rlpytorch: ``rlpytorch.train``'s defaults for ActorCritic and for PPO on
+  the engine's CartPole, and the tuned CartPole configuration
+  ``cartpole_fast`` (rlpytorch/configs/cartpole_fast.yaml), each built by
+  ``rlpytorch.config``;
 - Stable-Baselines3 A2C and PPO on Gymnasium's ``CartPole-v1``
   (``make_vec_env``, 8 environments), each with the hyperparameters rl-zoo
   tuned for CartPole-v1 (and rl-zoo's frame budget) and with the library's
@@ -43,6 +44,7 @@ from collections.abc import Callable
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import report
@@ -111,14 +113,16 @@ def measured(run: Callable[[], tuple[str, int, float, float | None, int | None]]
 # --- contenders ---------------------------------------------------------------
 
 
-def rlpytorch_run(name: str, args: list[str], seed: int) -> tuple[str, int, float, float | None, int | None]:
-    """``python -m rlpytorch.train`` with ``args``, stopping at the target return."""
-    from rlpytorch import train
+def rlpytorch_run(name: str, file: str | None, settings: dict[str, Any],
+                  seed: int) -> tuple[str, int, float, float | None, int | None]:
+    """``rlpytorch.train`` of the shipped config ``file`` (None: the defaults) with
+    ``settings`` over it, stopping at the target return."""
+    import rlpytorch
 
-    argv = ["--game", "cartpole", *args, "--seed", str(seed), "--stop_at_return", str(TARGET)]
-    argv += ["--save_dir", "", "--no-progress", "--no-eval_at_end", "--log_every", str(10**12)]
+    config = rlpytorch.config(file, game="cartpole", **settings, seed=seed, stop_at_return=TARGET, save_dir="",
+                              progress=False, eval_at_end=False, log_every=10**12)
     with redirect_stdout(io.StringIO()):
-        s = train.main(argv).summary
+        s = rlpytorch.train(config).summary
     return name, s.frames, s.seconds, s.target_reached_at, s.target_reached_frames
 
 
@@ -172,11 +176,11 @@ def sb3_run(algo: str, zoo: bool, budget: int, seed: int) -> tuple[str, int, flo
 
 def contenders(args: argparse.Namespace) -> dict[str, Callable[[int], tuple]]:
     """Every contender by key: a function of the seed returning ``rlpytorch_run``'s tuple."""
-    budget = ["--num_frames", str(args.frames)]
+    budget = {"num_frames": args.frames}
     table: dict[str, Callable[[int], tuple]] = {
-        "fast": lambda s: rlpytorch_run("rlpytorch cartpole_fast.yaml", ["--config", "cartpole_fast"], s),
-        "actor_critic": lambda s: rlpytorch_run("rlpytorch ActorCritic defaults", budget, s),
-        "ppo": lambda s: rlpytorch_run("rlpytorch PPO defaults", ["--method", "ppo", *budget], s),
+        "fast": lambda s: rlpytorch_run("rlpytorch cartpole_fast.yaml", "cartpole_fast", {}, s),
+        "actor_critic": lambda s: rlpytorch_run("rlpytorch ActorCritic defaults", None, budget, s),
+        "ppo": lambda s: rlpytorch_run("rlpytorch PPO defaults", None, {"method": "ppo", **budget}, s),
     }
     for algo, (zoo_budget, _) in SB3_ZOO.items():
         table[f"sb3_{algo}_zoo"] = lambda s, a=algo, b=zoo_budget: sb3_run(a, True, b, s)
