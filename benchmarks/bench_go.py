@@ -27,10 +27,12 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import functools  # noqa: E402
 import re  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -204,11 +206,13 @@ def bench_sims(args) -> None:
 
 
 def bench_selfplay(args) -> None:
-    from rlpytorch.train import main  # go9.yaml says --method alphazero
+    import rlpytorch  # the shipped go9 says method: alphazero
 
-    argv = ["--config", "go9", "--num_frames", str(args.num_frames),
-            "--save_dir", args.save_dir, "--log_every", str(args.log_every)] + args.extra
-    main(argv)
+    config = rlpytorch.config("go9", num_frames=args.num_frames, save_dir=args.save_dir, log_every=args.log_every)
+    if args.extra:  # the settings after --, read as rlpytorch.train's command line reads them, over the rest
+        settings = rlpytorch.train.arguments(config.method).parse(args.extra, defaults=dataclasses.asdict(config))
+        config = dataclasses.replace(config, **settings)
+    rlpytorch.train(config, ["python", *sys.argv])  # run.yaml names this command
     print(f"curve: {args.save_dir}/progress.csv (python -m rlpytorch.plot {args.save_dir} --y loss)")
 
 
