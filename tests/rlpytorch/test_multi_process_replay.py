@@ -12,20 +12,20 @@ import pytest
 import torch
 from fakes import fake_loader
 
-from rlpytorch import train
+import rlpytorch
 from rlpytorch.acting.sampler import Sampler
 from rlpytorch.learners.value_trainer import ValueTrainer, value_interface
 from rlpytorch.methods.dqn import DQN
 from rlpytorch.methods.target_network import TargetNetwork
 from rlpytorch.models.base import read_checkpoint
 from rlpytorch.models.q_networks import QNetwork, QSettings
+from rlpytorch.recipes import engine
 from rlpytorch.replay import Replay
 from rlpytorch.run.multi_process import LearnerError, MultiProcessRun, _LearnerLoop
 from rlpytorch.run.single_process import window_frames
 
-SMALL = ["--num_games", "8", "--actor_batch", "8", "--train_batch", "8", "--num_threads", "1", "--no-progress",
-         "--hidden", "16", "--replay_batch", "16", "--learning_starts", "400", "--eval_episodes", "4",
-         "--no-tensorboard", "--log_every", "10000"]
+SMALL = dict(num_games=8, actor_batch=8, train_batch=8, num_threads=1, progress=False, hidden=16, replay_batch=16,
+             learning_starts=400, eval_episodes=4, tensorboard=False, log_every=10000)
 
 
 class CountingRun(MultiProcessRun):
@@ -34,10 +34,10 @@ class CountingRun(MultiProcessRun):
 
     runs: list = []
 
-    def run(self, gc):
+    def run(self, gc, until=None):
         CountingRun.runs.append(self)
         self.frames_windowed = self.windows = self.frames_at_last_window = 0
-        return super().run(gc)
+        return super().run(gc, until)
 
     def _enqueue(self, batch):
         self.frames_windowed += window_frames(batch)
@@ -49,7 +49,7 @@ class CountingRun(MultiProcessRun):
 @pytest.fixture
 def counting_runs(monkeypatch):
     CountingRun.runs = []
-    monkeypatch.setitem(train.RUNNERS, "multi", CountingRun)
+    monkeypatch.setitem(engine.RUNNERS, "multi", CountingRun)
     return CountingRun.runs
 
 
@@ -57,17 +57,17 @@ def counting_runs(monkeypatch):
 def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exactly_by_default(
         tmp_path, counting_runs, method, ratio):
     run_dir = tmp_path / "run"
-    out = train.main(["--method", method, "--runner", "multi", "--num_frames", "2000",
-                      "--replay_ratio", str(ratio), "--prioritized", "--save_dir", str(run_dir), *SMALL])
-    summary, run = out["summary"], counting_runs[0]
+    out = rlpytorch.train(rlpytorch.config(method=method, runner="multi", num_frames=2000, replay_ratio=ratio,
+                                           prioritized=True, save_dir=str(run_dir), **SMALL))
+    summary, run = out.summary, counting_runs[0]
     # The replay methods wait for the learner by default, and the stats line says so.
-    assert out["config"]["when_behind"] == "auto" and run.policy == "wait"
+    assert out.config.when_behind == "auto" and run.policy == "wait"
     stats_line = next(line for line in (run_dir / "log.txt").read_text().splitlines() if line.startswith("F "))
     assert "| waited " in stats_line and "dropped" not in stats_line
-    assert summary.frames >= 2000 and len(out["eval"].returns) == 4
+    assert summary.frames >= 2000 and len(out.eval.returns) == 4
     # Frames stepped = frames stored + frames dropped (none), up to the frames not yet in a window.
     assert run.dropped == 0 and run.frames_learned == run.frames_windowed
-    T = out["config"]["T"]
+    T = out.config.T
     assert 0 <= summary.frames - run.frames_windowed <= T * 8
     # Back-pressure: every update owed at the last window was made, replay_ratio per frame stepped.
     assert summary.updates == int(ratio * (run.frames_at_last_window - 400)) > 0
@@ -75,10 +75,10 @@ def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exact
     assert run._extra_stats()["replay_ratio_achieved"] == summary.updates / (summary.frames - 400)
     assert read_checkpoint(run_dir / "last.pt")["step"] == summary.updates
     # The epsilon schedule stayed with the actor, on the frames it stepped (the method's schedule).
-    config = out["config"]
-    progress = summary.frames / config["epsilon_frames"]
+    config = out.config
+    progress = summary.frames / config.epsilon_frames
     assert progress < 1 and run.trainer.sampler.epsilon == pytest.approx(
-        config["epsilon"] + (config["epsilon_final"] - config["epsilon"]) * progress)
+        config.epsilon + (config.epsilon_final - config.epsilon) * progress)
     # The optimizer, target and replay stayed in the learner, which sent them as it exited:
     # the checkpoint holds them (resuming it: tests/rlpytorch/test_resume.py).
     state = read_checkpoint(run_dir / "last.pt")["resume"]
@@ -87,16 +87,15 @@ def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exact
 
 
 def test_sac_runs_under_multi_with_its_replay_in_the_learner(tmp_path, counting_runs):
-    out = train.main(["--config", "pendulum_sac", "--runner", "multi", "--when_behind", "wait",
-                      "--num_frames", "400", "--num_games", "4", "--actor_batch", "4", "--train_batch", "4",
-                      "--net_arch", "16,16", "--replay_batch", "16", "--learning_starts", "100",
-                      "--replay_ratio", "0.25", "--no-progress", "--eval_episodes", "2", "--no-tensorboard",
-                      "--save_dir", str(tmp_path / "run")])
-    summary, run = out["summary"], counting_runs[0]
+    out = rlpytorch.train(rlpytorch.config("pendulum_sac", runner="multi", when_behind="wait", num_frames=400,
+                                           num_games=4, actor_batch=4, train_batch=4, net_arch="16,16",
+                                           replay_batch=16, learning_starts=100, replay_ratio=0.25, progress=False,
+                                           eval_episodes=2, tensorboard=False, save_dir=str(tmp_path / "run")))
+    summary, run = out.summary, counting_runs[0]
     assert summary.updates == int(0.25 * (run.frames_at_last_window - 100)) > 0
-    assert run.frames_learned == run.frames_windowed and len(out["eval"].returns) == 2
+    assert run.frames_learned == run.frames_windowed and len(out.eval.returns) == 2
     log_alpha = read_checkpoint(tmp_path / "run" / "last.pt")["state_dict"]["temperature.log_alpha"]
-    assert log_alpha.item() != pytest.approx(math.log(out["config"]["init_temperature"]))  # learned over there
+    assert log_alpha.item() != pytest.approx(math.log(out.config.init_temperature))  # learned over there
 
 
 class SlowDQN(DQN):
@@ -230,11 +229,11 @@ def test_learner_loop_lags_at_most_batch_slots_windows_by_hand(when_behind, made
 def test_pong_dqn_config_runs_with_frame_based_replay_and_holds_its_ratio(tmp_path, counting_runs):
     """``--config dqn_pong`` (its multi runner, 3-step Double Dueling DQN
     on 4-frame stacks stored one frame per step), shrunk to a few hundred frames on the CPU."""
-    out = train.main(["--config", "dqn_pong", "--num_frames", "600", "--num_games", "4",
-                      "--num_workers", "2", "--actor_batch", "4", "--train_batch", "4", "--hidden", "16",
-                      "--replay_batch", "8", "--learning_starts", "200", "--no-eval_at_end", "--no-progress",
-                      "--no-tensorboard", "--save_dir", str(tmp_path / "run")])
-    summary, run, config = out["summary"], counting_runs[0], out["config"]
-    assert (config["frame_stack"], config["n_step"], config["double"], config["dueling"]) == (4, 3, True, True)
+    out = rlpytorch.train(rlpytorch.config("dqn_pong", num_frames=600, num_games=4, num_workers=2, actor_batch=4,
+                                           train_batch=4, hidden=16, replay_batch=8, learning_starts=200,
+                                           eval_at_end=False, progress=False, tensorboard=False,
+                                           save_dir=str(tmp_path / "run")))
+    summary, run, config = out.summary, counting_runs[0], out.config
+    assert (config.frame_stack, config.n_step, config.double, config.dueling) == (4, 3, True, True)
     assert run.frames_learned == run.frames_windowed
-    assert summary.updates == int(config["replay_ratio"] * (run.frames_at_last_window - 200)) > 0
+    assert summary.updates == int(config.replay_ratio * (run.frames_at_last_window - 200)) > 0

@@ -61,14 +61,14 @@ def test_reward_scale_uses_discounted_returns_across_overlapping_windows_and_epi
 def test_training_with_normalization_saves_statistics_of_every_learned_frame_and_evaluation_leaves_them(tmp_path):
     import csv
 
-    from rlpytorch import train
+    import rlpytorch
     from rlpytorch.core.game_loader import GameLoader
     from rlpytorch.models.loader import load_model
     from rlpytorch.run.eval_iters import evaluate
 
     run = tmp_path / "run"
-    train.main(["--game", "cartpole", "--num_frames", "6000", "--log_every", "1000000", "--norm_obs",
-                "--norm_reward", "--save_dir", str(run), "--no-progress", "--no-eval_at_end"])
+    rlpytorch.train(rlpytorch.config(game="cartpole", num_frames=6000, log_every=1000000, norm_obs=True,
+                                     norm_reward=True, save_dir=str(run), progress=False, eval_at_end=False))
     with open(run / "progress.csv", newline="") as f:
         learned = float(list(csv.DictReader(f))[-1]["frames_learned"])
     loader = GameLoader(game="cartpole", num_games=8, actor_batch=8, train_batch=8)

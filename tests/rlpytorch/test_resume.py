@@ -13,14 +13,22 @@ import pytest
 import torch
 import yaml
 
+import rlpytorch
 from rlpytorch import train
 from rlpytorch.models.base import read_checkpoint
 from rlpytorch.run.resume import engine_seed, random_states, set_random_states
 
 # 32 CartPole games, a checkpoint every 3000 frames after which the games start afresh.
-SMALL = ["--deterministic", "--num_games", "32", "--actor_batch", "16", "--train_batch", "16", "--log_every",
-         "1000", "--save_every", "3000", "--restart_games_at_save", "--no-progress", "--no-eval_at_end",
-         "--no-tensorboard"]
+SMALL = dict(deterministic=True, num_games=32, actor_batch=16, train_batch=16, log_every=1000, save_every=3000,
+             restart_games_at_save=True, progress=False, eval_at_end=False, tensorboard=False)
+
+
+def flags(settings: dict) -> list[str]:
+    """``settings`` as the command line gives them (a boolean: ``--name`` or ``--no-name``)."""
+    argv = []
+    for name, value in settings.items():
+        argv += [f"--{name}" if value else f"--no-{name}"] if isinstance(value, bool) else [f"--{name}", str(value)]
+    return argv
 
 
 def stats_lines(run_dir: Path, after_resume: bool = False) -> list[str]:
@@ -35,21 +43,22 @@ def stats_lines(run_dir: Path, after_resume: bool = False) -> list[str]:
 @pytest.mark.parametrize("method", ["actor_critic", "ppo"])
 def test_a_run_resumed_from_its_checkpoint_prints_the_stats_lines_of_the_unbroken_run(tmp_path, method):
     unbroken = tmp_path / "unbroken"
-    train.main([*SMALL, "--method", method, "--num_frames", "9000", "--save_dir", str(unbroken)])
+    rlpytorch.train(rlpytorch.config(**SMALL, method=method, num_frames=9000, save_dir=str(unbroken)))
     first, second = sorted(unbroken.glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
     # From the first checkpoint: the rest of the run (linear learning-rate schedule, PPO's
     # minibatch order, the sampler, the engine's next seed) goes exactly as it went.
-    out = train.main(["--resume", str(first), "--save_dir", str(tmp_path / "resumed")])
+    out = rlpytorch.train(rlpytorch.config(resume=str(first), save_dir=str(tmp_path / "resumed")))
     resumed = stats_lines(tmp_path / "resumed")
     assert len(resumed) >= 6
     assert resumed == stats_lines(unbroken)[-len(resumed):]
-    assert out["summary"].frames == read_checkpoint(unbroken / "last.pt")["resume"]["trainer"]["frames"]
+    assert out.summary.frames == read_checkpoint(unbroken / "last.pt")["resume"]["trainer"]["frames"]
     state = read_checkpoint(second)["resume"]["trainer"]
     assert state["updates"] > 0 and state["mi"]["optimizers"]["model"]["state"]  # Adam's moments are saved
 
 
 def test_a_run_stopped_then_resumed_in_its_folder_prints_what_the_unbroken_run_prints(tmp_path):
-    constant = [*SMALL, "--lr_schedule", "constant"]  # the stopped run's budget differs: no schedule over it
+    # The command line's --resume, and the commands run.yaml records.
+    constant = [*flags(SMALL), "--lr_schedule", "constant"]  # the stopped run's budget differs: no schedule over it
     train.main([*constant, "--num_frames", "9000", "--save_dir", str(tmp_path / "unbroken")])
     run = tmp_path / "run"
     train.main([*constant, "--num_frames", "3000", "--save_dir", str(run)])
@@ -71,26 +80,26 @@ def test_a_new_run_refuses_a_folder_that_holds_a_run_and_leaves_it_untouched(tmp
     run = tmp_path / "run"
     run.mkdir()
     (run / "launch.json").write_text("{}")  # other files do not make a run
-    train.main([*SMALL, "--num_frames", "500", "--save_dir", str(run)])
+    rlpytorch.train(rlpytorch.config(**SMALL, num_frames=500, save_dir=str(run)))
     before = {path.name: path.read_bytes() for path in run.iterdir()}
     with pytest.raises(ValueError, match=r"already holds a run: --resume .*run continues it"):
-        train.main([*SMALL, "--num_frames", "500", "--save_dir", str(run)])
+        rlpytorch.train(rlpytorch.config(**SMALL, num_frames=500, save_dir=str(run)))
     assert {path.name: path.read_bytes() for path in run.iterdir()} == before
 
     other = tmp_path / "other"
-    train.main([*SMALL, "--num_frames", "500", "--save_dir", str(other)])
+    rlpytorch.train(rlpytorch.config(**SMALL, num_frames=500, save_dir=str(other)))
     with pytest.raises(ValueError, match="continues in .*run or in a folder without a run"):
-        train.main(["--resume", str(run), "--save_dir", str(other)])
+        rlpytorch.train(rlpytorch.config(resume=str(run), save_dir=str(other)))
 
 
 def test_resume_refuses_a_checkpoint_of_weights_only(tmp_path):
     run = tmp_path / "run"
-    train.main([*SMALL, "--num_frames", "500", "--save_dir", str(run)])
+    rlpytorch.train(rlpytorch.config(**SMALL, num_frames=500, save_dir=str(run)))
     checkpoint = read_checkpoint(run / "last.pt")
     del checkpoint["resume"]
     torch.save(checkpoint, tmp_path / "weights.pt")
     with pytest.raises(ValueError, match="holds weights only"):
-        train.main(["--resume", str(tmp_path / "weights.pt"), "--save_dir", str(tmp_path / "new")])
+        rlpytorch.train(rlpytorch.config(resume=str(tmp_path / "weights.pt"), save_dir=str(tmp_path / "new")))
 
 
 def test_random_states_come_back_exactly():
@@ -109,47 +118,47 @@ def test_engine_seed_stream_starts_at_the_run_seed_and_gives_each_start_its_own_
 
 # Small replay runs: DQN with prioritized 3-step replay, SAC on Pendulum; a checkpoint every 1000
 # frames after which the games start afresh.
+# (a shipped config's name, the settings over it)
 REPLAY_RUNS = {
-    "dqn": ["--method", "dqn", "--prioritized", "--n_step", "3", "--num_games", "8", "--actor_batch", "8",
-            "--train_batch", "8", "--hidden", "16", "--replay_batch", "16", "--replay_capacity", "2000",
-            "--learning_starts", "200", "--replay_ratio", "0.25"],
-    "sac": ["--config", "pendulum_sac", "--num_games", "4", "--actor_batch", "4",
-            "--train_batch", "4", "--net_arch", "16,16", "--replay_batch", "16", "--replay_capacity", "2000",
-            "--learning_starts", "200", "--replay_ratio", "0.25"],
-    "r2d2": ["--method", "r2d2", "--prioritized", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8",
-             "--hidden", "16", "--replay_batch", "8", "--replay_capacity", "2000", "--learning_starts", "200",
-             "--replay_ratio", "0.02"],
-    "maddpg": ["--method", "maddpg", "--game", "pz:mpe2.simple_spread_v3", "--game_options",
-               "max_cycles=25,continuous_actions=True", "--num_games", "4", "--num_workers", "1", "--actor_batch",
-               "12", "--train_batch", "12", "--T", "5", "--net_arch", "16", "--replay_batch", "16",
-               "--replay_capacity", "2000", "--learning_starts", "300", "--replay_ratio", "0.1"],
+    "dqn": (None, dict(method="dqn", prioritized=True, n_step=3, num_games=8, actor_batch=8, train_batch=8, hidden=16,
+                       replay_batch=16, replay_capacity=2000, learning_starts=200, replay_ratio=0.25)),
+    "sac": ("pendulum_sac", dict(num_games=4, actor_batch=4, train_batch=4, net_arch="16,16", replay_batch=16,
+                                 replay_capacity=2000, learning_starts=200, replay_ratio=0.25)),
+    "r2d2": (None, dict(method="r2d2", prioritized=True, num_games=8, actor_batch=8, train_batch=8, hidden=16,
+                        replay_batch=8, replay_capacity=2000, learning_starts=200, replay_ratio=0.02)),
+    "maddpg": (None, dict(method="maddpg", game="pz:mpe2.simple_spread_v3",
+                          game_options="max_cycles=25,continuous_actions=True", num_games=4, num_workers=1,
+                          actor_batch=12, train_batch=12, T=5, net_arch="16", replay_batch=16,
+                          replay_capacity=2000, learning_starts=300, replay_ratio=0.1)),
 }
-REPLAY_SMALL = ["--deterministic", "--log_every", "200", "--save_every", "1000", "--restart_games_at_save",
-                "--no-progress", "--no-eval_at_end", "--no-tensorboard"]
+REPLAY_SMALL = dict(deterministic=True, log_every=200, save_every=1000, restart_games_at_save=True, progress=False,
+                    eval_at_end=False, tensorboard=False)
 
 
 @pytest.mark.parametrize("method", sorted(REPLAY_RUNS))
 def test_a_replay_run_resumed_from_its_checkpoint_prints_the_stats_lines_of_the_unbroken_run(tmp_path, method):
     unbroken = tmp_path / "unbroken"
-    train.main([*REPLAY_SMALL, *REPLAY_RUNS[method], "--num_frames", "2500", "--save_dir", str(unbroken)])
+    file, settings = REPLAY_RUNS[method]
+    rlpytorch.train(rlpytorch.config(file, **REPLAY_SMALL, **settings, num_frames=2500, save_dir=str(unbroken)))
     first = min(unbroken.glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
     # The replay comes back whole (rows, priorities, the sampler's generator), with the
     # networks, optimizers, counters, exploration and the method's generator (SAC's).
     state = read_checkpoint(first)["resume"]["trainer"]
     assert state["updates"] > 0 and (state["replay"]["store"]["count"] > 50).all()  # every lane holds rows
-    out = train.main(["--resume", str(first), "--save_dir", str(tmp_path / "resumed")])
+    out = rlpytorch.train(rlpytorch.config(resume=str(first), save_dir=str(tmp_path / "resumed")))
     resumed = stats_lines(tmp_path / "resumed")
     assert len(resumed) >= 6
     assert resumed == stats_lines(unbroken)[-len(resumed):]
-    assert out["summary"].updates == read_checkpoint(unbroken / "last.pt")["resume"]["trainer"]["updates"]
+    assert out.summary.updates == read_checkpoint(unbroken / "last.pt")["resume"]["trainer"]["updates"]
 
 
 def test_a_multi_process_run_checkpoints_its_learner_and_resumes_with_either_runner(tmp_path):
     """--runner multi: the learner's models, optimizers and replay are in the checkpoints
     (not deterministic: the actor follows the learner as fast as it publishes)."""
-    options = [*REPLAY_RUNS["dqn"], "--runner", "multi", "--log_every", "200", "--save_every", "800",
-               "--no-progress", "--no-eval_at_end", "--no-tensorboard"]
-    train.main([*options, "--num_frames", "1000", "--save_dir", str(tmp_path / "run")])
+    _, dqn = REPLAY_RUNS["dqn"]
+    rlpytorch.train(rlpytorch.config(**dqn, runner="multi", log_every=200, save_every=800, progress=False,
+                                     eval_at_end=False, tensorboard=False, num_frames=1000,
+                                     save_dir=str(tmp_path / "run")))
     first = min((tmp_path / "run").glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
     checkpoint = read_checkpoint(first)
     state = checkpoint["resume"]
@@ -163,9 +172,9 @@ def test_a_multi_process_run_checkpoints_its_learner_and_resumes_with_either_run
         assert torch.equal(value, trainer["mi"]["models"]["model"][key])
     assert trainer["mi"]["steps"]["model"] == trainer["updates"]
     for runner in ("multi", "single"):
-        out = train.main(["--resume", str(first), "--runner", runner, "--num_frames", "1600",
-                          "--save_dir", str(tmp_path / runner)])
-        assert out["summary"].updates == pytest.approx(0.25 * (1600 - 200), abs=13)
+        out = rlpytorch.train(rlpytorch.config(resume=str(first), runner=runner, num_frames=1600,
+                                               save_dir=str(tmp_path / runner)))
+        assert out.summary.updates == pytest.approx(0.25 * (1600 - 200), abs=13)
         rows = (tmp_path / runner / "progress.csv").read_text().splitlines()
         second = dict(zip(rows[0].split(","), rows[2].split(","), strict=True))  # of updates after the resume
         assert float(second["replay_rows"]) > 800  # the replay came back, beside 400 frames since

@@ -108,7 +108,7 @@ def check_stopped_cleanly(process: subprocess.Popen, run: Path) -> int:
 
 def check_resumes_at(run: Path, frames: int) -> None:
     result = train.main(["--resume", str(run), "--num_frames", str(frames + 500), "--no-progress"])
-    assert result["summary"].frames >= frames + 500
+    assert result.summary.frames >= frames + 500
     assert f"resumed from {run / 'last.pt'} at {frames:,} frames" in (run / "log.txt").read_text()
 
 

@@ -75,14 +75,14 @@ def test_a_missing_wandb_is_one_clear_error(tmp_path: Path, monkeypatch) -> None
 
 
 def test_a_cartpole_run_tracked_offline_keeps_its_wandb_run_in_its_folder(tmp_path: Path, monkeypatch) -> None:
-    from rlpytorch import train
+    import rlpytorch
 
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
     run = tmp_path / "run"
-    train.main(["--game", "cartpole", "--num_games", "16", "--actor_batch", "16", "--train_batch", "16",
-                "--num_frames", "2000", "--log_every", "1000", "--no-progress", "--no-eval_at_end",
-                "--track", "wandb", "--save_dir", str(run)])
+    rlpytorch.train(rlpytorch.config(game="cartpole", num_games=16, actor_batch=16, train_batch=16, num_frames=2000,
+                                     log_every=1000, progress=False, eval_at_end=False, track="wandb",
+                                     save_dir=str(run)))
     run_id = (run / "wandb_id.txt").read_text().strip()
     (wandb_file,) = (run / "wandb").glob(f"offline-run-*-{run_id}/run-{run_id}.wandb")
     data = wandb_file.read_bytes()
