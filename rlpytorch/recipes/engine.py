@@ -125,7 +125,7 @@ class EngineRecipe:
 
     def learner_device(self, config: Mapping[str, Any]) -> str:
         """The device the learner updates on (under torchrun, its process group's backend follows it)."""
-        return config["learner_device"] or config["device"]
+        return config["device"]
 
     def components(self) -> list[type[Configurable]]:
         """Every component of a run of this method, in the order ``--help`` shows them."""

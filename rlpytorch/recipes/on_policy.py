@@ -33,6 +33,9 @@ class OnPolicy(EngineRecipe):
     def learning_components(self) -> list[type[Configurable]]:
         return [self.method, Sampler, Trainer]
 
+    def learner_device(self, config: Mapping[str, Any]) -> str:
+        return config["learner_device"] or config["device"]  # the Trainer may learn on a device of its own
+
     def add_tags(self, loader: GameLoader, gc: Any, model: Model) -> Any:
         return loader.add_train_tags(gc, model.state_size, prev_shapes(model))
 
