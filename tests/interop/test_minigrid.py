@@ -135,7 +135,7 @@ def test_doorkey_mission_reaches_the_model_as_its_token_ids():
 
 @pytest.mark.timeout(240)
 def test_ppo_config_learns_doorkey_within_a_frame_budget():
-    """``--config minigrid_doorkey`` end to end (its constant learning
+    """The shipped config ``minigrid_doorkey`` end to end (its constant learning
     rate makes the run's start independent of the budget), seeded on the
     deterministic engine: the mean return of the last 100 training episodes
     passes 0.9 (random play: about 0.03) within half the budget or so (at
