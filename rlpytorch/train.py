@@ -128,6 +128,8 @@ def config(file: str | Path | None = None, /, **settings: Any) -> Any:
     resume = settings.get("resume") or ""
     base = resumed_config(*read_resume_checkpoint(resume)) if resume else {}
     method = settings.get("method") or chosen_method(argv, base)
+    if method not in RECIPES:
+        raise ArgsError(f"method: {method!r} is not one of {list(RECIPES)}")
     provider = arguments(method)
     values = provider.parse(argv, defaults={**RECIPES[method].run_defaults, **base})
     known = provider.args

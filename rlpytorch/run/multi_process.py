@@ -115,7 +115,7 @@ class MultiProcessRun(SingleProcessRun):
 
     def run(self, gc: Any, until: int | None = None) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
-        self.until = until or self.num_frames
+        self.until = self.num_frames if until is None else until
         if self.restart_games_at_save:
             raise ValueError("--restart_games_at_save (exact resume) runs with --runner single")
         trainer = self.trainer

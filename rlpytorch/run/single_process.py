@@ -127,7 +127,7 @@ class SingleProcessRun(Configurable):
         """Register the trainer's callbacks on ``gc``, start it, train until
         ``until`` frames (default ``num_frames``), stop it. ``num_frames`` stays
         the horizon of the learning-rate schedule (or ``until``, when beyond it)."""
-        self.until = until or self.num_frames
+        self.until = self.num_frames if until is None else until
         self._gc = gc
         self._register(gc)
         return self.loop(lambda: self._gc.start(), lambda: self._gc.run(), lambda: self._gc.stop())

@@ -127,6 +127,13 @@ def test_learn_called_twice_trains_the_sum_and_its_stats_go_on(tmp_path):
     assert written == sorted(set(written)) and written[-1] == frames[-1]
 
 
+def test_learn_zero_frames_trains_none():
+    config = rlpytorch.config(**SMALL, num_frames=3000, eval_at_end=False, save_dir="")
+    with rlpytorch.Training(config) as training:
+        assert training.learn(0).frames == 0 and training.frames == 0
+        assert 500 <= training.learn(500).frames < 700  # and the games start afresh for the next call
+
+
 def test_the_learning_rate_schedule_runs_over_num_frames_not_over_one_learn_call():
     config = rlpytorch.config(**SMALL, num_frames=8000, lr_schedule="linear", eval_at_end=False, save_dir="")
     with rlpytorch.Training(config) as training:
