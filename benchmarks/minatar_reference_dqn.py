@@ -15,8 +15,9 @@ What this runner sets around the unchanged ``dqn()``: ``NUM_FRAMES`` (the module
 constant, 5M in the file) to ``--frames``; the seeds of ``random``, ``numpy``,
 ``torch`` and the game's own generator (the file seeds none); one torch thread
 (this machine's 2 cores are shared); the output file of its ``torch.save`` under
-``--out``. The episode returns and frames are counted by a thin wrapper around the
-game (the same ``G`` and ``t`` the file keeps, which it only writes at the end).
+``--out`` (``<game>_data_and_weights``, 0.6 MB: weights and returns, not for
+committing). The episode returns and frames are counted by a thin wrapper around
+the game (the same ``G`` and ``t`` the file keeps, which it only writes at the end).
 
 One-piece swaps towards rlpytorch's set-up (each off by default, so the default is
 the reference as published): ``--minimal_actions`` (the 3 actions of
