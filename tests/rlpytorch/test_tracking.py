@@ -33,6 +33,7 @@ def fake_wandb(monkeypatch) -> list[FakeRun]:
     module = types.ModuleType("wandb")
     module.Error = type("Error", (Exception,), {})
     module.init = lambda **settings: runs.append(FakeRun(**settings)) or runs[-1]
+    module.teardown = lambda: None
     monkeypatch.setitem(sys.modules, "wandb", module)
     return runs
 
