@@ -25,8 +25,6 @@ __all__ = [
     "ACTOR_INPUTS",
     "ACTOR_REPLIES",
     "STATE_KEY",
-    "TRAIN_INPUTS",
-    "VALUE_TRAIN_INPUTS",
     "GameLoader",
     "parse_options",
 ]
@@ -35,11 +33,10 @@ __all__ = [
 # ``final_`` copies where the game has them, so a time-limit truncation can
 # bootstrap from the state it ended in), and ``h`` for recurrent models:
 ACTOR_INPUTS = ["r", "terminal", "truncated", "episode_return", "episode_length"]
-# ``a`` stands for the game's action keys (a Dict action's entries), ``pi`` for the behaviour
-# policy's key (``logp`` for other than one Discrete action); pi and V are declared here (add_key).
+# In the reply and window keys a trainer declares (``add_tags``), ``a`` stands for the game's
+# action keys (a Dict action's entries), ``pi`` for the behaviour policy's key (``logp`` for other
+# than one Discrete action); pi and V are declared here (add_key). An evaluation's actor replies:
 ACTOR_REPLIES = ["a", "pi", "V"]
-TRAIN_INPUTS = ["a", "pi", "V", "r", "terminal", "truncated"]
-VALUE_TRAIN_INPUTS = ["a", "r", "terminal", "truncated"]  # what replay stores (value-based methods)
 STATE_KEY = "h"  # a recurrent model's per-game state, replied by the actor and kept in the history
 # A model's previous action / reward inputs (rlpytorch.acting.prev_inputs): key -> shape, replied like ``h``.
 PrevShapes = Mapping[str, Sequence[int]]
@@ -94,7 +91,7 @@ class GameLoader(Configurable):
         self.model_keys = [k.strip() for k in self.obs_keys.split(",") if k.strip()]
 
     def context(self, num_games: int | None = None, seed: int | None = None) -> Any:
-        """A context without tags (add your own, or call ``add_train_tags``)."""
+        """A context without tags (add your own, or a trainer's: ``Trainer.add_tags``)."""
         return self.context_factory(
             self.game,
             num_games=num_games or self.num_games,
@@ -129,8 +126,12 @@ class GameLoader(Configurable):
         """The game's episode statistics (role "statistic", e.g. MiniRTS's ``won``)."""
         return [k for k, v in gc.spec().items() if v.role == "statistic"]
 
-    def add_train_tags(self, gc: Any, state_size: int = 0, prev: PrevShapes | None = None) -> Any:
-        """Add the ``actor`` and ``train`` tags of actor-critic training to ``gc``.
+    def add_tags(self, gc: Any, actor_replies: Sequence[str], window_keys: Sequence[str], state_size: int = 0,
+                 prev: PrevShapes | None = None) -> Any:
+        """Add to ``gc`` the ``actor`` tag, replying ``actor_replies``, and the
+        ``train`` tag, windows of ``T`` steps carrying the observations (and
+        their ``final_`` copies) and ``window_keys``: the keys a trainer declares
+        (``learners.trainer.ActingRecord.add_tags``).
 
         ``state_size > 0`` (a recurrent model) declares the reply key ``h``
         ``[state_size]`` that the actor replies and the windows carry; ``prev``
@@ -140,26 +141,10 @@ class GameLoader(Configurable):
         spec = gc.spec()
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
         state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
-        behaviour = _add_policy_keys(gc)
-        replies, inputs = _with(gc, behaviour, ACTOR_REPLIES), _with(gc, behaviour, TRAIN_INPUTS)
+        behaviour = _add_policy_keys(gc) if "pi" in actor_replies else BEHAVIOUR_PI
+        replies, inputs = _with(gc, behaviour, actor_replies), _with(gc, behaviour, window_keys)
         gc.add_tag("actor", self.acting_batch(gc), obs + _actor_inputs(gc), replies + state)
         gc.add_tag("train", self.train_batch, obs + finals + inputs + state, T=self.T)
-        return gc
-
-    def add_value_tags(self, gc: Any, state_size: int = 0, prev: PrevShapes | None = None) -> Any:
-        """Add the ``actor`` and ``train`` tags of value-based training (DQN, R2D2) to ``gc``.
-
-        The actor replies only ``a`` (and ``h`` for a recurrent model, the
-        ``prev`` keys for a model reading them); the windows carry what replay
-        stores: observations (and their ``final_`` copies), ``a``, ``r``,
-        ``terminal``, ``truncated`` (and ``h``, the ``prev`` keys).
-        """
-        obs = list(self.observation_spec(gc))
-        spec = gc.spec()
-        finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
-        state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
-        gc.add_tag("actor", self.acting_batch(gc), obs + _actor_inputs(gc), ["a", *state])
-        gc.add_tag("train", self.train_batch, obs + finals + VALUE_TRAIN_INPUTS + state, T=self.T)
         return gc
 
     def acting_batch(self, gc: Any) -> int:
@@ -179,10 +164,6 @@ class GameLoader(Configurable):
         if seats < 2:
             raise ValueError(f"--alternate needs at least 2 game seats to split in halves, got {seats}")
         return (seats + 1) // 2
-
-    def train_context(self, state_size: int = 0, prev: PrevShapes | None = None) -> Any:
-        """A new context with the ``actor`` and ``train`` tags (see ``add_train_tags``)."""
-        return self.add_train_tags(self.context(), state_size, prev)
 
     def eval_context(self, num_games: int, seed: int | None = None, state_size: int = 0,
                      prev: PrevShapes | None = None) -> Any:

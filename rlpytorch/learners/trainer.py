@@ -22,7 +22,7 @@ import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import torch
@@ -115,6 +115,18 @@ class ActingRecord:
     # Whether the learning half needs every window in order (replay: a missing
     # window would join steps that do not follow each other), so none is dropped.
     needs_every_window = False
+    # The keys its actor replies and its windows carry (besides the observations
+    # and a recurrent or previous-input state): "a" the game's action keys, "pi"
+    # the behaviour policy's key (core.game_loader); a subclass declares its own.
+    ACTOR_REPLIES: ClassVar[tuple[str, ...]] = ("a", "pi", "V")
+    WINDOW_KEYS: ClassVar[tuple[str, ...]] = ("a", "pi", "V", "r", "terminal", "truncated")
+
+    @classmethod
+    def add_tags(cls, loader: Any, gc: Any, state_size: int = 0, prev: Any = None) -> Any:
+        """``gc`` with the ``actor`` and ``train`` tags this trainer's callbacks
+        serve (``loader``: the run's ``GameLoader``; ``state_size`` and ``prev``:
+        the model's recurrent state and previous inputs)."""
+        return loader.add_tags(gc, cls.ACTOR_REPLIES, cls.WINDOW_KEYS, state_size, prev)
 
     def start_record(self, learner_device: str = "", actor_device: str = "") -> None:
         self.statistics = tuple(self.statistics)

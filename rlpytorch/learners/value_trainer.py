@@ -15,7 +15,7 @@ whatever the batch sizes. Under ``--runner multi`` the ``ReplayLearning``
 (``run.multi_process``) and the actor here keeps stepping the games.
 
 ``value_interface`` gathers the learner, its acting copy and its target
-network; ``GameLoader.add_value_tags`` adds the two tags to a context.
+network; ``ValueTrainer.add_tags`` adds the two tags to a context.
 """
 
 from __future__ import annotations
@@ -145,6 +145,8 @@ class ValueTrainer(ActingRecord, Configurable):
     statistics: tuple[str, ...] = ()  # the game's episode statistics keys (GameLoader.statistic_keys)
 
     needs_every_window: ClassVar[bool] = True  # the replay stores each game's steps in order
+    ACTOR_REPLIES: ClassVar[tuple[str, ...]] = ("a",)  # the action only
+    WINDOW_KEYS: ClassVar[tuple[str, ...]] = ("a", "r", "terminal", "truncated")  # what the replay stores
     # Gathers the learner, its acting copy and its target (rebuilt so in a learner process).
     interface: ClassVar[Callable[[Model, ModelInterface], ModelInterface]] = staticmethod(value_interface)
 

@@ -34,7 +34,7 @@ class OffPolicy(EngineRecipe):
         return [self.method, Replay, Exploration, OffPolicyTrainer]
 
     def add_tags(self, loader: GameLoader, gc: Any, model: Model) -> Any:
-        return loader.add_value_tags(gc, model.state_size, prev_shapes(model))
+        return self.trainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
 
     def check_run(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model) -> None:
         """``ValueError`` unless the model fits the method and the run can hold its replay."""

@@ -37,7 +37,7 @@ class OnPolicy(EngineRecipe):
         return config["learner_device"] or config["device"]  # the Trainer may learn on a device of its own
 
     def add_tags(self, loader: GameLoader, gc: Any, model: Model) -> Any:
-        return loader.add_train_tags(gc, model.state_size, prev_shapes(model))
+        return Trainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
 
     def build_trainer(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model,
                       mi: ModelInterface) -> Trainer:

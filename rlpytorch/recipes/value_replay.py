@@ -37,7 +37,7 @@ class ValueReplay(EngineRecipe):
         return [self.method, Replay, Sampler, ValueTrainer]
 
     def add_tags(self, loader: GameLoader, gc: Any, model: Model) -> Any:
-        return loader.add_value_tags(gc, model.state_size, prev_shapes(model))
+        return ValueTrainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
 
     def check_model(self, config: Mapping[str, Any], model: Model) -> None:
         if not any(isinstance(m, QValueHead) for m in model.modules()):

@@ -92,7 +92,7 @@ def pendulum_setup(method):
     space = loader.num_actions(gc)
     torch.manual_seed(0)
     model = MLPActorCritic(loader.observation_spec(gc), space, ModelSettings(hidden=16))
-    loader.add_train_tags(gc)
+    Trainer.add_tags(loader, gc)
     trainer = Trainer(ModelInterface(lr=1e-3).add_actor_critic(model), method, Sampler(seed=0))
     gc.reg_callback("actor", trainer.actor)
     gc.reg_callback("train", trainer.train)

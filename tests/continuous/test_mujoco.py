@@ -33,7 +33,7 @@ def test_ppo_steps_a_hosted_mujoco_environment_from_its_config(config_name, obs_
     torch.manual_seed(0)
     settings = ModelSettings(hidden=16, box_policy=config["box_policy"])
     model = MLPActorCritic(loader.observation_spec(gc), space, settings)
-    loader.add_train_tags(gc)
+    Trainer.add_tags(loader, gc)
     method = PPO.from_config({**config, "minibatches": 2, "ppo_epochs": 2, "seed": 0})
     trainer = Trainer(ModelInterface(lr=config["lr"]).add_actor_critic(model), method, Sampler(seed=0))
     actions = []

@@ -5,6 +5,7 @@ import torch
 from fake_engine import FakeGameContext
 
 from rlpytorch.core.game_loader import GameLoader
+from rlpytorch.learners.trainer import Trainer
 
 
 def fake_loader(num_games=8, T=5, seed=0, **options):
@@ -23,7 +24,7 @@ def fake_loader(num_games=8, T=5, seed=0, **options):
 def fake_context(num_games=8, T=5, seed=0, train=True, state_size=0, **options):
     loader = fake_loader(num_games, T, seed, **options)
     if train:
-        return loader.train_context(state_size)
+        return Trainer.add_tags(loader, loader.context(), state_size)
     return loader.eval_context(num_games, state_size=state_size)
 
 

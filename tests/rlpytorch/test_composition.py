@@ -86,7 +86,7 @@ def test_actor_critic_trains_on_cartpole_with_a_returns_part_of_ones_own():
     gc = loader.context()
     torch.manual_seed(0)
     model = MLPActorCritic(loader.observation_spec(gc), loader.num_actions(gc), ModelSettings(hidden=16))
-    loader.add_train_tags(gc)
+    Trainer.add_tags(loader, gc)
     returns = ConstantReturns(1.0)
     method = ActorCritic(returns=returns)
     trainer = Trainer(ModelInterface(lr=1e-2).add_actor_critic(model), method, Sampler(seed=0))

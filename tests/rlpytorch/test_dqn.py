@@ -139,7 +139,7 @@ def test_dqn_trains_on_the_fake_engine_holding_the_replay_ratio(variant):
     gc = loader.context()
     settings = QSettings(hidden=16, dueling=variant.get("dueling", False), num_atoms=variant.get("num_atoms", 0))
     model = QNetwork(loader.observation_spec(gc), loader.num_actions(gc), settings)
-    loader.add_value_tags(gc)
+    ValueTrainer.add_tags(loader, gc)
     replay = Replay(8, model.obs_keys, replay_capacity=2000, n_step=variant.get("n_step", 1),
                     prioritized=variant.get("prioritized", False), seed=0)
     trainer = ValueTrainer(value_interface(model), DQN(target=TargetNetwork(50)),

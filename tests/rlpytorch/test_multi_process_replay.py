@@ -148,7 +148,7 @@ def value_run(method, run_type=None, **options):
     loader = fake_loader(num_games=8, T=5)
     gc = loader.context()
     model = QNetwork(loader.observation_spec(gc), loader.num_actions(gc), QSettings(hidden=16))
-    loader.add_value_tags(gc)
+    ValueTrainer.add_tags(loader, gc)
     replay = Replay(8, model.obs_keys, replay_capacity=2000, seed=0)
     trainer = ValueTrainer(value_interface(model), method, Sampler("epsilon_greedy", seed=0), replay,
                            replay_ratio=0.25, learning_starts=200, replay_batch=16)

@@ -187,7 +187,7 @@ def test_actor_critic_windows_carry_what_the_recurrent_actor_was_fed_row_by_row(
     model = prev_model(loader, gc, "lstm")
     assert model.obs_keys == ("s", PREV_ACTION, PREV_REWARD) and prev_shapes(model) == {PREV_ACTION: (2,),
                                                                                         PREV_REWARD: ()}
-    loader.add_train_tags(gc, model.state_size, prev_shapes(model))
+    Trainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
     trainer = Trainer(ModelInterface(lr=0.0).add_actor_critic(model), ActorCritic.from_config({}),
                       Sampler(seed=0))
     fed = feeding_record(trainer)
@@ -211,7 +211,7 @@ def test_r2d2_replayed_sequences_carry_what_the_actor_was_fed():
     loader = fake_loader(num_games=4, T=5, max_steps=6)
     gc = loader.context()
     model = prev_model(loader, gc, "q_lstm")
-    loader.add_value_tags(gc, model.state_size, prev_shapes(model))
+    ValueTrainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
     method = R2D2(target=TargetNetwork(20), sequence_length=3, burn_in=1, n_step=2)
     replay = Replay(4, model.obs_keys, replay_capacity=4000, sequence_length=method.replay_length)
     trainer = ValueTrainer(value_interface(model), method, Sampler("epsilon_greedy", epsilon=0.5), replay,
@@ -246,7 +246,7 @@ def test_picks_multidiscrete_inputs_match_the_picks_the_game_shows():
                         deterministic=True)
     gc = loader.context()
     model = prev_model(loader, gc, "mlp")
-    loader.add_train_tags(gc, 0, prev_shapes(model))
+    Trainer.add_tags(loader, gc, 0, prev_shapes(model))
     trainer = Trainer(ModelInterface(lr=1e-3).add_actor_critic(model), ActorCritic.from_config({}), Sampler(seed=0))
     fed = feeding_record(trainer)
     checked = []
@@ -272,7 +272,7 @@ def test_pendulum_box_inputs_are_the_replied_actions():
                         deterministic=True, game_options="max_steps=12")
     gc = loader.context()
     model = prev_model(loader, gc, "gru", box_policy="gaussian")
-    loader.add_train_tags(gc, model.state_size, prev_shapes(model))
+    Trainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
     trainer = Trainer(ModelInterface(lr=1e-3).add_actor_critic(model), ActorCritic.from_config({}), Sampler(seed=0))
     fed = feeding_record(trainer)
     ends = []

@@ -71,7 +71,7 @@ def test_r2d2_trains_on_sequences_from_the_fake_engine():
     gc = loader.context()
     settings = QSettings(hidden=8, layers=1, core_hidden=8)
     model = LSTMQNetwork(loader.observation_spec(gc), loader.num_actions(gc), settings)
-    loader.add_value_tags(gc, model.state_size)
+    ValueTrainer.add_tags(loader, gc, model.state_size)
     method = R2D2(target=TargetNetwork(20), sequence_length=4, burn_in=2, n_step=2)
     replay = Replay(8, model.obs_keys, replay_capacity=2000, prioritized=True, sequence_length=method.replay_length)
     trainer = ValueTrainer(value_interface(model), method, Sampler("epsilon_greedy", epsilon=0.5),
