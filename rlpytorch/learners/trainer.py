@@ -382,8 +382,10 @@ class Evaluator(Configurable):
     """Plays ``eval_episodes`` episodes with a fixed model and reports their returns.
 
     Counting the first episodes to finish would favour short ones, so the set
-    of counted episodes is fixed in advance: the first ``k`` episodes of games
-    ``0..M-1`` (``k = ceil(N / num_games)``, ``M = ceil(N / k)``). The game's
+    of counted episodes is fixed in advance: the first ``k`` episodes of lanes
+    ``0..M-1`` (``k = ceil(N / lanes)``, ``M = ceil(N / k)``), a lane being one
+    seat of one game (``seats_per_game`` of them per game: in a game of several
+    seats each seat's episode counts, as in training's stats). The game's
     episode ``statistics`` keys are read on terminal rows and averaged.
     """
 
@@ -395,16 +397,17 @@ class Evaluator(Configurable):
     seed: int | None = None
 
     statistics: tuple[str, ...] = ()  # the game's episode statistics keys
+    seats_per_game: int = 1
 
     def __post_init__(self) -> None:
         check_eval_episodes(self.eval_episodes)
         episodes = self.eval_episodes
         self.model.to(self.device)
         self.sampler = Sampler(self.eval_sampler, seed=self.seed)
-        self.per_game = math.ceil(episodes / self.num_games)
-        self.games = math.ceil(episodes / self.per_game)
+        self.per_lane = math.ceil(episodes / (self.num_games * self.seats_per_game))
+        self.lanes = math.ceil(episodes / self.per_lane)
         self.statistics = tuple(self.statistics)
-        self.finished: dict[int, list[tuple[float, int, tuple[float, ...]]]] = {g: [] for g in range(self.games)}
+        self.finished: dict[int, list[tuple[float, int, tuple[float, ...]]]] = {k: [] for k in range(self.lanes)}
         self.frames = 0
         self.states = RecurrentStates(self.model.state_size, self.device) if self.model.state_size else None
         self.previous = previous_actions(self.model, self.device)
@@ -413,10 +416,10 @@ class Evaluator(Configurable):
         """Reply like ``Trainer.actor`` and record the counted episodes."""
         self.frames += len(batch)
         rows, returns, lengths, stats = episodes_in(batch, self.statistics)
-        game_ids = np.asarray(batch.game_ids)[rows]
-        for i, game in enumerate(game_ids.tolist()):
-            episodes = self.finished.get(game)
-            if episodes is not None and len(episodes) < self.per_game:
+        lanes = lanes_of(batch, self.seats_per_game)[rows]
+        for i, lane in enumerate(lanes.tolist()):
+            episodes = self.finished.get(lane)
+            if episodes is not None and len(episodes) < self.per_lane:
                 episodes.append((returns[i], lengths[i], tuple(stats[name][i] for name in self.statistics)))
         return act(self.model, self.sampler, batch, self.device, self.states, previous=self.previous)
 
@@ -427,11 +430,11 @@ class Evaluator(Configurable):
 
     @property
     def done(self) -> bool:
-        return self.episodes_done >= self.per_game * self.games
+        return self.episodes_done >= self.per_lane * self.lanes
 
     def result(self) -> EvalResult:
-        """The first ``eval_episodes`` counted episodes, in game order."""
-        rows = [e for g in range(self.games) for e in self.finished[g]][: self.eval_episodes]
+        """The first ``eval_episodes`` counted episodes, in lane order."""
+        rows = [e for lane in range(self.lanes) for e in self.finished[lane]][: self.eval_episodes]
         if not rows:
             raise RuntimeError("no episode finished yet")
         returns, lengths, stats = zip(*rows, strict=True)

@@ -29,7 +29,7 @@ class EvalIters:
         """Evaluate on ``gc`` and return the result."""
         evaluator = self.evaluator
         gc.reg_callback("actor", evaluator.actor)
-        total = evaluator.per_game * evaluator.games
+        total = evaluator.per_lane * evaluator.lanes
         with progress_bar(self.progress, total=total, unit="episode") as bar:
             gc.start()
             try:
@@ -52,11 +52,12 @@ def evaluate(
     """Play ``eval_episodes`` episodes of ``loader``'s game with ``model``, acting
     by ``eval_sampler`` (see ``Evaluator``).
 
-    One game per episode (up to 256 games), seeded apart from training.
+    One game per episode (up to 256 games; in a game of several seats, each
+    seat's episode counts), seeded apart from training.
     """
     num_games = min(eval_episodes, 256)
     seed = loader.seed + 1_000_003
     gc = loader.eval_context(num_games, seed=seed, state_size=model.state_size, prev=prev_shapes(model))
     evaluator = Evaluator(model, num_games, eval_episodes, eval_sampler, device=device, seed=seed,
-                          statistics=loader.statistic_keys(gc))
+                          statistics=loader.statistic_keys(gc), seats_per_game=gc.num_seats)
     return EvalIters(evaluator, progress).run(gc)
