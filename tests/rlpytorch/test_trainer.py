@@ -85,7 +85,7 @@ def test_to_tensors_shares_memory_on_cpu_and_skips_absent_keys():
 
 def test_evaluator_counts_only_the_first_episode_of_each_chosen_game():
     evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=4, eval_episodes=2)
-    assert (evaluator.games, evaluator.per_game) == (2, 1)
+    assert (evaluator.lanes, evaluator.per_lane) == (2, 1)
     # game 3 finishes first (short episode) but is not among the counted games 0 and 1
     evaluator.actor(actor_batch((True, False, False), (5.0, 0.0, 0.0), game_ids=(3, 0, 1)))
     evaluator.actor(actor_batch((True, False, False), (30.0, 0.0, 0.0), game_ids=(0, 1, 2)))
@@ -99,7 +99,7 @@ def test_evaluator_counts_only_the_first_episode_of_each_chosen_game():
 
 def test_evaluator_takes_several_episodes_per_game_when_games_are_few():
     evaluator = Evaluator(MLPActorCritic((4,), 2), num_games=2, eval_episodes=3)
-    assert (evaluator.games, evaluator.per_game) == (2, 2)
+    assert (evaluator.lanes, evaluator.per_lane) == (2, 2)
     for r in (1.0, 2.0, 3.0):
         evaluator.actor(actor_batch((True, True, False), (r, 10 * r, 0.0), game_ids=(0, 1, 2)))
     assert evaluator.result().returns.tolist() == [1.0, 2.0, 10.0]
