@@ -54,7 +54,8 @@ class SelfPlaySession:
         self.gc = None  # a stopped context does not start again
         self.selfplay.num_frames = self.selfplay.frames + frames
         self.selfplay.play_and_train(gc)
-        return RunSummary(self.selfplay.frames, self.selfplay.net.step, self.selfplay.seconds(), float("nan"))
+        return RunSummary(self.selfplay.frames, self.selfplay.net.step, self.selfplay.seconds(), float("nan"),
+                          interrupted=self.selfplay.interrupted)
 
     def evaluate_at_end(self) -> None:
         """No final evaluation: a self-play network is judged by matches (see the module's docstring)."""
@@ -90,12 +91,15 @@ class AlphaZeroRecipe:
             raise ValueError(f"a resumed self-play run continues in its own folder {resumed[0].parent}, "
                              "where its replay window is")
         logger = StatsLogger.from_config(config, log_dir=run_dir, formatter=format_selfplay)
+        gc = None
         try:
             selfplay = AlphaZero.from_config(config, loader=loader, seed=config["seed"], run_dir=run_dir,
                                              logger=logger, run_config=config)
             gc = selfplay.prepare(resumed[0] if resumed is not None else None)
+            announce()
         except BaseException:
+            if gc is not None:
+                gc.stop()
             logger.close()
             raise
-        announce()
         return SelfPlaySession(selfplay, gc, logger)

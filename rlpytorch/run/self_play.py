@@ -60,6 +60,8 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from elfpy.files import stop_signals_handled
+
 from ..core.args_provider import Configurable, part, setting
 from ..core.game_loader import GameLoader
 from ..core.stats import StatsLogger
@@ -162,6 +164,7 @@ class AlphaZero(Configurable):
         self.replay = PositionReplay(self.replay_size, planes_shape, self.num_actions)
         self.records = SelfPlayRecords(self.keys.records(), self.replay, self._game_writer())
         self.frames = 0
+        self.interrupted = False  # a stop signal ended the last play_and_train before its budget
         self.calls = 0
         self.owed = 0.0  # SGD steps due (updates_per_batch may be fractional)
         self.earlier_seconds = 0.0  # training time before a resume
@@ -225,7 +228,11 @@ class AlphaZero(Configurable):
             return self.build()
         state = read_resume_checkpoint(resume_file)[1]["resume"]
         gc = self.build(state["engine_starts"] + 1)
-        self.load_training_state(resume_file, state)
+        try:
+            self.load_training_state(resume_file, state)
+        except BaseException:
+            gc.stop()  # its games were built: release them
+            raise
         return gc
 
     def play_and_train(self, gc: Any) -> list[dict[str, float]]:
@@ -239,8 +246,9 @@ class AlphaZero(Configurable):
         self._bar = progress_bar(self.progress, total=self.num_frames, initial=self.frames, unit="eval",
                                  unit_scale=True)
         shown_at, training = 0.0, False
-        with gc, self._bar:
-            while self.frames < self.num_frames:
+        self.interrupted = False
+        with stop_signals_handled(self._ask_to_stop), gc, self._bar:
+            while self.frames < self.num_frames and not self.interrupted:
                 gc.run()
                 if time.perf_counter() - shown_at > 0.5:
                     shown_at = time.perf_counter()
@@ -261,12 +269,20 @@ class AlphaZero(Configurable):
                     if len(window) == self.log_every:
                         history.append(self._log(window))
                         window = []
-            self._show_progress()  # the bar ends at the evaluations run: 100%
-        if window:
-            history.append(self._log(window))
-        self.save()
+            self._show_progress()  # the bar ends at the evaluations run: 100% unless interrupted
+        with stop_signals_handled(lambda number: setattr(self, "interrupted", True)):  # while it saves: noted only
+            if window:
+                history.append(self._log(window))
+            self.save()
         self.earlier_seconds, self.start = self.seconds(), time.perf_counter()  # a later call goes on from here
         return history
+
+    def _ask_to_stop(self, number: int) -> None:
+        """SIGINT or SIGTERM while playing: stop after the batch at hand, log and
+        save (``interrupted``); a second one interrupts at once, unsaved."""
+        if self.interrupted:
+            raise KeyboardInterrupt
+        self.interrupted = True
 
     def _show_progress(self) -> None:
         """The bar at the leaf evaluations run so far, with the games finished,
