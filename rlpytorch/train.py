@@ -197,7 +197,8 @@ class Training:
         resume = config.pop("resume")
         resumed = read_resume_checkpoint(resume) if resume else None
         recipe = RECIPES[config["method"]]
-        recipe.check_settings(config)  # before anything is written
+        with settings_checked():
+            recipe.check_settings(config)  # before anything is written
         distributed.init_from_env(recipe.learner_device(config))
         self.main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
         self.folder = resolve_run_dir(config["save_dir"]) if self.main_rank else None

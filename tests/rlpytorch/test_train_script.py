@@ -102,6 +102,7 @@ def test_a_run_that_fails_to_start_leaves_no_folder_so_the_same_save_dir_works_n
     (["--game_options", "foo=1"], "unknown game option 'foo'"),
     (["--game", "gym:CartPole-v9"], "game 'gym:CartPole-v9': Environment version `v9`"),
     (["--game", "gym:CartPole-v1", "--game_options", "foo=1"], "unexpected keyword argument 'foo'"),
+    (["--eval_episodes", "0"], "eval_episodes must be >= 1, got 0"),  # the method's own checks, before the games
 ])
 def test_a_refused_setting_is_one_line_and_leaves_no_run_folder(tmp_path, capsys, setting, named):
     run = tmp_path / "run"
