@@ -12,6 +12,13 @@ is tried again: from its last checkpoint (``--resume``) when it wrote one, else
 afresh, its earlier files moved into ``attempt<N>/`` (a run never overwrites
 another's files). Arguments after ``--`` go to every run unchanged.
 
+Ctrl-C or SIGTERM stops the sweep: each run in flight gets one SIGTERM (each
+runs in a session of its own, so a terminal's Ctrl-C reaches it only so, once:
+a second signal would stop it unsaved), saves and ends with
+``train.INTERRUPTED``; no queued run starts, and the same command resumes
+every run that did not finish. A run that ended that way is reported as
+stopped, not done and not failed.
+
 A setting named ``NAME.KEY`` varies one key of an options setting written
 'k=v,k=v' (``--set game_options.army_shaping=0,0.05``): each run gets
 ``--NAME`` with the base's keys (the ``--NAME`` after ``--``, else the config
@@ -41,7 +48,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,11 +56,11 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-from elfpy.files import write_text_atomically
+from elfpy.files import stop_signals_handled, write_text_atomically
 
 from .core.args_provider import read_config_file
 from .run.run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
-from .train import command_line
+from .train import INTERRUPTED, command_line
 
 __all__ = ["Run", "main", "parse_seeds", "parse_sets", "plan_runs"]
 
@@ -163,7 +170,7 @@ class Progress:
     def ended(self, run: Run, code: int, seconds: float, where: str = "") -> None:
         with self._lock:
             self.finished += 1
-            self.failed += code != 0
+            self.failed += code not in (0, INTERRUPTED)
             self.running -= 1
             self._bar.update(1)
             elapsed = time.monotonic() - self._start
@@ -171,7 +178,8 @@ class Progress:
             count = (f"[{self.finished}/{self.total} done, {self.failed} failed, {self.running} in flight, "
                      f"about {tqdm.format_interval(left)} left]")
         on = f" on {where}" if where else ""
-        self._say(f"{count} {self._name(run)}: exit code {code} after {tqdm.format_interval(seconds)}{on}")
+        how = "stopped by a signal, saved" if code == INTERRUPTED else f"exit code {code}"
+        self._say(f"{count} {self._name(run)}: {how} after {tqdm.format_interval(seconds)}{on}")
 
     def close(self) -> None:
         self._bar.close()
@@ -185,33 +193,78 @@ class Progress:
             sys.stdout.flush()
 
 
+class LiveRuns:
+    """The local pool's training processes in flight, so that a stopped sweep
+    stops each of them once and starts no more."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._processes: set[subprocess.Popen] = set()
+        self.stopping = False
+
+    def start(self, begin: Callable[[], subprocess.Popen]) -> subprocess.Popen | None:
+        """``begin()``'s process, tracked; None (nothing started) once the sweep stops."""
+        with self._lock:
+            if self.stopping:
+                return None
+            process = begin()
+            self._processes.add(process)
+            return process
+
+    def ended(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    def stop_all(self) -> None:
+        """SIGTERM to each run in flight (it saves and ends); no run starts after this."""
+        with self._lock:
+            self.stopping = True
+            for process in self._processes:
+                process.terminate()
+
+
 def execute(run: Run, entry: Sequence[str], devices: queue.Queue, bases: Mapping[str, str],
-            progress: Progress) -> int:
-    """Runs one training process on a free device slot of the local pool."""
+            progress: Progress, live: LiveRuns) -> int:
+    """Runs one training process on a free device slot of the local pool
+    (``INTERRUPTED`` without starting it once the sweep stops)."""
     device = devices.get()
     try:
+        if live.stopping:
+            return INTERRUPTED
         progress.started(run, device)
-        code, seconds = train_run(run, entry, device, bases)
+        code, seconds = train_run(run, entry, device, bases, live)
         progress.ended(run, code, seconds)
         return code
     finally:
         devices.put(device)
 
 
-def train_run(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, str]) -> tuple[int, float]:
+def train_run(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, str],
+              live: LiveRuns | None = None) -> tuple[int, float]:
     """Runs the run's training process to its end and marks it done on success;
-    its exit code and wall seconds. Interrupted, it stops the process (which saves) first."""
+    its exit code and wall seconds (``INTERRUPTED``, unstarted, once ``live``'s
+    sweep stops). Interrupted, it stops the process (which saves) first."""
+    live = live or LiveRuns()
     start = time.perf_counter()
     with open_console(run) as console:
-        process = start_run(run, entry, device, bases, console)
+        process = live.start(lambda: start_run(run, entry, device, bases, console))
+        if process is None:
+            return INTERRUPTED, 0.0
         try:
             code = process.wait()
         except BaseException:
             stop_run(process)
             raise
+        finally:
+            live.ended(process)
+    finish_run(run, code)
+    return code, time.perf_counter() - start
+
+
+def finish_run(run: Run, code: int) -> None:
+    """Mark a run that trained its budget (exit code 0) done: the same sweep skips it."""
     if code == 0:
         write_text_atomically(run.folder / DONE_MARKER, "")
-    return code, time.perf_counter() - start
 
 
 def open_console(run: Run) -> IO[Any]:
@@ -234,7 +287,8 @@ def start_run(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, s
             env["CUDA_VISIBLE_DEVICES"] = index
         cmd += ["--device", "cuda"]
     write_text_atomically(run.folder / "launch.json", json.dumps({"command": cmd, "device": device}, indent=1))
-    return subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, env=env)
+    # A session of its own: a terminal's Ctrl-C reaches the run only through stop_run, once.
+    return subprocess.Popen(cmd, stdout=console, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
 def stop_run(process: subprocess.Popen) -> None:
@@ -264,8 +318,15 @@ def run_on_pool(todo: Sequence[Run], entry: Sequence[str], bases: Mapping[str, s
     names = [d.strip() for d in args.devices.split(",") if d.strip()]
     for slot in range(args.jobs):
         devices.put(names[slot % len(names)])
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # threads only wait on the runs' processes
-        return list(pool.map(lambda run: execute(run, entry, devices, bases, progress), todo))
+    live = LiveRuns()
+    pool = ThreadPoolExecutor(max_workers=args.jobs)  # threads only wait on the runs' processes
+    try:
+        return list(pool.map(lambda run: execute(run, entry, devices, bases, progress, live), todo))
+    except BaseException:
+        live.stop_all()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)  # the stopped runs save and end first
 
 
 def ray_task(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, str]) -> tuple[int, float, str]:
@@ -354,15 +415,33 @@ def main(argv: Sequence[str] | None = None) -> int:
           flush=True)
     progress = Progress(out, len(todo))
     try:
-        codes = (run_on_ray(ray, todo, entry, bases, args, progress) if ray
-                 else run_on_pool(todo, entry, bases, args, progress))
+        with stop_signals_handled(stop_once()):
+            codes = (run_on_ray(ray, todo, entry, bases, args, progress) if ray
+                     else run_on_pool(todo, entry, bases, args, progress))
+    except KeyboardInterrupt:
+        parser.exit(INTERRUPTED, f"interrupted: the runs in flight saved; the same command resumes the sweep "
+                                 f"in {args.out}\n")
     finally:
         progress.close()
-    failed = [run for run, code in zip(todo, codes, strict=True) if code != 0]
+    failed = [run for run, code in zip(todo, codes, strict=True) if code not in (0, INTERRUPTED)]
+    stopped = [run for run, code in zip(todo, codes, strict=True) if code == INTERRUPTED]
     for run in failed:
         print(f"failed: {run.folder} (see {run.folder / 'console.txt'})", flush=True)
-    print(f"{len(todo) - len(failed)} of {len(todo)} runs finished, {len(failed)} failed", flush=True)
-    return 1 if failed else 0
+    print(f"{len(todo) - len(failed) - len(stopped)} of {len(todo)} runs finished, {len(failed)} failed"
+          + (f", {len(stopped)} stopped by a signal (the same command resumes them)" if stopped else ""), flush=True)
+    return 1 if failed else INTERRUPTED if stopped else 0
+
+
+def stop_once() -> Callable[[int], None]:
+    """A stop signal's handler: the first SIGINT or SIGTERM interrupts the sweep
+    (its runs stop and save); those that come while it stops are noted only."""
+    stopping: list[int] = []
+
+    def interrupt(number: int) -> None:
+        if not stopping:
+            stopping.append(number)
+            raise KeyboardInterrupt
+    return interrupt
 
 
 if __name__ == "__main__":

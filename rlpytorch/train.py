@@ -37,6 +37,11 @@ line's settings over it (e.g. a larger ``--num_frames``), and its training
 state (``rlpytorch.run.resume`` says what that holds and when it is exact);
 from Python, ``rlpytorch.config(resume=FOLDER, num_frames=...)``. A new run
 refuses a ``--save_dir`` that already holds a run.
+
+The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
+(130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
+it early, saved and resumable, so that a script or a launcher can tell the two
+apart; 1 for a refused setting.
 """
 
 from __future__ import annotations
@@ -77,6 +82,7 @@ __all__ = ["MethodChoice", "Run", "Training", "chosen_method", "command_line", "
            "train"]
 
 PROG = "python -m rlpytorch.train"
+INTERRUPTED = 130  # exit status of a run a stop signal ended early (saved): 128 + SIGINT, the shell's convention
 
 
 @dataclass
@@ -331,4 +337,4 @@ class _CallableModule(types.ModuleType):
 sys.modules[__name__].__class__ = _CallableModule
 
 if __name__ == "__main__":
-    command_line(main, PROG)
+    sys.exit(INTERRUPTED if command_line(main, PROG).summary.interrupted else 0)

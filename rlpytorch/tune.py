@@ -347,16 +347,8 @@ def run_search(search: Search, trials: int, startup_trials: int = 5, prune_after
         print(f"study {search.out / STUDY_FILE}: {len(study.trials) - retried} trials so far, {left} to run"
               + (f" ({retried} cut off, tried again first)" if retried else ""), flush=True)
 
-        stopping: list[int] = []
-
-        def interrupt(number: int) -> None:
-            """SIGTERM as Ctrl-C: the trial's run stops and saves, the trial is tried again
-            next time; signals while it stops are noted only."""
-            if not stopping:
-                stopping.append(number)
-                raise KeyboardInterrupt
-
-        with stop_signals_handled(interrupt):
+        # SIGTERM as Ctrl-C: the trial's run stops and saves, the trial is tried again next time
+        with stop_signals_handled(launch.stop_once()):
             study.optimize(search.objective, n_trials=left, catch=(RunFailed,),
                            callbacks=[lambda study, trial: print(trial_line(study, trial, trials), flush=True)])
         if any(t.intermediate_values for t in study.get_trials(deepcopy=False)):

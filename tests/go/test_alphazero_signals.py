@@ -13,7 +13,7 @@ import pytest
 import torch
 from test_alphazero import TINY
 
-from rlpytorch.train import main
+from rlpytorch.train import INTERRUPTED, main
 
 
 def flags(settings: dict) -> list[str]:
@@ -40,7 +40,7 @@ def test_a_stop_signal_saves_the_self_play_run_and_it_resumes(tmp_path: Path, nu
         if process.poll() is None:
             process.kill()
             process.communicate()
-    assert process.returncode == 0, stderr
+    assert process.returncode == INTERRUPTED, stderr
     trained = next(line for line in stdout.splitlines() if line.startswith("trained "))
     frames = int(trained.split()[1].replace(",", ""))
     saved = torch.load(run / "last.pt", weights_only=True)["resume"]

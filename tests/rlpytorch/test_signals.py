@@ -1,6 +1,7 @@
 """Nothing is lost on a signal: ``python -m rlpytorch.train`` stopped by SIGINT
 or SIGTERM, during training or in the middle of writing a checkpoint, saves
-the frame it reached, leaves no temporary file, exits cleanly, and
+the frame it reached, leaves no temporary file, exits cleanly with the
+status of an interrupted run (``train.INTERRUPTED``, 130), and
 ``--resume`` continues from that frame.
 
 The subprocess is slowed at its first ``torch.save`` by a ``sitecustomize``
@@ -94,10 +95,10 @@ def trained_frames(stdout: str) -> int:
 
 
 def check_stopped_cleanly(process: subprocess.Popen, run: Path) -> int:
-    """The run exited 0 without a traceback, left no temporary file, and its
-    last.pt holds the frame it says it trained; returns that frame."""
+    """The run exited as interrupted without a traceback, left no temporary file,
+    and its last.pt holds the frame it says it trained; returns that frame."""
     stdout, stderr = process.communicate()
-    assert process.returncode == 0, stderr
+    assert process.returncode == train.INTERRUPTED, stderr
     assert "Traceback" not in stderr, stderr
     assert not list(run.glob(TEMPORARY_FILES))
     frames = trained_frames(stdout)

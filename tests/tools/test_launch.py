@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from rlpytorch import launch
+from rlpytorch.models.base import read_checkpoint
 
 
 def test_seeds_ranges_and_lists() -> None:
@@ -181,3 +186,41 @@ def test_an_unknown_config_is_one_line_naming_it(tmp_path) -> None:
     message = str(exit_.value.code)
     assert message.startswith("python -m rlpytorch.launch: error: --config nosuch: no such file")
     assert "\n" not in message and not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("number, to_group", [(signal.SIGINT, True), (signal.SIGTERM, False)])
+def test_a_stopped_sweep_saves_its_runs_marks_none_done_and_says_so_in_one_line(tmp_path: Path, number,
+                                                                                 to_group) -> None:
+    """Ctrl-C reaches a terminal's whole process group, a job manager's SIGTERM
+    the launcher alone: either way each run in flight gets one signal, saves its
+    frame and ends as interrupted, the queued run never starts, and no run is
+    marked done, so the same command resumes them all."""
+    out = tmp_path / "sweep"
+    command = [sys.executable, "-m", "rlpytorch.launch", "--seeds", "0-2", "--jobs", "2", "--out", str(out), "--",
+               "--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8",
+               "--num_threads", "1", "--num_frames", "1000000000", "--log_every", "500", "--no-progress",
+               "--no-eval_at_end"]
+    launcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)  # its own group, as a terminal's foreground job
+    try:
+        while not all((out / "default" / f"seed{seed}" / "progress.csv").exists() for seed in (0, 1)):
+            assert launcher.poll() is None, launcher.communicate()
+            time.sleep(0.05)  # polls for files; pytest-timeout bounds a hang
+        os.killpg(launcher.pid, number) if to_group else launcher.send_signal(number)
+        stdout, stderr = launcher.communicate()
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.communicate()
+    assert launcher.returncode == launch.INTERRUPTED
+    assert stderr == f"interrupted: the runs in flight saved; the same command resumes the sweep in {out}\n"
+    for seed in (0, 1):
+        run = out / "default" / f"seed{seed}"
+        assert "stopped by a signal, saved" in stdout and not (run / "done").exists()
+        trained = next(line for line in (run / "console.txt").read_text().splitlines() if line.startswith("trained"))
+        frames = int(trained.split()[1].replace(",", ""))
+        assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames > 0
+    assert not (out / "default" / "seed2").exists()  # queued: never started
+    assert [run.folder.name for run in launch.plan_runs(out, [0, 1, 2], []) if not run.done] == [
+        "seed0", "seed1", "seed2"]
+    assert launch.retry_args(out / "default" / "seed0") == ["--resume", str(out / "default" / "seed0")]
