@@ -49,6 +49,37 @@ SB3_SETTINGS = {
     "td3": {"learning_rate": 1e-3, "batch_size": 256, "policy_kwargs": {"net_arch": [400, 300]}},
 }
 TD3_ACTION_NOISE = 0.1
+# SAC's squashed Gaussian: the share of sampled pre-tanh actions u with |u| above this, at the last
+# SATURATION_STATES states of the run, by the final policy. Beyond it SB3's log-prob correction
+# log(1 - tanh(u)^2 + 1e-6) departs from the exact one (rlpytorch's): 12.35 against 12.61 at 7,
+# 13.82 against 22.61 at 12, and its gradient in u falls from 2 to 0.
+SATURATION_U = 6.0
+SATURATION_STATES = 10_000
+
+
+def share_saturated(mean: torch.Tensor, std: torch.Tensor) -> float:
+    """The share of ``u ~ N(mean, std)`` (one draw per entry) with ``|u| > SATURATION_U``."""
+    u = mean + std * torch.randn(mean.shape, generator=torch.Generator().manual_seed(0))
+    return float((u.abs() > SATURATION_U).float().mean())
+
+
+def ours_saturation(trainer: object) -> float:
+    """``share_saturated`` of the trained policy at the last states in the replay (its one lane)."""
+    model, store = trainer.mi["model"], trainer.replay.store
+    rows = np.arange(max(0, int(store.count[0]) - SATURATION_STATES), int(store.count[0]))
+    obs = {key: torch.as_tensor(store.get(key, rows, np.zeros_like(rows))) for key in model.obs_keys}
+    with torch.no_grad():
+        out = model.actor(model.encode(obs))
+    return share_saturated(out["mean"], out["std"])
+
+
+def sb3_saturation(model: object) -> float:
+    """``share_saturated`` of SB3's trained SAC actor at the last states in its replay buffer."""
+    buffer = model.replay_buffer
+    obs = torch.as_tensor(buffer.observations[max(0, buffer.pos - SATURATION_STATES):buffer.pos, 0]).float()
+    with torch.no_grad():
+        mean, log_std, _ = model.actor.get_action_dist_params(obs)
+    return share_saturated(mean, log_std.exp())
 
 
 def label(contender: str, algo: str, train_every: int | None) -> str:
@@ -64,9 +95,10 @@ def run_ours(algo: str, steps: int, seed: int, folder: Path, train_every: int | 
     result, trainer = train_keeping_trainer(config)
     wall, cpu = result.summary.seconds, time.process_time() - cpu  # CPU: training and the final evaluation
     returns = trainer.episodes.returns
+    saturation = {"saturated": ours_saturation(trainer)} if algo == "sac" else {}
     return {"contender": label("rlpytorch", algo, train_every), "seed": seed, "steps": result.summary.frames,
             "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(list(returns)[-10:])),
-            "eval_mean": result.eval.mean, "eval_std": result.eval.std}
+            "eval_mean": result.eval.mean, "eval_std": result.eval.std, **saturation}
 
 
 def sb3_model(algo: str, env: object, seed: int, train_every: int | None) -> object:
@@ -94,18 +126,21 @@ def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | N
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     last10 = [e["r"] for e in model.ep_info_buffer][-10:]
     mean, std = evaluate_policy(model, Monitor(gym.make(ENV_ID)), n_eval_episodes=EVAL_EPISODES, deterministic=True)
+    saturation = {"saturated": sb3_saturation(model)} if algo == "sac" else {}
     return {"contender": label("sb3", algo, train_every), "seed": seed, "steps": model.num_timesteps,
             "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(last10)), "eval_mean": float(mean),
-            "eval_std": float(std)}
+            "eval_std": float(std), **saturation}
 
 
 def report(out: Path) -> str:
     rows = [json.loads(p.read_text()) for p in sorted(out.glob("result_*.json"))]
-    lines = ["| trainer | seed | steps | last 10 training episodes | deterministic, 10 episodes | wall s | CPU s |",
-             "|---|---:|---:|---:|---|---:|---:|"]
+    lines = ["| trainer | seed | steps | last 10 training episodes | deterministic, 10 episodes | wall s | CPU s "
+             f"| SAC: sampled \\|u\\| > {SATURATION_U:g} |", "|---|---:|---:|---:|---|---:|---:|---:|"]
     for r in rows:
+        saturated = f"{r['saturated']:.2%}" if "saturated" in r else "-"
         lines.append(f"| {r['contender']} | {r['seed']} | {r['steps']:,} | {r['last10_train_mean']:.0f} | "
-                     f"{r['eval_mean']:.0f} ± {r['eval_std']:.0f} | {r['wall_s']:.0f} | {r['cpu_s']:.0f} |")
+                     f"{r['eval_mean']:.0f} ± {r['eval_std']:.0f} | {r['wall_s']:.0f} | {r['cpu_s']:.0f} "
+                     f"| {saturated} |")
     return "\n".join(lines)
 
 
