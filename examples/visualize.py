@@ -35,17 +35,11 @@ def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, .
     import torch
 
     from rlpytorch.acting.act import to_tensors
-    from rlpytorch.core.game_loader import GameLoader
-    from rlpytorch.models.base import read_checkpoint
-    from rlpytorch.models.loader import load_model
-    from rlpytorch.run.run_dir import checkpoint_path
+    from rlpytorch.evaluate import load_trained
 
-    path = str(checkpoint_path(path))
-    loader = GameLoader.from_config(read_checkpoint(path)["args"])
+    model, loader = load_trained(path)
     if loader.game != "minirts":
         raise ValueError(f"{path} was trained on {loader.game!r}, not minirts")
-    probe = loader.context(num_games=1)  # the training options: the model's inputs as trained
-    model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe), probe.num_seats)
     model.eval()
     device = torch.device("cpu")
 

@@ -16,6 +16,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -32,7 +33,7 @@ from .run.run_dir import checkpoint_path
 from .run.single_process import progress_setting
 from .train import command_line
 
-__all__ = ["EvaluateScript", "check_video", "main", "save_videos"]
+__all__ = ["EvaluateScript", "check_video", "load_trained", "main", "save_videos"]
 
 # Where and how this run runs, not how its model was trained: not taken from a checkpoint.
 RUN_TIME_SETTINGS = ("device", "progress")
@@ -70,13 +71,7 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
     print("effective configuration:\n" + format_config(config), flush=True)
     torch.set_num_threads(config["torch_threads"])
 
-    path = checkpoint_path(config["load"])
-    loader = GameLoader.from_config(config)
-    probe = loader.context(num_games=1)  # the spec the model was trained on; never started
-    try:
-        model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe), probe.num_seats)
-    finally:
-        probe.stop()
+    model, loader = load_trained(config["load"], config)
     if config["video"]:
         check_video(model, loader)  # now, not after the evaluation's episodes
     result = evaluate(
@@ -89,6 +84,21 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
                             greedy=config["eval_sampler"] == "greedy")
         print(f"videos: {', '.join(str(path) for path in paths)}")
     return result
+
+
+def load_trained(load: str | Path, overrides: Mapping[str, Any] | None = None) -> tuple[Model, GameLoader]:
+    """The model saved at ``load`` (a checkpoint, or a run folder for its last one) and
+    the loader of the game it was trained on, both rebuilt from the checkpoint's
+    configuration; ``overrides`` replaces saved settings (``{"num_threads": 1}``).
+    Only tensors are read from the file (``read_checkpoint``), so it cannot run code."""
+    path = checkpoint_path(load)
+    loader = GameLoader.from_config({**read_checkpoint(path)["args"], **(overrides or {})})
+    probe = loader.context(num_games=1)  # the game's spec as trained; never started
+    try:
+        model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe), probe.num_seats)
+    finally:
+        probe.stop()
+    return model, loader
 
 
 def save_videos(model: Model, loader: GameLoader, folder: str, episodes: int, fmt: str,

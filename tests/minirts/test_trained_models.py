@@ -14,18 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from rlpytorch.core.game_loader import GameLoader
-from rlpytorch.models.base import read_checkpoint
-from rlpytorch.models.loader import load_model
+from rlpytorch.evaluate import load_trained
 from rlpytorch.run.eval_iters import evaluate
 
 PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
 
 
 def greedy_win_rate(path: Path, episodes: int) -> float:
-    loader = GameLoader.from_config({**read_checkpoint(path)["args"], "num_threads": 1})
-    probe = loader.context(num_games=1)
-    model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe))
+    model, loader = load_trained(path, {"num_threads": 1})
     return evaluate(model, loader, episodes, "greedy", progress=False).statistic_mean("won")
 
 

@@ -63,3 +63,14 @@ def test_a_model_trained_on_a_gpu_evaluates_where_this_run_says(run_without_prog
     devices = recorded(monkeypatch, "device")
     evaluate.main(["--load", str(tmp_path / "gpu.pt"), "--eval_episodes", "2", "--no-progress"])
     assert devices == ["cpu"]
+
+
+def test_load_trained_rebuilds_the_saved_model_and_its_game(run_without_progress):
+    import torch
+
+    checkpoint = read_checkpoint(run_without_progress / "last.pt")
+    model, loader = evaluate.load_trained(run_without_progress, {"num_games": 3})
+    assert (loader.game, loader.num_games) == ("cartpole", 3)
+    assert model.step == checkpoint["step"]
+    saved = checkpoint["state_dict"]
+    assert saved and all(torch.equal(value, saved[key]) for key, value in model.state_dict().items())

@@ -1,11 +1,12 @@
 """Greedy per-role returns on simple_adversary: the adversary's actor from one run, the good agents' from another
-(self-play when both are the same run). Usage: roles.py ADV_RUN AGENTS_RUN [episodes]."""
+(self-play when both are the same run), each run's last checkpoint. Usage: roles.py ADV_RUN AGENTS_RUN [episodes]."""
 import sys
 
 import numpy as np
 import torch
 from mpe2 import simple_adversary_v3
 
+from rlpytorch.evaluate import load_trained
 from rlpytorch.models.seat_actor_q import SeatActorQ
 
 KEYS = {"adversary": "s_adversary", "agent": "s_agent"}
@@ -29,8 +30,8 @@ def play(adv_model, agents_model, episodes=200):
         obs, _ = env.reset(seed=10_000 + ep)
         ret = dict.fromkeys(env.possible_agents, 0.0)
         while env.agents:
-            actions = {a: act(adv_model if a.startswith("adversary") else agents_model, env.possible_agents.index(a), a, obs[a])
-                       for a in env.agents}
+            actions = {a: act(adv_model if a.startswith("adversary") else agents_model,
+                              env.possible_agents.index(a), a, obs[a]) for a in env.agents}
             obs, rew, *_ = env.step(actions)
             for a, r in rew.items():
                 ret[a] += r
@@ -40,6 +41,6 @@ def play(adv_model, agents_model, episodes=200):
 
 
 if __name__ == "__main__":
-    adv = torch.load(f"{sys.argv[1]}/model.pt", weights_only=False)
-    ag = torch.load(f"{sys.argv[2]}/model.pt", weights_only=False)
-    print(sys.argv[1], "adversary vs agents of", sys.argv[2], play(adv, ag, int(sys.argv[3]) if len(sys.argv) > 3 else 200))
+    adversary, agents = (load_trained(run)[0] for run in sys.argv[1:3])
+    episodes = int(sys.argv[3]) if len(sys.argv) > 3 else 200
+    print(sys.argv[1], "adversary vs agents of", sys.argv[2], play(adversary, agents, episodes))

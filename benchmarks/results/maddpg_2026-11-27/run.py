@@ -1,6 +1,7 @@
 """One simple_spread run of an arm (experiment script of benchmarks/notes/2026-11-27-maddpg-simple-spread.md).
 
-Arms: ddpg (ddpg_simple_spread), adv_ddpg / adv_maddpg (ddpg_ / maddpg_simple_adversary), maddpg (maddpg_simple_spread), maddpg_shared (--share_actors),
+Arms: ddpg (ddpg_simple_spread), adv_ddpg / adv_maddpg (ddpg_ / maddpg_simple_adversary),
+maddpg (maddpg_simple_spread), maddpg_shared (--share_actors),
 local / local_shared: MADDPG's code with critic i reading only seat i's own observation and action,
 Q_i(o_i, a_i) (openai/maddpg's local_q_func, the paper's DDPG baseline), per-seat or shared actor;
 central_shared: MADDPG with one shared actor and ONE centralised critic for every seat, seat i's
@@ -78,7 +79,6 @@ cfg = rlpytorch.config(base, **settings)
 t0 = time.time()
 with rlpytorch.Training(cfg) as training:  # rlpytorch.train's steps, keeping the trained model
     summary = training.learn(cfg.num_frames - training.frames)
-    ev = training.evaluate()
-    torch.save(training.model, f"{a.out}/model.pt")
+    ev = training.evaluate()  # the trained model stays in the run's last.pt (roles.py reads it)
 print(json.dumps({"arm": a.arm, "seed": a.seed, "frames": summary.frames, "updates": summary.updates,
                   "seconds": time.time() - t0, "eval": repr(ev)}))
