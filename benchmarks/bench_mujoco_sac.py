@@ -84,7 +84,10 @@ def sb3_saturation(model: object) -> float:
 
 def label(contender: str, algo: str, train_every: int | None) -> str:
     name = f"rlpytorch {algo.upper()}" if contender == "rlpytorch" else f"SB3 {algo.upper()} (rl-zoo)"
-    return name if train_every is None else f"{name}, {train_every} updates every {train_every} steps"
+    if train_every is None:
+        return name
+    schedule = "1 update per step" if train_every == 1 else f"{train_every} updates every {train_every} steps"
+    return f"{name}, {schedule}"
 
 
 def run_ours(algo: str, steps: int, seed: int, folder: Path, train_every: int | None) -> dict:
