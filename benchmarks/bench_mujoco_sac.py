@@ -9,9 +9,8 @@ batch 256, one update per step, automatic temperature); TD3, its defaults plus
 ``learning_starts=10000``, N(0, 0.1) action noise, lr 1e-3, batch 256, networks
 400x300, one update per step (rl-baselines3-zoo ``hyperparams/sac.yml`` and
 ``td3.yml``, HalfCheetah-v4). Both take the same number of environment steps
-and updates; rlpytorch makes its updates 8 at a time after each 8 steps, SB3
-one after each step, unless ``--train_every N`` sets both to N updates after
-each N steps. Reported per run: the mean return of the last 10 training
+and updates, one after each step (``--train_every N``: N updates after each N
+steps, both sides). Reported per run: the mean return of the last 10 training
 episodes, a deterministic evaluation over 10 episodes after training (not
 timed), wall seconds of training, and CPU seconds of this process (the
 engine's threads included, the hosted environment's worker process not;
@@ -152,8 +151,8 @@ def main() -> None:
     parser.add_argument("--contender", choices=("rlpytorch", "sb3"))
     parser.add_argument("--algo", choices=tuple(SB3_SETTINGS), default="sac")
     parser.add_argument("--train_every", type=int, default=None,
-                        help="N updates after every N steps, both sides (default: each side's own, rlpytorch 8, "
-                             "SB3 1)")
+                        help="N updates after every N steps, both sides (default: 1, rl-zoo's and the "
+                             "configs')")
     parser.add_argument("--report", action=argparse.BooleanOptionalAction, default=False,
                         help="print the table of the results under --out")
     parser.add_argument("--steps", type=int, default=200_000)
