@@ -17,7 +17,10 @@ runs in a session of its own, so a terminal's Ctrl-C reaches it only so, once:
 a second signal would stop it unsaved), saves and ends with
 ``train.INTERRUPTED``; no queued run starts, and the same command resumes
 every run that did not finish. A run that ended that way is reported as
-stopped, not done and not failed.
+stopped, not done and not failed. A launcher killed outright (SIGKILL) cannot
+stop its runs; each notices within a second and stops itself the same way
+(``rlpytorch.run.launcher_watch``; an ``--entry`` module of one's own calls
+its ``watch_launcher()`` to do so).
 
 A setting named ``NAME.KEY`` varies one key of an options setting written
 'k=v,k=v' (``--set game_options.army_shaping=0,0.05``): each run gets
@@ -59,6 +62,7 @@ from tqdm import tqdm
 from elfpy.files import stop_signals_handled, write_text_atomically
 
 from .core.args_provider import read_config_file
+from .run.launcher_watch import LAUNCHER_PID
 from .run.run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
 from .train import INTERRUPTED, command_line
 
@@ -280,7 +284,7 @@ def start_run(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, s
     command in ``launch.json``. A ``cuda:N`` device makes GPU N the visible one;
     a bare ``cuda`` keeps the visible GPUs (those Ray chose)."""
     cmd = [sys.executable, *entry, *run.train_args(bases), *retry_args(run.folder)]
-    env = dict(os.environ)
+    env = {**os.environ, LAUNCHER_PID: str(os.getpid())}  # the run ends, saved, if this process dies
     if device.startswith("cuda"):
         index = device.partition(":")[2]
         if index:

@@ -74,6 +74,7 @@ from .core.game_loader import GameLoader
 from .learners.trainer import EvalResult
 from .models.base import CheckpointError
 from .recipes import RECIPES
+from .run.launcher_watch import watch_launcher
 from .run.resume import read_resume_checkpoint, resume_argument, resumed_config
 from .run.run_dir import check_run_dir, remover, resolve_run_dir, write_run_files
 from .run.single_process import RunSummary
@@ -337,4 +338,5 @@ class _CallableModule(types.ModuleType):
 sys.modules[__name__].__class__ = _CallableModule
 
 if __name__ == "__main__":
+    watch_launcher()
     sys.exit(INTERRUPTED if command_line(main, PROG).summary.interrupted else 0)

@@ -224,3 +224,31 @@ def test_a_stopped_sweep_saves_its_runs_marks_none_done_and_says_so_in_one_line(
     assert [run.folder.name for run in launch.plan_runs(out, [0, 1, 2], []) if not run.done] == [
         "seed0", "seed1", "seed2"]
     assert launch.retry_args(out / "default" / "seed0") == ["--resume", str(out / "default" / "seed0")]
+
+
+def test_a_killed_launcher_s_runs_save_and_end_instead_of_training_on_unseen(tmp_path: Path) -> None:
+    """SIGKILL gives the launcher no chance to stop its runs (each in a session
+    of its own, out of reach of its group): each run sees its parent gone,
+    saves its frame and ends as interrupted, resumable by the same command."""
+    out = tmp_path / "sweep"
+    command = [sys.executable, "-m", "rlpytorch.launch", "--seeds", "0-1", "--jobs", "2", "--out", str(out), "--",
+               "--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8",
+               "--num_threads", "1", "--num_frames", "1000000000", "--log_every", "500", "--no-progress",
+               "--no-eval_at_end"]
+    launcher = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runs = [out / "default" / f"seed{seed}" for seed in (0, 1)]
+    try:
+        while not all((run / "progress.csv").exists() for run in runs):
+            assert launcher.poll() is None
+            time.sleep(0.05)  # polls for files; pytest-timeout bounds a hang
+    finally:
+        launcher.kill()
+        launcher.wait()
+    for run in runs:
+        while not (trained := [line for line in (run / "console.txt").read_text().splitlines()
+                               if line.startswith("trained")]):
+            time.sleep(0.05)  # the run stops by itself; pytest-timeout bounds a run that trains on
+        frames = int(trained[0].split()[1].replace(",", ""))
+        assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames > 0
+        assert not (run / "done").exists()
+    assert launch.retry_args(runs[0]) == ["--resume", str(runs[0])]
