@@ -38,8 +38,6 @@ def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, .
     from rlpytorch.evaluate import load_trained
 
     model, loader = load_trained(path)
-    if loader.game != "minirts":
-        raise ValueError(f"{path} was trained on {loader.game!r}, not minirts")
     model.eval()
     device = torch.device("cpu")
 
@@ -49,6 +47,14 @@ def model_policy(path: str) -> tuple[render.Policy, dict[str, Any], tuple[str, .
         return out["pi"].argmax(-1).cpu().numpy()
 
     return policy, dict(loader.options), tuple(model.obs_keys)
+
+
+def trained_game(path: str) -> str | None:
+    """The game an rlpytorch checkpoint (or a run folder's last one) was trained on, read without rebuilding it."""
+    from rlpytorch.models.base import read_checkpoint
+    from rlpytorch.run.run_dir import checkpoint_path
+
+    return read_checkpoint(checkpoint_path(path))["args"].get("game")
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
@@ -84,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
         policy = None
         inputs: tuple[str, ...] = ()
         if args.load:
+            if (game := trained_game(args.load)) != "minirts":  # refused before that game is built
+                parser.error(f"--load {args.load}: trained on {game!r}, not minirts")
             policy, options, inputs = model_policy(args.load)
             options["seats"] = 1
             label = f"model {Path(args.load).name}"

@@ -167,3 +167,14 @@ def test_visualize_plays_a_trained_checkpoint_greedily(tmp_path):
     replay = render.Replay.load(replay_file)
     assert replay.options["variant"] == "tower_defense" and replay.options["map_size"] == "12"
     render.verify(replay)  # the model's game replays exactly
+
+
+def test_visualize_refuses_a_checkpoint_of_another_game_naming_it(tmp_path):
+    save_dir = tmp_path / "ckpt"
+    rlpytorch.train(rlpytorch.config(game="cartpole", num_games=4, actor_batch=4, train_batch=4, num_threads=1,
+                                     num_frames=200, save_dir=str(save_dir), progress=False, eval_at_end=False))
+    done = subprocess.run([sys.executable, str(ROOT / "examples/visualize.py"), "--load", str(save_dir),
+                           "--out", str(tmp_path / "model.gif")], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and not (tmp_path / "model.gif").exists()
+    assert done.stderr.splitlines()[-1] == f"visualize.py: error: --load {save_dir}: trained on 'cartpole', not minirts"
+    assert "Traceback" not in done.stderr
