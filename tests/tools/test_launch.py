@@ -238,17 +238,30 @@ def test_a_killed_launcher_s_runs_save_and_end_instead_of_training_on_unseen(tmp
     launcher = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     runs = [out / "default" / f"seed{seed}" for seed in (0, 1)]
     try:
-        while not all((run / "progress.csv").exists() for run in runs):
-            assert launcher.poll() is None
-            time.sleep(0.05)  # polls for files; pytest-timeout bounds a hang
+        try:
+            while not all((run / "progress.csv").exists() for run in runs):
+                assert launcher.poll() is None
+                time.sleep(0.05)  # polls for files; pytest-timeout bounds a hang
+        finally:
+            launcher.kill()
+            launcher.wait()
+        for run in runs:
+            while not (trained := [line for line in (run / "console.txt").read_text().splitlines()
+                                   if line.startswith("trained")]):
+                time.sleep(0.05)  # the run stops by itself; pytest-timeout bounds a run that trains on
+            frames = int(trained[0].split()[1].replace(",", ""))
+            assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames > 0
+            assert not (run / "done").exists()
     finally:
-        launcher.kill()
-        launcher.wait()
-    for run in runs:
-        while not (trained := [line for line in (run / "console.txt").read_text().splitlines()
-                               if line.startswith("trained")]):
-            time.sleep(0.05)  # the run stops by itself; pytest-timeout bounds a run that trains on
-        frames = int(trained[0].split()[1].replace(",", ""))
-        assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames > 0
-        assert not (run / "done").exists()
+        kill_processes_naming(out)  # should the watch fail, its runs would otherwise train on past the suite
     assert launch.retry_args(runs[0]) == ["--resume", str(runs[0])]
+
+
+def kill_processes_naming(folder: Path) -> None:
+    """SIGKILL to every process of this machine whose command line names ``folder`` (Linux's /proc)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(folder).encode() in cmdline.read_bytes():
+                os.kill(int(cmdline.parent.name), signal.SIGKILL)
+        except OSError:
+            pass  # ended meanwhile, or not ours to read
