@@ -218,18 +218,20 @@ def bench_selfplay(args) -> None:
 
 def bench_gnugo(args) -> None:
     evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
-    wins = 0
+    wins, played = {"b": 0, "w": 0}, {"b": 0, "w": 0}
     for game_index in range(args.first_game, args.first_game + args.games):
         ours = "b" if game_index % 2 == 0 else "w"
         engine = GtpEngine(evaluator, args.playouts, 9, play.KOMI, resign_threshold=args.resign_threshold,
                            pass_only_when_done=args.pass_only_when_done)
         with GnuGo(args.level, 9, play.KOMI, seed=game_index) as gnugo:
             game = play_game(engine, gnugo, ours)
-        wins += game.winner == ours
+        wins[ours] += game.winner == ours
+        played[ours] += 1
         print(f"game {game_index}: we play {ours}, {game.moves} moves, "
               f"{'resign by ' + game.resigned if game.resigned else game.score} (GNU Go says {game.gnugo_score})",
               flush=True)
-    print(f"won {wins} of {args.games} against GNU Go level {args.level} at {args.playouts} playouts")
+    print(f"won {sum(wins.values())} of {args.games} against GNU Go level {args.level} at {args.playouts} playouts "
+          f"({wins['b']} of {played['b']} as black, {wins['w']} of {played['w']} as white)")
 
 
 def bench_mctsbot(args) -> None:
@@ -273,7 +275,7 @@ def bench_versus(args) -> None:
     """The network (--load) against the same search with no network (equal
     priors, value 0), colours alternating, each move a fresh search."""
     evaluators = {"net": load_evaluator(args.load), "none": play.uniform_evaluator}
-    wins = 0
+    wins, played = {"b": 0, "w": 0}, {"b": 0, "w": 0}
     for game_index in range(args.first_game, args.first_game + args.games):
         ours = "b" if game_index % 2 == 0 else "w"
         moves: list[play.Move] = []
