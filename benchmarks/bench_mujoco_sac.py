@@ -96,10 +96,9 @@ def run_ours(algo: str, steps: int, seed: int, folder: Path, train_every: int | 
     cpu = time.process_time()
     result, trainer = train_keeping_trainer(config)
     wall, cpu = result.summary.seconds, time.process_time() - cpu  # CPU: training and the final evaluation
-    returns = trainer.episodes.returns
     saturation = {"saturated": ours_saturation(trainer)} if algo == "sac" else {}
     return {"contender": label("rlpytorch", algo, train_every), "seed": seed, "steps": result.summary.frames,
-            "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(list(returns)[-10:])),
+            "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(result.summary.returns[-10:])),
             "eval_mean": result.eval.mean, "eval_std": result.eval.std, **saturation}
 
 

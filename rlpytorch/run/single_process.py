@@ -65,6 +65,7 @@ class RunSummary:
     interrupted: bool = False
     target_reached_at: float | None = None  # seconds, when --stop_at_return was met
     target_reached_frames: int | None = None
+    returns: tuple[float, ...] = ()  # the returns of the last episodes, up to 100, oldest first (mean_return's)
 
     @property
     def fps(self) -> float:
@@ -190,6 +191,7 @@ class SingleProcessRun(Configurable):
         self._resumed = {"marks": {key: self._marks[key] for key in ("log", "save", "eval")},
                          "best_eval": self._best_eval, "elapsed": summary.seconds}
         summary.mean_return = trainer.episodes.mean_return
+        summary.returns = tuple(trainer.episodes.returns)
         return summary
 
     def _finish_run(self) -> None:

@@ -4,6 +4,7 @@ import io
 import re
 import sys
 
+import numpy as np
 import pytest
 from fakes import fake_context
 from tqdm import tqdm
@@ -37,6 +38,7 @@ def test_run_stops_when_the_target_return_is_reached(trainer, tmp_path):
     summary = runner(trainer, tmp_path, num_frames=10**6, stop_at_return=5.0).run(fake_context())
     assert summary.target_reached_frames == summary.frames < 10**6
     assert summary.mean_return >= 5.0
+    assert 0 < len(summary.returns) <= 100 and summary.mean_return == pytest.approx(np.mean(summary.returns))
 
 
 def test_ctrl_c_stops_the_engine_saves_and_reports_interrupted(trainer, tmp_path):
