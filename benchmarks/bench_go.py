@@ -275,7 +275,7 @@ def bench_versus(args) -> None:
     """The network (--load) against the same search with no network (equal
     priors, value 0), colours alternating, each move a fresh search."""
     evaluators = {"net": load_evaluator(args.load), "none": play.uniform_evaluator}
-    wins, played = {"b": 0, "w": 0}, {"b": 0, "w": 0}
+    wins = 0
     for game_index in range(args.first_game, args.first_game + args.games):
         ours = "b" if game_index % 2 == 0 else "w"
         moves: list[play.Move] = []

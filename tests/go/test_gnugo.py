@@ -76,3 +76,24 @@ def test_missing_gnugo_is_named_with_how_to_install_it(monkeypatch):
     monkeypatch.setattr(gnugo_module, "gnugo_path", lambda: None)
     with pytest.raises(FileNotFoundError, match="apt-get install gnugo"):
         GnuGo()
+
+
+@pytest.mark.parametrize("command", ["gnugo", "versus"])
+def test_bench_go_matches_run_and_count_every_game(command):
+    """bench_go.py's two match commands, two tiny games each: the closing line
+    counts both (gnugo's by colour, as issue-style results report them)."""
+    import re
+    import subprocess
+
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_go.py"
+    run = subprocess.run([sys.executable, str(bench), command, "--load", str(PRETRAINED), "--games", "2",
+                          "--playouts", "4", "--pass_only_when_done"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    closing = run.stdout.strip().splitlines()[-1]
+    if command == "gnugo":
+        won, black, white = (int(n) for n in re.fullmatch(
+            r"won (\d) of 2 against GNU Go level 1 at 4 playouts \((\d) of 1 as black, (\d) of 1 as white\)",
+            closing).groups())
+        assert won == black + white
+    else:
+        assert re.fullmatch(r"network won \d of 2 against the search without a network \(4 playouts each\)", closing)
