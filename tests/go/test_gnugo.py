@@ -3,6 +3,8 @@ each side accepted by the other, and at the end both programs score the board al
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -81,10 +83,7 @@ def test_missing_gnugo_is_named_with_how_to_install_it(monkeypatch):
 @pytest.mark.parametrize("command", ["gnugo", "versus"])
 def test_bench_go_matches_run_and_count_every_game(command):
     """bench_go.py's two match commands, two tiny games each: the closing line
-    counts both (gnugo's by colour, as issue-style results report them)."""
-    import re
-    import subprocess
-
+    counts both (gnugo's also by colour: results report the win rate as each colour)."""
     bench = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_go.py"
     run = subprocess.run([sys.executable, str(bench), command, "--load", str(PRETRAINED), "--games", "2",
                           "--playouts", "4", "--pass_only_when_done"], capture_output=True, text=True)
