@@ -219,19 +219,23 @@ def bench_selfplay(args) -> None:
 def bench_gnugo(args) -> None:
     evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
     wins, played = {"b": 0, "w": 0}, {"b": 0, "w": 0}
+    records = set()  # each game's moves: how many of the games differ
     for game_index in range(args.first_game, args.first_game + args.games):
         ours = "b" if game_index % 2 == 0 else "w"
         engine = GtpEngine(evaluator, args.playouts, 9, play.KOMI, resign_threshold=args.resign_threshold,
-                           pass_only_when_done=args.pass_only_when_done)
+                           pass_only_when_done=args.pass_only_when_done, sampled_moves=args.sampled_moves,
+                           seed=1000 * game_index)
         with GnuGo(args.level, 9, play.KOMI, seed=game_index) as gnugo:
             game = play_game(engine, gnugo, ours)
+        records.add(tuple(engine.moves))
         wins[ours] += game.winner == ours
         played[ours] += 1
         print(f"game {game_index}: we play {ours}, {game.moves} moves, "
               f"{'resign by ' + game.resigned if game.resigned else game.score} (GNU Go says {game.gnugo_score})",
               flush=True)
     print(f"won {sum(wins.values())} of {args.games} against GNU Go level {args.level} at {args.playouts} playouts "
-          f"({wins['b']} of {played['b']} as black, {wins['w']} of {played['w']} as white)")
+          f"({wins['b']} of {played['b']} as black, {wins['w']} of {played['w']} as white); "
+          f"{len(records)} distinct games")
 
 
 def bench_mctsbot(args) -> None:
@@ -335,6 +339,10 @@ def main() -> None:
                        default=play.PASS_ONLY_WHEN_DONE,
                        help="the network's side passes only when every other move fills its own eye "
                             "(as in go9.yaml's self-play)")
+    sub.choices["gnugo"].add_argument(
+        "--sampled_moves", type=int, default=0,
+        help="the first N moves of a game (both colours counted) are drawn by the search's visits, seeded by the "
+             "game's index, so that games differ; GNU Go's own seed alone changes few of its moves")
     args = parser.parse_args()
     {"playouts": bench_playouts, "rules": bench_rules, "sims": bench_sims, "selfplay": bench_selfplay,
      "gnugo": bench_gnugo, "mctsbot": bench_mctsbot,

@@ -44,8 +44,10 @@ class GtpEngine:
     def __init__(self, evaluator: play.Evaluator = play.uniform_evaluator, playouts: int = play.PLAYOUTS,
                  board_size: int = play.BOARD_SIZE, komi: float = play.KOMI, leaves: int = play.LEAVES,
                  resign_threshold: float = play.RESIGN_THRESHOLD,
-                 pass_only_when_done: bool = play.PASS_ONLY_WHEN_DONE) -> None:
+                 pass_only_when_done: bool = play.PASS_ONLY_WHEN_DONE, sampled_moves: int = 0, seed: int = 0) -> None:
         self.evaluator = evaluator
+        self.sampled_moves = sampled_moves  # play.search: the game's first moves drawn by visits
+        self.seed = seed
         self.pass_only_when_done = pass_only_when_done
         self.playouts = playouts
         self.leaves = leaves
@@ -137,7 +139,8 @@ class GtpEngine:
         if len(self.moves) >= 2 and all(where == "pass" for _, where in self.moves[-2:]):
             return "pass"  # the game is over: nothing to search, nothing to play
         result = play.search(self.evaluator, self.board_size, self.komi, self.moves, color, self.playouts,
-                             self.leaves, self.resign_threshold, self.pass_only_when_done)
+                             self.leaves, self.resign_threshold, self.pass_only_when_done, self.sampled_moves,
+                             seed=self.seed + len(self.moves))
         if result.action == play.RESIGN:
             return "resign"
         where = play.vertex(result.action, self.board_size)
@@ -240,6 +243,10 @@ def main(argv: list[str] | None = None) -> None:
                         default=play.PASS_ONLY_WHEN_DONE,
                         help="pass only when every other legal move fills an own single-point eye (as go9.yaml's "
                              "self-play: its networks never learn when to pass)")
+    parser.add_argument("--sampled_moves", type=int, default=0,
+                        help="the game's first N moves (both colours counted) are drawn in proportion to the "
+                             "search's visits, so that games vary (default: %(default)s, always the most visited)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of those draws (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
         evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
@@ -247,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(error))
     sys.stdin.reconfigure(errors="replace")  # a byte that is not UTF-8 makes an unknown command, not an exit
     engine = GtpEngine(evaluator, args.playouts, args.board_size, args.komi, args.leaves, args.resign_threshold,
-                       args.pass_only_when_done)
+                       args.pass_only_when_done, args.sampled_moves, args.seed)
     serve(engine, sys.stdin, sys.stdout)
 
 

@@ -96,14 +96,17 @@ def observe(board_size: int, komi: float, moves: Sequence[Move], to_move: str | 
 
 def search(evaluator: Evaluator, board_size: int, komi: float, moves: Sequence[Move], to_move: str | None,
            playouts: int, leaves: int = LEAVES, resign_threshold: float = RESIGN_THRESHOLD,
-           pass_only_when_done: bool = PASS_ONLY_WHEN_DONE) -> SearchResult:
+           pass_only_when_done: bool = PASS_ONLY_WHEN_DONE, sampled_moves: int = 0, seed: int = 0) -> SearchResult:
     """The move a search of `playouts` simulations picks after `moves` (the most
     visited; no root noise), or RESIGN when its root value is below
     `resign_threshold`. With `pass_only_when_done` the search passes only when
     every other legal move fills its own single-point eye (the rule of
-    self-play in `go9.yaml`, under which a network never learns when to pass)."""
-    gc = elfpy.GameContext("go_mcts", num_games=1, num_threads=1, playouts=playouts, leaves=leaves,
-                           dirichlet_alpha=0, temperature_moves=0, resign_threshold=resign_threshold,
+    self-play in `go9.yaml`, under which a network never learns when to pass).
+    While fewer than `sampled_moves` moves have been played, the move is drawn
+    in proportion to the visits instead (by `seed`), so that a match's games
+    open differently rather than repeat."""
+    gc = elfpy.GameContext("go_mcts", num_games=1, num_threads=1, seed=seed, playouts=playouts, leaves=leaves,
+                           dirichlet_alpha=0, temperature_moves=sampled_moves, resign_threshold=resign_threshold,
                            resign_check=0, pass_only_when_done=pass_only_when_done,
                            **_options(board_size, komi, moves, to_move))
     gc.add_tag("eval", batch_size=leaves, inputs=["s", "legal", "move", "visits", "root_value"],

@@ -91,7 +91,8 @@ def test_bench_go_matches_run_and_count_every_game(command):
     closing = run.stdout.strip().splitlines()[-1]
     if command == "gnugo":
         won, black, white = (int(n) for n in re.fullmatch(
-            r"won (\d) of 2 against GNU Go level 1 at 4 playouts \((\d) of 1 as black, (\d) of 1 as white\)",
+            r"won (\d) of 2 against GNU Go level 1 at 4 playouts \((\d) of 1 as black, (\d) of 1 as white\); "
+            r"2 distinct games",
             closing).groups())
         assert won == black + white
     else:

@@ -53,3 +53,16 @@ def test_a_search_from_python_reports_a_legal_move_and_its_visits():
     legal = play.observe(9, 7.5, moves).legal
     assert legal[result.action] == 1
     assert abs(result.visits.sum() - 1) < 1e-5 and result.visits[result.action] == result.visits.max()
+
+
+def test_a_search_draws_the_opening_moves_by_visits_when_asked():
+    """Before `sampled_moves` moves the move is drawn by the visits (the same seed, the same draw);
+    from then on it is the most visited again."""
+    def opening(seed: int, moves=()) -> play.SearchResult:
+        return play.search(play.uniform_evaluator, 9, 7.5, list(moves), None, playouts=64, leaves=4,
+                           sampled_moves=2, seed=seed)
+    drawn = [opening(seed).action for seed in range(8)]
+    assert len(set(drawn)) > 1
+    assert opening(3).action == drawn[3]
+    later = opening(0, [("b", "E5"), ("w", "C3")])
+    assert later.visits[later.action] == later.visits.max()
