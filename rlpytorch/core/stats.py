@@ -101,31 +101,35 @@ class EpisodeStats:
 
 
 class RunningMean:
-    """Averages named floats between two ``pop`` calls (e.g. losses per interval)."""
+    """Averages named floats between two ``pop`` calls (e.g. losses per interval), each
+    over the calls that gave it: TD3's actor loss, given every second update, is the
+    mean of those updates, not half of it."""
 
     def __init__(self) -> None:
         self.sums: dict[str, float] = defaultdict(float)
-        self.count = 0
+        self.counts: dict[str, int] = defaultdict(int)
 
     def add(self, values: Mapping[str, float]) -> None:
         """Accumulate one set of values."""
         for key, value in values.items():
             self.sums[key] += value
-        self.count += 1
+            self.counts[key] += 1
 
     def state_dict(self) -> dict[str, Any]:
-        """The sums and count since the last ``pop`` (to resume a run)."""
-        return {"sums": {key: float(value) for key, value in self.sums.items()}, "count": self.count}
+        """The sums and counts since the last ``pop`` (to resume a run)."""
+        return {"sums": {key: float(value) for key, value in self.sums.items()}, "counts": dict(self.counts)}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.sums = defaultdict(float, state["sums"])
-        self.count = int(state["count"])
+        # A checkpoint written before the counts were kept per key holds one "count" for all.
+        counts = state["counts"] if "counts" in state else dict.fromkeys(state["sums"], state["count"])
+        self.counts = defaultdict(int, counts)
 
     def pop(self) -> dict[str, float]:
         """The means since the last ``pop``, then reset."""
-        means = {k: v / self.count for k, v in self.sums.items()} if self.count else {}
+        means = {key: value / self.counts[key] for key, value in self.sums.items()}
         self.sums.clear()
-        self.count = 0
+        self.counts.clear()
         return means
 
 

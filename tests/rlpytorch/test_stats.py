@@ -41,6 +41,20 @@ def test_running_mean_averages_between_pops():
     assert mean.pop() == {}
 
 
+def test_running_mean_averages_each_value_over_the_calls_that_gave_it():
+    """TD3 gives its actor loss every second update: the mean is theirs, not half of it;
+    a resumed run keeps the counts."""
+    mean = RunningMean()
+    mean.add({"critic_loss": 1.0, "actor_loss": -4.0})
+    mean.add({"critic_loss": 3.0})
+    resumed = RunningMean()
+    resumed.load_state_dict(mean.state_dict())
+    assert resumed.pop() == mean.pop() == {"critic_loss": 2.0, "actor_loss": -4.0}
+    old_checkpoint = RunningMean()
+    old_checkpoint.load_state_dict({"sums": {"loss": 6.0}, "count": 3})
+    assert old_checkpoint.pop() == {"loss": 2.0}
+
+
 def test_format_record_is_one_readable_line():
     line = format_record({"frames": 12345.0, "fps": 999.4, "return_mean": 20.0, "return_std": 1.5})
     assert line == "F 12,345 | FPS 999 | R 20.0±1.5"
