@@ -226,5 +226,8 @@ def test_export_writes_the_file_whole_or_leaves_the_old_one(good_file, tmp_path,
     assert path.read_bytes() == good_file.read_bytes() and os.listdir(tmp_path) == ["net.pt2"]
 
 
-def test_the_pretrained_network_is_accepted():
-    load_network(ROOT / "pretrained" / "go9_selfplay_64min.pt2")
+def test_the_pretrained_networks_are_accepted():
+    networks = sorted((ROOT / "pretrained").glob("*.pt2"))
+    assert [n.name for n in networks] == ["go9_selfplay_64min.pt2", "go9_selfplay_65M.pt2"]
+    for network in networks:
+        load_network(network)
