@@ -248,6 +248,8 @@ def main(argv: list[str] | None = None) -> None:
                              "search's visits, so that games vary (default: %(default)s, always the most visited)")
     parser.add_argument("--seed", type=int, default=0, help="seed of those draws (default: %(default)s)")
     args = parser.parse_args(argv)
+    if args.sampled_moves < 0 or args.seed < 0:
+        parser.error(f"--sampled_moves and --seed must be >= 0, got {args.sampled_moves} and {args.seed}")
     try:
         evaluator = load_evaluator(args.load) if args.load else play.uniform_evaluator
     except (OSError, ValueError) as error:  # a missing or refused file (NetworkFileError is a ValueError)

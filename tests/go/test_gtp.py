@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -79,6 +80,14 @@ def test_command_line_entry_point_speaks_gtp_over_pipes():
     answers = run.stdout.split("\n\n")
     assert answers[0] == "= elf-go"
     assert answers[1].startswith("= ") and len(answers[1]) >= 4
+
+
+@pytest.mark.parametrize("option", ["--sampled_moves", "--seed"])
+def test_a_negative_draw_option_is_refused_before_the_engine_speaks(option):
+    run = subprocess.run([sys.executable, "-m", "elfpy.gtp", option, "-1"], input="name\nquit\n",
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and run.stdout == ""
+    assert "--sampled_moves and --seed must be >= 0" in run.stderr.splitlines()[-1]
 
 
 def test_exported_network_plays_through_gtp(tmp_path):

@@ -66,3 +66,8 @@ def test_a_search_draws_the_opening_moves_by_visits_when_asked():
     assert opening(3).action == drawn[3]
     later = opening(0, [("b", "E5"), ("w", "C3")])
     assert later.visits[later.action] == later.visits.max()
+
+
+def test_the_search_refuses_a_negative_sampled_moves():
+    with pytest.raises(ValueError, match="'temperature_moves' must be >= 0"):
+        play.search(play.uniform_evaluator, 9, 7.5, [], None, playouts=8, leaves=4, sampled_moves=-1)

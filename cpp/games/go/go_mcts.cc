@@ -103,6 +103,7 @@ class GoMcts : public Game {
       throw std::invalid_argument("option 'full_search_fraction' must be in [0, 1]");
     }
     if (config.leaves < 1) throw std::invalid_argument("option 'leaves' must be >= 1");
+    if (config.temperature_moves < 0) throw std::invalid_argument("option 'temperature_moves' must be >= 0");
     if (go::NewBoard(config.board).Over()) throw std::invalid_argument("option 'moves': the game is already over");
     spec.Seats(config.leaves);
     config.s = spec.Observation<uint8_t>("s", {go::kFeaturePlanes, n, n}, std::string("the leaf's ") +
