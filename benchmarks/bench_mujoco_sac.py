@@ -18,6 +18,11 @@ rlpytorch's also cover its set-up and the final evaluation, seconds against
 the hour of training). Each run writes ``progress.csv`` (``frames``, ``time``,
 ``return_mean``) under ``--out`` as it goes, for ``python -m rlpytorch.plot``.
 
+``--contender swap`` (TD3 only) is the experiment that splits a gap between the
+two: Stable-Baselines3's loop (its environment, replay buffer, warm-up,
+exploration noise and schedule) acting with rlpytorch's model and training it
+with rlpytorch's TD3 update on SB3's replayed batches.
+
 A contender per process, so the two can run side by side on two cores:
 
     python benchmarks/bench_mujoco_sac.py --contender rlpytorch --out runs/cheetah &
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +88,8 @@ def sb3_saturation(model: object) -> float:
 
 
 def label(contender: str, algo: str, train_every: int | None) -> str:
-    name = f"rlpytorch {algo.upper()}" if contender == "rlpytorch" else f"SB3 {algo.upper()} (rl-zoo)"
+    name = {"rlpytorch": f"rlpytorch {algo.upper()}", "sb3": f"SB3 {algo.upper()} (rl-zoo)",
+            "swap": f"SB3 {algo.upper()} loop (rl-zoo), rlpytorch model and update"}[contender]
     if train_every is None:
         return name
     schedule = "1 update per step" if train_every == 1 else f"{train_every} updates every {train_every} steps"
@@ -116,19 +123,60 @@ def sb3_model(algo: str, env: object, seed: int, train_every: int | None) -> obj
     return (SAC if algo == "sac" else TD3)("MlpPolicy", env, **kwargs)
 
 
-def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | None) -> dict:
+def swap_in_ours(sb3: object, seed: int) -> object:
+    """``sb3`` (a TD3) acts with rlpytorch's ``ActorQ`` (the config's networks, our initialisation, seeded
+    ``seed``) and trains it with rlpytorch's ``TD3.step`` on batches from its own replay buffer; returns
+    that model. HalfCheetah's actions lie in [-1, 1], SB3's scaled units, so actions pass between the
+    two unchanged."""
+    from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
+    from rlpytorch.methods import TD3
+    from rlpytorch.methods.target_network import TargetNetwork
+    from rlpytorch.models.actor_q import ActorQ, ActorQSettings
+    from rlpytorch.models.interface import ModelInterface
+
+    config = rlpytorch.config("mujoco_halfcheetah_td3")
+    space = sb3.action_space
+    if not (np.all(space.low == -1) and np.all(space.high == 1)):
+        raise ValueError(f"--contender swap passes actions unscaled; {ENV_ID}'s Box must be [-1, 1], got {space}")
+    torch.manual_seed(seed)
+    model = ActorQ({"s": sb3.observation_space.shape}, space,
+                   ActorQSettings(net_arch=config.net_arch, critics=2, actor_head="deterministic"))
+    mi = offpolicy_interface(model, ModelInterface(lr=config.lr, optim_eps=config.optim_eps))
+    method = TD3(target=TargetNetwork(polyak_tau=config.polyak_tau), policy_delay=config.policy_delay,
+                 target_noise=config.target_noise, target_noise_clip=config.target_noise_clip, seed=seed)
+
+    def predict(obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
+        return model.policy(model.encode(obs)).mode()  # SB3's predict adds its noise when exploring
+
+    def train(gradient_steps: int, batch_size: int) -> None:
+        for _ in range(gradient_steps):
+            b = sb3.replay_buffer.sample(batch_size)  # dones already exclude time-limit truncations
+            method.step(mi, {"s": b.observations, "next_s": b.next_observations, "a": b.actions,
+                             "reward": b.rewards[:, 0], "discount": sb3.gamma * (1 - b.dones[:, 0]),
+                             "weight": torch.ones(batch_size)})
+            sb3._n_updates += 1
+
+    sb3.policy._predict = predict
+    sb3.train = train
+    return model
+
+
+def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | None, swap: bool = False) -> dict:
     import gymnasium as gym
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.monitor import Monitor
 
     model = sb3_model(algo, Monitor(gym.make(ENV_ID)), seed, train_every)
+    if swap:
+        swap_in_ours(model, seed)
     wall, cpu = time.perf_counter(), time.process_time()
     model.learn(steps, callback=sb3_progress(folder))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     last10 = [e["r"] for e in model.ep_info_buffer][-10:]
     mean, std = evaluate_policy(model, Monitor(gym.make(ENV_ID)), n_eval_episodes=EVAL_EPISODES, deterministic=True)
     saturation = {"saturated": sb3_saturation(model)} if algo == "sac" else {}
-    return {"contender": label("sb3", algo, train_every), "seed": seed, "steps": model.num_timesteps,
+    return {"contender": label("swap" if swap else "sb3", algo, train_every), "seed": seed,
+            "steps": model.num_timesteps,
             "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(last10)), "eval_mean": float(mean),
             "eval_std": float(std), **saturation}
 
@@ -147,7 +195,8 @@ def report(out: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--contender", choices=("rlpytorch", "sb3"))
+    parser.add_argument("--contender", choices=("rlpytorch", "sb3", "swap"),
+                        help="swap (TD3): SB3's loop with rlpytorch's model and update")
     parser.add_argument("--algo", choices=tuple(SB3_SETTINGS), default="sac")
     parser.add_argument("--train_every", type=int, default=None,
                         help="N updates after every N steps, both sides (default: 1, rl-zoo's and the "
@@ -163,8 +212,10 @@ def main() -> None:
         return
     if args.train_every is not None and args.train_every < 1:
         parser.error(f"--train_every must be >= 1, got {args.train_every}")
+    if args.contender == "swap" and args.algo != "td3":
+        parser.error("--contender swap runs TD3 only (--algo td3)")
     torch.set_num_threads(1)
-    run = run_ours if args.contender == "rlpytorch" else run_sb3
+    run = {"rlpytorch": run_ours, "sb3": run_sb3, "swap": partial(run_sb3, swap=True)}[args.contender]
     name = f"{args.contender}_{args.algo}" + ("" if args.train_every is None else f"_every{args.train_every}")
     result = run(args.algo, args.steps, args.seed, args.out / name / f"seed{args.seed}", args.train_every)
     print(json.dumps(result), flush=True)

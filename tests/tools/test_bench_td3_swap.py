@@ -1,0 +1,41 @@
+"""bench_mujoco_sac.py's ``--contender swap``: Stable-Baselines3's TD3 loop acting with
+our model and training it with our update, SB3's own networks left untouched."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+from stable_baselines3 import TD3 as SB3TD3
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+WARM_UP, STEPS = 50, 80
+
+
+def weights(module: torch.nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in module.parameters()]
+
+
+def changed(before: list[torch.Tensor], module: torch.nn.Module) -> bool:
+    return any(not torch.equal(b, p) for b, p in zip(before, module.parameters(), strict=True))
+
+
+def test_swap_acts_with_and_trains_our_model_inside_sb3s_loop(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = importlib.import_module("bench_mujoco_sac")
+    sb3 = SB3TD3("MlpPolicy", gym.make(bench.ENV_ID), learning_starts=WARM_UP, batch_size=16, seed=0, device="cpu",
+                 policy_kwargs={"net_arch": [8, 8]})
+    model = bench.swap_in_ours(sb3, seed=0)
+    ours = {"actor": weights(model.actor), "critics": weights(model.critics)}
+    theirs = {"actor": weights(sb3.actor), "critic": weights(sb3.critic)}
+    sb3.learn(STEPS)
+    assert sb3._n_updates == STEPS - WARM_UP  # one of our updates after each step past the warm-up
+    assert changed(ours["actor"], model.actor) and changed(ours["critics"], model.critics)
+    assert not changed(theirs["actor"], sb3.actor) and not changed(theirs["critic"], sb3.critic)
+    obs, _ = gym.make(bench.ENV_ID).reset(seed=1)
+    with torch.no_grad():
+        expected = model.policy(model.encode(torch.as_tensor(obs))).mode().numpy()
+    np.testing.assert_allclose(sb3.predict(obs, deterministic=True)[0], expected, rtol=1e-6)
