@@ -96,15 +96,18 @@ def label(contender: str, algo: str, train_every: int | None) -> str:
     return f"{name}, {schedule}"
 
 
-def run_ours(algo: str, steps: int, seed: int, folder: Path, train_every: int | None) -> dict:
+def run_ours(algo: str, steps: int, seed: int, folder: Path, train_every: int | None,
+             warmup_noise: bool = False) -> dict:
     schedule = {} if train_every is None else {"T": train_every + 1}  # a window of T - 1 steps, as many updates
     config = rlpytorch.config(f"mujoco_halfcheetah_{algo}", num_frames=steps, seed=seed, save_dir=str(folder),
-                              progress=False, log_every=2000, eval_episodes=EVAL_EPISODES, **schedule)
+                              progress=False, log_every=2000, eval_episodes=EVAL_EPISODES,
+                              warmup_noise=warmup_noise, **schedule)
     cpu = time.process_time()
     result, trainer = train_keeping_trainer(config)
     wall, cpu = result.summary.seconds, time.process_time() - cpu  # CPU: training and the final evaluation
     saturation = {"saturated": ours_saturation(trainer)} if algo == "sac" else {}
-    return {"contender": label("rlpytorch", algo, train_every), "seed": seed, "steps": result.summary.frames,
+    name = label("rlpytorch", algo, train_every) + (", noisy warm-up" if warmup_noise else "")
+    return {"contender": name, "seed": seed, "steps": result.summary.frames,
             "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(result.summary.returns[-10:])),
             "eval_mean": result.eval.mean, "eval_std": result.eval.std, **saturation}
 
@@ -201,6 +204,8 @@ def main() -> None:
     parser.add_argument("--train_every", type=int, default=None,
                         help="N updates after every N steps, both sides (default: 1, rl-zoo's and the "
                              "configs')")
+    parser.add_argument("--warmup_noise", action=argparse.BooleanOptionalAction, default=False,
+                        help="rlpytorch: the action noise on the warm-up's random actions too, as SB3's TD3 has it")
     parser.add_argument("--report", action=argparse.BooleanOptionalAction, default=False,
                         help="print the table of the results under --out")
     parser.add_argument("--steps", type=int, default=200_000)
@@ -214,9 +219,13 @@ def main() -> None:
         parser.error(f"--train_every must be >= 1, got {args.train_every}")
     if args.contender == "swap" and args.algo != "td3":
         parser.error("--contender swap runs TD3 only (--algo td3)")
+    if args.warmup_noise and (args.contender != "rlpytorch" or args.algo != "td3"):
+        parser.error("--warmup_noise is a setting of rlpytorch's TD3 (--contender rlpytorch --algo td3)")
     torch.set_num_threads(1)
-    run = {"rlpytorch": run_ours, "sb3": run_sb3, "swap": partial(run_sb3, swap=True)}[args.contender]
-    name = f"{args.contender}_{args.algo}" + ("" if args.train_every is None else f"_every{args.train_every}")
+    run = {"rlpytorch": partial(run_ours, warmup_noise=args.warmup_noise), "sb3": run_sb3,
+           "swap": partial(run_sb3, swap=True)}[args.contender]
+    name = (f"{args.contender}_{args.algo}" + ("" if args.train_every is None else f"_every{args.train_every}")
+            + ("_warmupnoise" if args.warmup_noise else ""))
     result = run(args.algo, args.steps, args.seed, args.out / name / f"seed{args.seed}", args.train_every)
     print(json.dumps(result), flush=True)
     write_text_atomically(args.out / f"result_{name}_seed{args.seed}.json", json.dumps(result, indent=1))

@@ -2,7 +2,9 @@
 
 The first ``random_frames`` frames of a run (the trainer's ``learning_starts``)
 play uniform random actions in the Box, filling the replay before the first
-update. After them a deterministic actor's action gets Gaussian noise,
+update (with ``--warmup_noise``, plus a deterministic actor's noise, clipped to the
+Box, as Stable-Baselines3 adds its action noise to every action). After them a
+deterministic actor's action gets Gaussian noise,
 ``a = clip(mu(s) + h eps, low, high)``, ``eps ~ N(0, action_noise^2)`` per
 dimension, with ``h = (high - low) / 2`` (the noise is in units of the
 half-range, as Stable-Baselines3 adds it to actions scaled to [-1, 1]); a
@@ -32,6 +34,8 @@ class Exploration(Configurable):
     high: Sequence[float]
     action_noise: float = setting(0.1, "std of the Gaussian noise on a deterministic actor's actions, in units "
                                        "of the Box's half-range (DDPG, TD3)")
+    warmup_noise: bool = setting(False, "a deterministic actor's noise is added to the warm-up's random actions too "
+                                        "(clipped to the Box), as Stable-Baselines3 does")
     random_frames: int = 0
     seed: int | None = None
 
@@ -54,14 +58,17 @@ class Exploration(Configurable):
     def __call__(self, policy: Distribution, frames: int) -> Tensor:
         """Actions ``[B, D]`` for a batch whose first row is frame ``frames`` of the run
         (counted from 0): uniform on rows before ``random_frames``, else explored."""
-        if isinstance(policy, Deterministic):
+        deterministic = isinstance(policy, Deterministic)
+        if deterministic:
             mu = policy.action.cpu()
-            noise = torch.randn(mu.shape, generator=self.generator) * self.action_noise
-            a = torch.minimum(torch.maximum(mu + noise * (self.high_t - self.low_t) / 2, self.low_t), self.high_t)
+            noise = torch.randn(mu.shape, generator=self.generator) * self.action_noise * (self.high_t - self.low_t) / 2
+            a = mu + noise
         else:
             a = policy.sample(self.generator if policy.device.type == "cpu" else None).cpu()
         random_rows = min(max(self.random_frames - frames, 0), len(a))
         if random_rows:
             u = torch.rand((random_rows, a.shape[-1]), generator=self.generator)
             a[:random_rows] = self.low_t + u * (self.high_t - self.low_t)
-        return a
+            if deterministic and self.warmup_noise:
+                a[:random_rows] += noise[:random_rows]
+        return torch.minimum(torch.maximum(a, self.low_t), self.high_t) if deterministic else a

@@ -135,6 +135,18 @@ def test_exploration_plays_uniform_actions_for_exactly_the_first_random_frames()
     assert noisy.std().item() == pytest.approx(0.2, rel=0.03)
 
 
+def test_warmup_noise_adds_the_actors_noise_to_the_uniform_warm_up_actions_clipped_to_the_box():
+    mu = Deterministic(torch.zeros(20000, 1))
+    plain = Exploration(low=[-2.0], high=[2.0], action_noise=0.1, random_frames=20000, seed=0)(mu, 0)
+    noisy = Exploration(low=[-2.0], high=[2.0], action_noise=0.1, random_frames=20000, seed=0, warmup_noise=True)(mu, 0)
+    # the same uniform draws, then N(0, 0.2^2) added (half-range units) and clipped to [-2, 2]
+    inside = (noisy.abs() < 2) & (plain.abs() < 1.5)
+    assert (noisy - plain)[inside].std().item() == pytest.approx(0.2, rel=0.03)
+    assert (plain.abs() < 2).all() and (noisy.abs() <= 2).all()
+    # SB3's warm-up: about 2 E[max(N(0, 0.2), 0)] / 4 = 4% of the actions land on a bound
+    assert (noisy.abs() == 2).float().mean().item() == pytest.approx(0.04, rel=0.1)
+
+
 def test_ddpg_refuses_a_model_other_than_a_deterministic_one_critic_actor_q():
     with pytest.raises(ValueError, match="needs --actor_head deterministic"):
         DDPG().check_model(linear_model(head="tanh_gaussian"))
