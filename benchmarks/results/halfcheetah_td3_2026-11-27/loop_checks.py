@@ -1,0 +1,83 @@
+"""The checks of our TD3 loop behind the HalfCheetah note's section 9 (short runs of the
+shipped config ``mujoco_halfcheetah_td3``, seed 0; each prints its figures):
+
+    python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py transitions
+    python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py acting
+
+``transitions``: every stored transition of a 5,100-step run (its five episode ends
+included), MuJoCo set to the stored ``s`` and stepped with the stored ``a``, against the
+stored ``s'`` and reward. ``acting``: at each step, whether the stored action is the one
+the actor replied to that row's observation, and whether the acting copy equals the learner.
+"""
+
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/, for offpolicy_runs
+import rlpytorch  # noqa: E402
+from offpolicy_runs import train_keeping_trainer  # noqa: E402
+from rlpytorch.learners.offpolicy_trainer import OffPolicyTrainer  # noqa: E402
+
+
+def short_run(frames: int, folder: str) -> object:
+    config = rlpytorch.config("mujoco_halfcheetah_td3", num_frames=frames, learning_starts=min(10_000, frames - 100),
+                              seed=0, save_dir=folder, progress=False, log_every=2000, eval_episodes=1)
+    torch.set_num_threads(1)
+    return train_keeping_trainer(config)[1]
+
+
+def transitions(folder: str) -> None:
+    trainer = short_run(5100, folder)
+    replay, key = trainer.replay, trainer.mi["model"].obs_keys[0]
+    _, lo, hi = replay.store.segments(replay.sampler.horizon, replay.sampler.span)
+    rows = np.arange(lo[0], hi[0])
+    out = replay._transitions(rows, np.zeros_like(rows))
+    s, s2 = out[key].double().numpy(), out["next_" + key].double().numpy()
+    a, r = out["a"].numpy(), out["reward"].numpy()
+    env = gym.make("HalfCheetah-v5").unwrapped
+    env.reset(seed=0)
+    obs_gap, reward_gap = [], []
+    for i in range(len(s)):
+        env.set_state(np.concatenate([[0.0], s[i, :8]]), s[i, 8:])  # the dynamics ignore the x position
+        o, reward, *_ = env.step(a[i])
+        obs_gap.append(np.abs(o - s2[i]).max())
+        reward_gap.append(abs(reward - r[i]))
+    print(f"{len(s)} transitions: s' within {max(obs_gap):.2g}, reward within {max(reward_gap):.2g}; discounts "
+          f"{np.unique(out['discount'].numpy())}; kept {out['_keep'].float().mean().item():.0%}")
+
+
+def acting(folder: str) -> None:
+    seen, synced = [], []
+    reply = OffPolicyTrainer.actor
+
+    def actor(self: OffPolicyTrainer, batch: object) -> dict:
+        model, copy = self.mi["model"], self.mi["actor"]
+        synced.append(all(torch.equal(p, q) for p, q in zip(model.parameters(), copy.parameters(), strict=True))
+                      and model.step == copy.step == self.updates)
+        obs = np.array(batch[model.obs_keys[0]], copy=True)[0]
+        out = reply(self, batch)
+        seen.append((obs, out["a"][0].copy()))
+        return out
+
+    OffPolicyTrainer.actor = actor
+    trainer = short_run(10_600, folder)
+    store, key = trainer.replay.store, trainer.mi["model"].obs_keys[0]
+    rows = np.arange(int(store.count[0]))
+    stored_s, stored_a = store.get(key, rows, np.zeros_like(rows)), store.get("a", rows, np.zeros_like(rows))
+    for shift in (-1, 0, 1):
+        pairs = range(1, len(rows) - 1)
+        print(f"row shift {shift:+d}: observation differs by up to "
+              f"{max(np.abs(seen[i][0] - stored_s[i + shift]).max() for i in pairs):.3g}, action by up to "
+              f"{max(np.abs(seen[i][1] - stored_a[i + shift]).max() for i in pairs):.3g}")
+    print(f"the acting copy equalled the learner at {sum(synced)} of {len(synced)} steps")
+
+
+if __name__ == "__main__":
+    check = sys.argv[1] if len(sys.argv) > 1 else ""
+    if check not in ("transitions", "acting"):
+        sys.exit("usage: loop_checks.py transitions|acting")
+    {"transitions": transitions, "acting": acting}[check](f"/tmp/loop_checks_{check}")
