@@ -18,8 +18,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/, for offpolicy_runs
-import rlpytorch  # noqa: E402
 from offpolicy_runs import train_keeping_trainer  # noqa: E402
+
+import rlpytorch  # noqa: E402
 from rlpytorch.learners.offpolicy_trainer import OffPolicyTrainer  # noqa: E402
 
 
