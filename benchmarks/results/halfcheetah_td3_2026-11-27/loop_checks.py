@@ -3,11 +3,15 @@ shipped config ``mujoco_halfcheetah_td3``, seed 0; each prints its figures):
 
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py transitions
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py acting
+    python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py streams
 
 ``transitions``: every stored transition of a 5,100-step run (its five episode ends
 included), MuJoCo set to the stored ``s`` and stepped with the stored ``a``, against the
 stored ``s'`` and reward. ``acting``: at each step, whether the stored action is the one
 the actor replied to that row's observation, and whether the acting copy equals the learner.
+``streams``: whether the warm-up's uniform actions (``Exploration``, seeded as the run seeds it)
+are values the model's initialisation reads (torch's global generator after ``manual_seed`` of
+the same seed).
 """
 
 import sys
@@ -21,6 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/, for
 from offpolicy_runs import train_keeping_trainer  # noqa: E402
 
 import rlpytorch  # noqa: E402
+from rlpytorch.acting.exploration import Exploration  # noqa: E402
+from rlpytorch.core.distributions import Deterministic  # noqa: E402
 from rlpytorch.learners.offpolicy_trainer import OffPolicyTrainer  # noqa: E402
 
 
@@ -77,8 +83,20 @@ def acting(folder: str) -> None:
     print(f"the acting copy equalled the learner at {sum(synced)} of {len(synced)} steps")
 
 
+def streams(folder: str, steps: int = 2000, init_draws: int = 400_000) -> None:
+    torch.manual_seed(0)
+    init = set(torch.empty(init_draws).uniform_(0, 1).tolist())  # the uniforms kaiming_uniform_ scales
+    explore = Exploration(low=[-1.0] * 6, high=[1.0] * 6, action_noise=0.1, random_frames=10_000, seed=0)
+    warm_up = torch.cat([explore(Deterministic(torch.zeros(1, 6)), t)[0] for t in range(steps)])
+    found = sum(u in init for u in ((warm_up + 1) / 2).tolist())
+    print(f"{found} of {len(warm_up)} uniform draws of the first {steps} warm-up steps are among the first "
+          f"{init_draws:,} uniforms of the initialisation's generator (by chance: about "
+          f"{len(warm_up) * init_draws / 2**24:.0f})")
+
+
 if __name__ == "__main__":
+    checks = {"transitions": transitions, "acting": acting, "streams": streams}
     check = sys.argv[1] if len(sys.argv) > 1 else ""
-    if check not in ("transitions", "acting"):
-        sys.exit("usage: loop_checks.py transitions|acting")
-    {"transitions": transitions, "acting": acting}[check](f"/tmp/loop_checks_{check}")
+    if check not in checks:
+        sys.exit("usage: loop_checks.py transitions|acting|streams")
+    checks[check](f"/tmp/loop_checks_{check}")
