@@ -17,6 +17,7 @@ from ..acting.exploration import Exploration
 from ..acting.prev_inputs import prev_shapes
 from ..core import distributed
 from ..core.args_provider import Configurable
+from ..core.distributions import DeterministicFamily
 from ..core.game_loader import GameLoader
 from ..learners.offpolicy_trainer import JointTrainer, OffPolicyTrainer, offpolicy_interface
 from ..models.base import Model
@@ -41,6 +42,9 @@ class OffPolicy(EngineRecipe):
         if distributed.is_distributed():
             raise ValueError(f"--method {config['method']} does not run under torchrun (its replay is one "
                              "process's)")
+        if config.get("warmup_noise") and not isinstance(model.policy_family, DeterministicFamily):
+            raise ValueError(f"--warmup_noise adds a deterministic actor's noise; --method {config['method']} "
+                             "explores by sampling its own policy")
 
     def replay_lanes(self, loader: GameLoader, gc: Any) -> dict[str, int]:
         """The replay's lanes: one per game seat."""

@@ -11,6 +11,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
+import rlpytorch
 from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
 from rlpytorch.methods import SAC
 from rlpytorch.methods.continuous_q import soft_q_target
@@ -95,3 +96,9 @@ def test_sac_needs_a_gaussian_actor():
         SAC().check_model(ActorQ({"s": (3,)}, BOX, ActorQSettings(actor_head="deterministic")))
     with pytest.raises(ValueError, match="target_entropy"):
         SAC(target_entropy="high")
+
+
+def test_sac_refuses_warmup_noise_which_only_a_deterministic_actor_has():
+    with pytest.raises(ValueError, match="--warmup_noise adds a deterministic actor's noise; --method sac"):
+        rlpytorch.train(rlpytorch.config(method="sac", game="pendulum", warmup_noise=True, save_dir="",
+                                         num_games=2, actor_batch=2, train_batch=2, num_threads=1, progress=False))
