@@ -19,6 +19,7 @@ from ..core import distributed
 from ..core.args_provider import Configurable
 from ..core.distributions import DeterministicFamily
 from ..core.game_loader import GameLoader
+from ..core.seeding import stream_seeds
 from ..learners.offpolicy_trainer import JointTrainer, OffPolicyTrainer, offpolicy_interface
 from ..models.base import Model
 from ..models.interface import ModelInterface
@@ -52,14 +53,15 @@ class OffPolicy(EngineRecipe):
 
     def build_trainer(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model,
                       mi: ModelInterface) -> OffPolicyTrainer:
-        learner = self.method.from_config(config, seed=loader.seed)
+        method_seed, replay_seed, exploration_seed = stream_seeds(loader.seed, 3)
+        learner = self.method.from_config(config, seed=method_seed)
         learner.check_model(model)
         self.check_run(config, loader, gc, model)
         replay = Replay.from_config(config, **self.replay_lanes(loader, gc), obs_keys=model.obs_keys,
-                                    gamma=learner.gamma, seed=loader.seed)
+                                    gamma=learner.gamma, seed=replay_seed)
         family = model.policy_family
         exploration = Exploration.from_config(config, low=family.low, high=family.high,
-                                              random_frames=config["learning_starts"], seed=loader.seed)
+                                              random_frames=config["learning_starts"], seed=exploration_seed)
         return self.trainer.from_config(config, mi=offpolicy_interface(model, mi), method=learner,
                                         sampler=exploration, replay=replay, seats_per_game=gc.num_seats,
                                         statistics=loader.statistic_keys(gc))

@@ -175,11 +175,11 @@ def test_ddpg_refuses_a_discrete_game():
         rlpytorch.train(rlpytorch.config(method="ddpg", game="cartpole", save_dir="", **SMALL))
 
 
-def test_ddpg_learns_to_swing_the_native_pendulum_up_within_3000_frames():
+def test_ddpg_learns_to_swing_the_native_pendulum_up_within_5000_frames():
     out = rlpytorch.train(rlpytorch.config(
         method="ddpg", game="pendulum", num_games=8, actor_batch=8, train_batch=8, num_threads=1, deterministic=True,
-        seed=0, progress=False, num_frames=3000, learning_starts=500, replay_ratio=1, net_arch="64,64",
+        seed=0, progress=False, num_frames=5000, learning_starts=500, replay_ratio=1, net_arch="64,64",
         replay_batch=64, save_dir="", eval_episodes=10))
-    assert out.summary.frames == pytest.approx(3000, abs=64) and out.summary.updates >= 2400
+    assert out.summary.frames == pytest.approx(5000, abs=64) and out.summary.updates >= 4400
     # untrained (and random) play scores about -1,200 per episode; a swung-up pendulum about -150
     assert out.eval.mean > -600, out.eval

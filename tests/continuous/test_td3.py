@@ -119,3 +119,19 @@ def test_td3_needs_twin_critics_and_trains_on_hosted_pendulum():
         save_dir="", eval_episodes=2))
     assert out.summary.frames >= 400 and out.summary.updates >= 40 and len(out.eval.returns) == 2
     assert out.config.critics == 2 and out.config.policy_delay == 2
+
+
+def test_a_run_seeds_initialisation_exploration_smoothing_and_replay_from_separate_streams():
+    # one seed for all would explore with the numbers the initial weights were drawn from
+    config = rlpytorch.config(method="td3", game="pendulum", num_games=2, actor_batch=2, train_batch=2,
+                              num_frames=40, learning_starts=20, net_arch="8", replay_batch=4, seed=7,
+                              progress=False, save_dir="", eval_at_end=False)
+    with rlpytorch.Training(config) as training:
+        trainer = training.session.trainer
+        seeds = [torch.initial_seed(), trainer.sampler.generator.initial_seed(),
+                 trainer.method.generator.initial_seed(), trainer.replay.sampler.rng.bit_generator.seed_seq.entropy]
+    assert seeds[0] == 7 and len(set(seeds)) == 4
+    torch.manual_seed(7)
+    init = set(torch.rand(100_000).tolist())
+    warm_up = torch.rand(1000, generator=torch.Generator().manual_seed(seeds[1])).tolist()
+    assert sum(u in init for u in warm_up) < 30  # chance: about 6

@@ -86,7 +86,8 @@ def acting(folder: str) -> None:
 def streams(folder: str, steps: int = 2000, init_draws: int = 400_000) -> None:
     torch.manual_seed(0)
     init = set(torch.empty(init_draws).uniform_(0, 1).tolist())  # the uniforms kaiming_uniform_ scales
-    explore = Exploration(low=[-1.0] * 6, high=[1.0] * 6, action_noise=0.1, random_frames=10_000, seed=0)
+    explore = Exploration(low=[-1.0] * 6, high=[1.0] * 6, action_noise=0.1, random_frames=10_000,
+                          seed=short_run(200, folder).sampler.generator.initial_seed())  # as the run seeds it
     warm_up = torch.cat([explore(Deterministic(torch.zeros(1, 6)), t)[0] for t in range(steps)])
     found = sum(u in init for u in ((warm_up + 1) / 2).tolist())
     print(f"{found} of {len(warm_up)} uniform draws of the first {steps} warm-up steps are among the first "
