@@ -16,6 +16,7 @@ from ..acting.prev_inputs import prev_shapes
 from ..acting.sampler import Sampler
 from ..core.args_provider import Configurable
 from ..core.game_loader import GameLoader
+from ..core.seeding import stream_seeds
 from ..learners.trainer import Trainer
 from ..models.base import Model
 from ..models.interface import ModelInterface
@@ -41,7 +42,8 @@ class OnPolicy(EngineRecipe):
 
     def build_trainer(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model,
                       mi: ModelInterface) -> Trainer:
-        method = self.method.from_config(config, **({"seed": loader.seed} if self.seeded else {}))
+        method_seed, sampler_seed = stream_seeds(loader.seed, 2)
+        method = self.method.from_config(config, **({"seed": method_seed} if self.seeded else {}))
         return Trainer.from_config(config, mi=mi.add_actor_critic(model), method=method,
-                                   sampler=Sampler.from_config(config, seed=loader.seed),
+                                   sampler=Sampler.from_config(config, seed=sampler_seed),
                                    seats_per_game=gc.num_seats, statistics=loader.statistic_keys(gc))

@@ -18,6 +18,7 @@ from ..acting.sampler import Sampler
 from ..core import distributed
 from ..core.args_provider import Configurable
 from ..core.game_loader import GameLoader
+from ..core.seeding import stream_seeds
 from ..learners.value_trainer import ValueTrainer, value_interface
 from ..models.base import Model
 from ..models.interface import ModelInterface
@@ -55,8 +56,9 @@ class ValueReplay(EngineRecipe):
             sequence_length = learner.replay_length
         else:
             learner, sequence_length = self.method.from_config(config), 0
+        replay_seed, sampler_seed = stream_seeds(loader.seed, 2)
         replay = Replay.from_config(config, num_lanes=loader.num_games * gc.num_seats, obs_keys=model.obs_keys,
-                                    gamma=learner.gamma, sequence_length=sequence_length, seed=loader.seed)
+                                    gamma=learner.gamma, sequence_length=sequence_length, seed=replay_seed)
         return ValueTrainer.from_config(config, mi=value_interface(model, mi), method=learner,
-                                        sampler=Sampler.from_config(config, seed=loader.seed), replay=replay,
+                                        sampler=Sampler.from_config(config, seed=sampler_seed), replay=replay,
                                         seats_per_game=gc.num_seats, statistics=loader.statistic_keys(gc))
