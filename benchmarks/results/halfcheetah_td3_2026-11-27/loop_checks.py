@@ -4,6 +4,7 @@ shipped config ``mujoco_halfcheetah_td3``, seed 0; each prints its figures):
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py transitions
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py acting
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py streams
+    python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py sampling
 
 ``transitions``: every stored transition of a 5,100-step run (its five episode ends
 included), MuJoCo set to the stored ``s`` and stepped with the stored ``a``, against the
@@ -11,7 +12,8 @@ stored ``s'`` and reward. ``acting``: at each step, whether the stored action is
 the actor replied to that row's observation, and whether the acting copy equals the learner.
 ``streams``: whether the warm-up's uniform actions (``Exploration``, seeded as the run seeds it)
 are values the model's initialisation reads (torch's global generator after ``manual_seed`` of
-the same seed).
+the same seed). ``sampling``: over the 2,000 updates of a 12,000-step run, how many rows
+each update sees stored and whether it samples them uniformly (the sampled rows' age).
 """
 
 import sys
@@ -28,6 +30,7 @@ import rlpytorch  # noqa: E402
 from rlpytorch.acting.exploration import Exploration  # noqa: E402
 from rlpytorch.core.distributions import Deterministic  # noqa: E402
 from rlpytorch.learners.offpolicy_trainer import OffPolicyTrainer  # noqa: E402
+from rlpytorch.replay.uniform import UniformSampler  # noqa: E402
 
 
 def short_run(frames: int, folder: str) -> object:
@@ -95,9 +98,26 @@ def streams(folder: str, steps: int = 2000, init_draws: int = 400_000) -> None:
           f"{len(warm_up) * init_draws / 2**24:.0f})")
 
 
+def sampling(folder: str) -> None:
+    draws = []  # (rows stored, sampled absolute rows) at each update
+    sample = UniformSampler.sample
+
+    def recorded(self: UniformSampler, store: object, n: int) -> tuple:
+        out = sample(self, store, n)
+        draws.append((int(store.count[0]), out[0].copy()))
+        return out
+
+    UniformSampler.sample = recorded
+    short_run(12_000, folder)
+    age = [((count - 1 - rows) / (count - 1)) for count, rows in draws]
+    print(f"{len(draws)} updates; the first sees {draws[0][0]:,} rows stored, the last {draws[-1][0]:,}; mean "
+          f"relative age of the sampled rows {np.mean(np.concatenate(age)):.4f} (uniform: 0.5), from the newest "
+          f"tenth {np.mean(np.concatenate(age) < 0.1):.2%} (uniform: 10%)")
+
+
 if __name__ == "__main__":
-    checks = {"transitions": transitions, "acting": acting, "streams": streams}
+    checks = {"transitions": transitions, "acting": acting, "streams": streams, "sampling": sampling}
     check = sys.argv[1] if len(sys.argv) > 1 else ""
     if check not in checks:
-        sys.exit("usage: loop_checks.py transitions|acting|streams")
+        sys.exit("usage: loop_checks.py transitions|acting|streams|sampling")
     checks[check](f"/tmp/loop_checks_{check}")
