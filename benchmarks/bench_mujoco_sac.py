@@ -21,7 +21,9 @@ the hour of training). Each run writes ``progress.csv`` (``frames``, ``time``,
 ``--contender swap`` (TD3 only) is the experiment that splits a gap between the
 two: Stable-Baselines3's loop (its environment, replay buffer, warm-up,
 exploration noise and schedule) acting with rlpytorch's model and training it
-with rlpytorch's TD3 update on SB3's replayed batches.
+with rlpytorch's TD3 update on SB3's replayed batches. ``--our_exploration`` splits
+it once more: the swap, with rlpytorch's ``Exploration`` (the warm-up's uniform
+actions, then the Gaussian noise) in place of SB3's warm-up and ``NormalActionNoise``.
 
 A contender per process, so the two can run side by side on two cores:
 
@@ -126,11 +128,15 @@ def sb3_model(algo: str, env: object, seed: int, train_every: int | None) -> obj
     return (SAC if algo == "sac" else TD3)("MlpPolicy", env, **kwargs)
 
 
-def swap_in_ours(sb3: object, seed: int) -> object:
+def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False) -> object:
     """``sb3`` (a TD3) acts with rlpytorch's ``ActorQ`` (the config's networks, our initialisation, seeded
     ``seed``) and trains it with rlpytorch's ``TD3.step`` on batches from its own replay buffer; returns
     that model. HalfCheetah's actions lie in [-1, 1], SB3's scaled units, so actions pass between the
-    two unchanged."""
+    two unchanged. ``our_exploration``: SB3's loop explores with rlpytorch's ``Exploration`` too, seeded
+    from a stream of its own, as a run seeds it."""
+    from rlpytorch.acting.exploration import Exploration
+    from rlpytorch.core.distributions import Deterministic
+    from rlpytorch.core.seeding import stream_seeds
     from rlpytorch.learners.offpolicy_trainer import offpolicy_interface
     from rlpytorch.methods import TD3
     from rlpytorch.methods.target_network import TargetNetwork
@@ -159,26 +165,37 @@ def swap_in_ours(sb3: object, seed: int) -> object:
                              "weight": torch.ones(batch_size)})
             sb3._n_updates += 1
 
+    def explored_action(learning_starts: int, action_noise: object = None, n_envs: int = 1) -> tuple:
+        with torch.no_grad():
+            a = explore(Deterministic(predict(torch.as_tensor(sb3._last_obs))), sb3.num_timesteps).numpy()
+        return a, a  # the action stepped and the action stored: one, in [-1, 1]
+
     sb3.policy._predict = predict
     sb3.train = train
+    if our_exploration:
+        explore = Exploration(low=space.low.tolist(), high=space.high.tolist(), action_noise=config.action_noise,
+                              random_frames=sb3.learning_starts, seed=stream_seeds(seed, 1)[0])
+        sb3._sample_action = explored_action
     return model
 
 
-def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | None, swap: bool = False) -> dict:
+def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | None, swap: bool = False,
+            our_exploration: bool = False) -> dict:
     import gymnasium as gym
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.monitor import Monitor
 
     model = sb3_model(algo, Monitor(gym.make(ENV_ID)), seed, train_every)
     if swap:
-        swap_in_ours(model, seed)
+        swap_in_ours(model, seed, our_exploration)
     wall, cpu = time.perf_counter(), time.process_time()
     model.learn(steps, callback=sb3_progress(folder))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     last10 = [e["r"] for e in model.ep_info_buffer][-10:]
     mean, std = evaluate_policy(model, Monitor(gym.make(ENV_ID)), n_eval_episodes=EVAL_EPISODES, deterministic=True)
     saturation = {"saturated": sb3_saturation(model)} if algo == "sac" else {}
-    return {"contender": label("swap" if swap else "sb3", algo, train_every), "seed": seed,
+    name = label("swap" if swap else "sb3", algo, train_every) + (", rlpytorch exploration" if our_exploration else "")
+    return {"contender": name, "seed": seed,
             "steps": model.num_timesteps,
             "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(last10)), "eval_mean": float(mean),
             "eval_std": float(std), **saturation}
@@ -206,6 +223,8 @@ def main() -> None:
                              "configs')")
     parser.add_argument("--warmup_noise", action=argparse.BooleanOptionalAction, default=False,
                         help="rlpytorch: the action noise on the warm-up's random actions too, as SB3's TD3 has it")
+    parser.add_argument("--our_exploration", action=argparse.BooleanOptionalAction, default=False,
+                        help="swap: SB3's loop explores with rlpytorch's Exploration (warm-up and noise) too")
     parser.add_argument("--report", action=argparse.BooleanOptionalAction, default=False,
                         help="print the table of the results under --out")
     parser.add_argument("--steps", type=int, default=200_000)
@@ -221,11 +240,13 @@ def main() -> None:
         parser.error("--contender swap runs TD3 only (--algo td3)")
     if args.warmup_noise and (args.contender != "rlpytorch" or args.algo != "td3"):
         parser.error("--warmup_noise is a setting of rlpytorch's TD3 (--contender rlpytorch --algo td3)")
+    if args.our_exploration and args.contender != "swap":
+        parser.error("--our_exploration is a setting of the swap (--contender swap --algo td3)")
     torch.set_num_threads(1)
     run = {"rlpytorch": partial(run_ours, warmup_noise=args.warmup_noise), "sb3": run_sb3,
-           "swap": partial(run_sb3, swap=True)}[args.contender]
+           "swap": partial(run_sb3, swap=True, our_exploration=args.our_exploration)}[args.contender]
     name = (f"{args.contender}_{args.algo}" + ("" if args.train_every is None else f"_every{args.train_every}")
-            + ("_warmupnoise" if args.warmup_noise else ""))
+            + ("_warmupnoise" if args.warmup_noise else "") + ("_ourexploration" if args.our_exploration else ""))
     result = run(args.algo, args.steps, args.seed, args.out / name / f"seed{args.seed}", args.train_every)
     print(json.dumps(result), flush=True)
     write_text_atomically(args.out / f"result_{name}_seed{args.seed}.json", json.dumps(result, indent=1))

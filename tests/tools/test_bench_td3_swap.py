@@ -39,3 +39,24 @@ def test_swap_acts_with_and_trains_our_model_inside_sb3s_loop(monkeypatch):
     with torch.no_grad():
         expected = model.policy(model.encode(torch.as_tensor(obs))).mode().numpy()
     np.testing.assert_allclose(sb3.predict(obs, deterministic=True)[0], expected, rtol=1e-6)
+
+
+def test_swap_with_our_exploration_stores_the_actions_our_exploration_draws(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = importlib.import_module("bench_mujoco_sac")
+    from rlpytorch.acting.exploration import Exploration
+    from rlpytorch.core.distributions import Deterministic
+    from rlpytorch.core.seeding import stream_seeds
+
+    sb3 = SB3TD3("MlpPolicy", gym.make(bench.ENV_ID), learning_starts=WARM_UP, batch_size=16, seed=0, device="cpu",
+                 policy_kwargs={"net_arch": [8, 8]})
+    model = bench.swap_in_ours(sb3, seed=3, our_exploration=True)
+    sb3.train = lambda gradient_steps, batch_size: None  # the policy stays put: its actions can be redrawn
+    sb3.learn(STEPS)
+    obs = torch.as_tensor(sb3.replay_buffer.observations[:STEPS, 0])
+    with torch.no_grad():
+        mu = model.policy(model.encode(obs)).mode()
+    explore = Exploration(low=[-1.0] * 6, high=[1.0] * 6, random_frames=WARM_UP, seed=stream_seeds(3, 1)[0])
+    ours = torch.cat([explore(Deterministic(mu[t : t + 1]), t) for t in range(STEPS)]).numpy()
+    # our uniform warm-up, then our noise on our policy's action, clipped: not SB3's draws
+    np.testing.assert_allclose(sb3.replay_buffer.actions[:STEPS, 0], ours, atol=1e-6)
