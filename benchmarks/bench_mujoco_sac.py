@@ -165,16 +165,17 @@ def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False) -> objec
                              "weight": torch.ones(batch_size)})
             sb3._n_updates += 1
 
-    def explored_action(learning_starts: int, action_noise: object = None, n_envs: int = 1) -> tuple:
-        with torch.no_grad():
-            a = explore(Deterministic(predict(torch.as_tensor(sb3._last_obs))), sb3.num_timesteps).numpy()
-        return a, a  # the action stepped and the action stored: one, in [-1, 1]
-
     sb3.policy._predict = predict
     sb3.train = train
     if our_exploration:
         explore = Exploration(low=space.low.tolist(), high=space.high.tolist(), action_noise=config.action_noise,
                               random_frames=sb3.learning_starts, seed=stream_seeds(seed, 1)[0])
+
+        def explored_action(learning_starts: int, action_noise: object = None, n_envs: int = 1) -> tuple:
+            with torch.no_grad():
+                a = explore(Deterministic(predict(torch.as_tensor(sb3._last_obs))), sb3.num_timesteps).numpy()
+            return a, a  # the action stepped and the action stored: one, in [-1, 1]
+
         sb3._sample_action = explored_action
     return model
 
