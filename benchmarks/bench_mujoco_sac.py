@@ -24,6 +24,11 @@ exploration noise and schedule) acting with rlpytorch's model and training it
 with rlpytorch's TD3 update on SB3's replayed batches. ``--our_exploration`` splits
 it once more: the swap, with rlpytorch's ``Exploration`` (the warm-up's uniform
 actions, then the Gaussian noise) in place of SB3's warm-up and ``NormalActionNoise``.
+Two more flags each take one piece of rlpytorch's loop whole into SB3's:
+``--our_replay`` trains the swap on batches from rlpytorch's ``Replay``, fed every
+step SB3 stores, in place of SB3's replay buffer; ``--engine_env`` (SB3 or the swap)
+steps HalfCheetah through rlpytorch's engine, hosted in a worker process as
+rlpytorch's runs host it (``elfpy.sb3``), in place of SB3's own ``gym.make``.
 
 A contender per process, so the two can run side by side on two cores:
 
@@ -128,12 +133,36 @@ def sb3_model(algo: str, env: object, seed: int, train_every: int | None) -> obj
     return (SAC if algo == "sac" else TD3)("MlpPolicy", env, **kwargs)
 
 
-def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False) -> object:
+class EngineRows:
+    """SB3's steps of one environment written to rlpytorch's ``Replay`` (one lane) as the engine's
+    rows: row ``t`` holds ``s_t`` and ``a_t`` with what led into ``s_t`` (``r_t``, ``terminal_t``,
+    ``truncated_t`` and, after a time limit, ``final_s_t``, the state the episode ended in). A row
+    is written once the next step's action is known, as a window of it and the row before."""
+
+    def __init__(self, replay: object, observation_space: object) -> None:
+        self.replay = replay
+        self.no_final = np.zeros(observation_space.shape, observation_space.dtype)  # kept as they come, as the engine
+        self.led_in = {"r": np.float32(0), "terminal": False, "truncated": False, "final_s": self.no_final}
+        self.previous: dict[str, np.ndarray] | None = None
+
+    def step(self, obs: np.ndarray, action: np.ndarray, reward: float, done: bool, info: dict) -> None:
+        """The step SB3 stores: ``action`` taken at ``obs`` earned ``reward``; ``done``: the episode ended."""
+        row = {"s": np.asarray(obs), "a": np.asarray(action), **self.led_in}
+        if self.previous is not None:
+            self.replay.add({k: np.stack([self.previous[k], row[k]])[:, None] for k in row}, np.zeros(1, np.int64))
+        self.previous = row
+        truncated = bool(done and info.get("TimeLimit.truncated", False))
+        final = np.asarray(info["terminal_observation"]) if truncated else self.no_final
+        self.led_in = {"r": np.float32(reward), "terminal": bool(done), "truncated": truncated, "final_s": final}
+
+
+def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False, our_replay: bool = False) -> object:
     """``sb3`` (a TD3) acts with rlpytorch's ``ActorQ`` (the config's networks, our initialisation, seeded
     ``seed``) and trains it with rlpytorch's ``TD3.step`` on batches from its own replay buffer; returns
     that model. HalfCheetah's actions lie in [-1, 1], SB3's scaled units, so actions pass between the
     two unchanged. ``our_exploration``: SB3's loop explores with rlpytorch's ``Exploration`` too, seeded
-    from a stream of its own, as a run seeds it."""
+    from a stream of its own, as a run seeds it. ``our_replay``: every step SB3 stores goes into
+    rlpytorch's ``Replay`` too (``EngineRows``), and the updates sample it in place of SB3's buffer."""
     from rlpytorch.acting.exploration import Exploration
     from rlpytorch.core.distributions import Deterministic
     from rlpytorch.core.seeding import stream_seeds
@@ -142,6 +171,7 @@ def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False) -> objec
     from rlpytorch.methods.target_network import TargetNetwork
     from rlpytorch.models.actor_q import ActorQ, ActorQSettings
     from rlpytorch.models.interface import ModelInterface
+    from rlpytorch.replay import Replay
 
     config = rlpytorch.config("mujoco_halfcheetah_td3")
     space = sb3.action_space
@@ -157,12 +187,35 @@ def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False) -> objec
     def predict(obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
         return model.policy(model.encode(obs)).mode()  # SB3's predict adds its noise when exploring
 
+    def sb3_batch(batch_size: int) -> dict[str, torch.Tensor]:
+        b = sb3.replay_buffer.sample(batch_size)  # dones already exclude time-limit truncations
+        return {"s": b.observations, "next_s": b.next_observations, "a": b.actions, "reward": b.rewards[:, 0],
+                "discount": sb3.gamma * (1 - b.dones[:, 0]), "weight": torch.ones(batch_size)}
+
+    batch = sb3_batch
+    if our_replay:  # rlpytorch's replay, written as the engine writes it, sampled in place of SB3's
+        stream = stream_seeds(seed, 2)[1]  # the replay's stream of a run (the exploration's is the first)
+        replay = Replay(num_lanes=1, obs_keys=("s",), replay_capacity=config.replay_capacity, gamma=config.gamma,
+                        seed=stream)
+        rows = EngineRows(replay, sb3.observation_space)
+        store = sb3._store_transition
+
+        def store_both(buffer: object, action: np.ndarray, new_obs: np.ndarray, reward: np.ndarray,
+                       dones: np.ndarray, infos: list[dict]) -> None:
+            rows.step(sb3._last_obs[0], action[0], float(reward[0]), bool(dones[0]), infos[0])
+            store(buffer, action, new_obs, reward, dones, infos)
+
+        def replay_batch(batch_size: int) -> dict[str, torch.Tensor]:
+            b = replay.sample(batch_size)
+            b.pop("index")
+            return b
+
+        sb3._store_transition = store_both
+        batch = replay_batch
+
     def train(gradient_steps: int, batch_size: int) -> None:
         for _ in range(gradient_steps):
-            b = sb3.replay_buffer.sample(batch_size)  # dones already exclude time-limit truncations
-            method.step(mi, {"s": b.observations, "next_s": b.next_observations, "a": b.actions,
-                             "reward": b.rewards[:, 0], "discount": sb3.gamma * (1 - b.dones[:, 0]),
-                             "weight": torch.ones(batch_size)})
+            method.step(mi, batch(batch_size))
             sb3._n_updates += 1
 
     sb3.policy._predict = predict
@@ -180,22 +233,38 @@ def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False) -> objec
     return model
 
 
+def sb3_env(seed: int, engine: bool) -> object:
+    """HalfCheetah as SB3 steps it: its own ``gym.make``, or (``engine``) hosted in a worker process and
+    stepped through rlpytorch's engine as rlpytorch's runs step it; episodes recorded either way."""
+    import gymnasium as gym
+    from stable_baselines3.common.monitor import Monitor
+
+    if not engine:
+        return Monitor(gym.make(ENV_ID))
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    from elfpy.sb3 import make_sb3_vec_env
+    return VecMonitor(make_sb3_vec_env(f"gym:{ENV_ID}", num_envs=1, seed=seed))
+
+
 def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | None, swap: bool = False,
-            our_exploration: bool = False) -> dict:
+            our_exploration: bool = False, our_replay: bool = False, engine_env: bool = False) -> dict:
     import gymnasium as gym
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.monitor import Monitor
 
-    model = sb3_model(algo, Monitor(gym.make(ENV_ID)), seed, train_every)
+    model = sb3_model(algo, sb3_env(seed, engine_env), seed, train_every)
     if swap:
-        swap_in_ours(model, seed, our_exploration)
+        swap_in_ours(model, seed, our_exploration, our_replay)
     wall, cpu = time.perf_counter(), time.process_time()
     model.learn(steps, callback=sb3_progress(folder))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     last10 = [e["r"] for e in model.ep_info_buffer][-10:]
     mean, std = evaluate_policy(model, Monitor(gym.make(ENV_ID)), n_eval_episodes=EVAL_EPISODES, deterministic=True)
     saturation = {"saturated": sb3_saturation(model)} if algo == "sac" else {}
-    name = label("swap" if swap else "sb3", algo, train_every) + (", rlpytorch exploration" if our_exploration else "")
+    name = label("swap" if swap else "sb3", algo, train_every) + "".join(
+        f", {piece}" for piece, on in (("rlpytorch exploration", our_exploration), ("rlpytorch replay", our_replay),
+                                       ("stepped through rlpytorch's engine", engine_env)) if on)
     return {"contender": name, "seed": seed,
             "steps": model.num_timesteps,
             "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(last10)), "eval_mean": float(mean),
@@ -226,6 +295,10 @@ def main() -> None:
                         help="rlpytorch: the action noise on the warm-up's random actions too, as SB3's TD3 has it")
     parser.add_argument("--our_exploration", action=argparse.BooleanOptionalAction, default=False,
                         help="swap: SB3's loop explores with rlpytorch's Exploration (warm-up and noise) too")
+    parser.add_argument("--our_replay", action=argparse.BooleanOptionalAction, default=False,
+                        help="swap: train on batches from rlpytorch's Replay in place of SB3's replay buffer")
+    parser.add_argument("--engine_env", action=argparse.BooleanOptionalAction, default=False,
+                        help="sb3 or swap: step HalfCheetah through rlpytorch's engine (a worker process)")
     parser.add_argument("--report", action=argparse.BooleanOptionalAction, default=False,
                         help="print the table of the results under --out")
     parser.add_argument("--steps", type=int, default=200_000)
@@ -241,13 +314,21 @@ def main() -> None:
         parser.error("--contender swap runs TD3 only (--algo td3)")
     if args.warmup_noise and (args.contender != "rlpytorch" or args.algo != "td3"):
         parser.error("--warmup_noise is a setting of rlpytorch's TD3 (--contender rlpytorch --algo td3)")
-    if args.our_exploration and args.contender != "swap":
-        parser.error("--our_exploration is a setting of the swap (--contender swap --algo td3)")
+    for flag in ("our_exploration", "our_replay"):
+        if getattr(args, flag) and args.contender != "swap":
+            parser.error(f"--{flag} is a setting of the swap (--contender swap --algo td3)")
+    if args.engine_env and args.contender == "rlpytorch":
+        parser.error("--engine_env steps SB3's loop through the engine (--contender sb3 or swap); "
+                     "rlpytorch's runs always do")
     torch.set_num_threads(1)
     run = {"rlpytorch": partial(run_ours, warmup_noise=args.warmup_noise), "sb3": run_sb3,
-           "swap": partial(run_sb3, swap=True, our_exploration=args.our_exploration)}[args.contender]
+           "swap": partial(run_sb3, swap=True, our_exploration=args.our_exploration,
+                           our_replay=args.our_replay)}[args.contender]
+    if args.engine_env:
+        run = partial(run, engine_env=True)
+    flags = ("warmup_noise", "our_exploration", "our_replay", "engine_env")
     name = (f"{args.contender}_{args.algo}" + ("" if args.train_every is None else f"_every{args.train_every}")
-            + ("_warmupnoise" if args.warmup_noise else "") + ("_ourexploration" if args.our_exploration else ""))
+            + "".join("_" + flag.replace("_", "") for flag in flags if getattr(args, flag)))
     result = run(args.algo, args.steps, args.seed, args.out / name / f"seed{args.seed}", args.train_every)
     print(json.dumps(result), flush=True)
     write_text_atomically(args.out / f"result_{name}_seed{args.seed}.json", json.dumps(result, indent=1))

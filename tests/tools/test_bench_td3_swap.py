@@ -60,3 +60,41 @@ def test_swap_with_our_exploration_stores_the_actions_our_exploration_draws(monk
     ours = torch.cat([explore(Deterministic(mu[t : t + 1]), t) for t in range(STEPS)]).numpy()
     # our uniform warm-up, then our noise on our policy's action, clipped: not SB3's draws
     np.testing.assert_allclose(sb3.replay_buffer.actions[:STEPS, 0], ours, atol=1e-6)
+
+
+def test_swap_with_our_replay_trains_on_the_transitions_sb3_stores(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = importlib.import_module("bench_mujoco_sac")
+    from rlpytorch.replay import Replay
+
+    replays, batches = [], []
+    sample = Replay.sample
+
+    def recorded_sample(self, batch_size):
+        replays.append(self)
+        batches.append(sample(self, batch_size))
+        return batches[-1]
+
+    monkeypatch.setattr(Replay, "sample", recorded_sample)
+    env = gym.make(bench.ENV_ID, max_episode_steps=30)  # two time limits within the run
+    sb3 = SB3TD3("MlpPolicy", env, learning_starts=WARM_UP, batch_size=16, seed=0, device="cpu",
+                 policy_kwargs={"net_arch": [8, 8]})
+    bench.swap_in_ours(sb3, seed=0, our_replay=True)
+    sb3.learn(STEPS)
+    assert len(batches) == sb3._n_updates == STEPS - WARM_UP  # every update drew from our replay
+    batches.append(sample(replays[0], 3000))  # and, drawn enough, it holds every step SB3 stored but the last
+    theirs = sb3.replay_buffer
+    observations = theirs.observations[:STEPS, 0]
+    seen = set()
+    for b in batches:
+        for k in range(len(b["s"])):
+            (i,) = np.flatnonzero((observations == b["s"][k].numpy()).all(1))  # each state is met once
+            seen.add(int(i))
+            ended = theirs.dones[i, 0] * (1 - theirs.timeouts[i, 0])  # a time limit bootstraps
+            np.testing.assert_array_equal(b["a"][k].numpy(), theirs.actions[i, 0])
+            np.testing.assert_array_equal(b["next_s"][k].numpy(), theirs.next_observations[i, 0])
+            assert b["reward"][k].item() == theirs.rewards[i, 0]
+            assert b["discount"][k].item() == np.float32(sb3.gamma * (1 - ended))
+            assert b["weight"][k].item() == 1
+    assert seen == set(range(STEPS - 1))
+    assert theirs.timeouts[:STEPS, 0].sum() == 2
