@@ -27,8 +27,8 @@ class ElfVecEnv(VecEnv):
     """Wraps a `NativeVectorEnv` (one engine context) as an SB3 VecEnv."""
 
     def __init__(self, env: NativeVectorEnv) -> None:
+        self.env = env  # before VecEnv's __init__, which reads its render_mode through get_attr
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
-        self.env = env
         self._actions: np.ndarray | None = None
 
     def reset(self) -> np.ndarray:
