@@ -103,20 +103,31 @@ def test_swap_with_our_replay_trains_on_the_transitions_sb3_stores(monkeypatch):
 def test_engine_env_steps_halfcheetah_through_the_engine_as_gymnasium_steps_it(monkeypatch):
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     bench = importlib.import_module("bench_mujoco_sac")
+    from elfpy import sb3 as elf_sb3
     from elfpy.gym_host import game_seed
-    from elfpy.sb3 import ElfVecEnv
 
+    made, make = [], elf_sb3.make_sb3_vec_env
+
+    def short_episodes(game, num_envs, seed):  # the bench's engine env, with two time limits within the run
+        made.append(make(game, num_envs, seed=seed, max_episode_steps=30))
+        return made[-1]
+
+    monkeypatch.setattr(elf_sb3, "make_sb3_vec_env", short_episodes)
     env = bench.sb3_env(seed=3, engine=True)
-    assert isinstance(env.venv, ElfVecEnv)
+    assert env.venv is made[0]
     sb3 = SB3TD3("MlpPolicy", env, learning_starts=WARM_UP, batch_size=16, seed=3, device="cpu",
                  policy_kwargs={"net_arch": [8, 8]})
     sb3.learn(STEPS)
     stored = sb3.replay_buffer
-    gym_env = gym.make(bench.ENV_ID)
+    gym_env = gym.make(bench.ENV_ID, max_episode_steps=30)
     obs, _ = gym_env.reset(seed=game_seed(3, 0))  # the first reset of the engine's game 0
     for t in range(STEPS):
         np.testing.assert_array_equal(stored.observations[t, 0], obs)
-        obs, reward, *_ = gym_env.step(stored.actions[t, 0])
-        np.testing.assert_array_equal(stored.next_observations[t, 0], obs)
+        obs, reward, terminated, truncated, _ = gym_env.step(stored.actions[t, 0])
+        np.testing.assert_array_equal(stored.next_observations[t, 0], obs)  # the final state at a time limit
         assert stored.rewards[t, 0] == np.float32(reward)
+        assert stored.timeouts[t, 0] == (truncated and not terminated)
+        if terminated or truncated:
+            obs, _ = gym_env.reset()
+    assert stored.timeouts[:STEPS, 0].sum() == 2
     env.close()
