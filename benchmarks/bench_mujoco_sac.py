@@ -157,12 +157,14 @@ class EngineRows:
 
 
 def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False, our_replay: bool = False) -> object:
-    """``sb3`` (a TD3) acts with rlpytorch's ``ActorQ`` (the config's networks, our initialisation, seeded
-    ``seed``) and trains it with rlpytorch's ``TD3.step`` on batches from its own replay buffer; returns
-    that model. HalfCheetah's actions lie in [-1, 1], SB3's scaled units, so actions pass between the
-    two unchanged. ``our_exploration``: SB3's loop explores with rlpytorch's ``Exploration`` too, seeded
-    from a stream of its own, as a run seeds it. ``our_replay``: every step SB3 stores goes into
-    rlpytorch's ``Replay`` too (``EngineRows``), and the updates sample it in place of SB3's buffer."""
+    """``sb3`` (a TD3) acts with rlpytorch's ``ActorQ`` (the config's networks, our initialisation)
+    and trains it with rlpytorch's ``TD3.step`` on batches from its own replay buffer; returns that
+    model. HalfCheetah's actions lie in [-1, 1], SB3's scaled units, so actions pass between the two
+    unchanged. ``our_exploration``: SB3's loop explores with rlpytorch's ``Exploration`` too.
+    ``our_replay``: every step SB3 stores goes into rlpytorch's ``Replay`` too (``EngineRows``), and
+    the updates sample it in place of SB3's buffer. Each piece is seeded as a run of the config
+    seeded ``seed`` seeds it: the weights from torch's global generator, the TD3 update's, the
+    replay's and the exploration's draws from the run's streams (``recipes.off_policy``)."""
     from rlpytorch.acting.exploration import Exploration
     from rlpytorch.core.distributions import Deterministic
     from rlpytorch.core.seeding import stream_seeds
@@ -177,12 +179,13 @@ def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False, our_repl
     space = sb3.action_space
     if not (np.all(space.low == -1) and np.all(space.high == 1)):
         raise ValueError(f"--contender swap passes actions unscaled; {ENV_ID}'s Box must be [-1, 1], got {space}")
+    method_seed, replay_seed, exploration_seed = stream_seeds(seed, 3)
     torch.manual_seed(seed)
     model = ActorQ({"s": sb3.observation_space.shape}, space,
                    ActorQSettings(net_arch=config.net_arch, critics=2, actor_head="deterministic"))
     mi = offpolicy_interface(model, ModelInterface(lr=config.lr, optim_eps=config.optim_eps))
     method = TD3(target=TargetNetwork(polyak_tau=config.polyak_tau), policy_delay=config.policy_delay,
-                 target_noise=config.target_noise, target_noise_clip=config.target_noise_clip, seed=seed)
+                 target_noise=config.target_noise, target_noise_clip=config.target_noise_clip, seed=method_seed)
 
     def predict(obs: torch.Tensor, deterministic: bool = False) -> torch.Tensor:
         return model.policy(model.encode(obs)).mode()  # SB3's predict adds its noise when exploring
@@ -194,9 +197,8 @@ def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False, our_repl
 
     batch = sb3_batch
     if our_replay:  # rlpytorch's replay, written as the engine writes it, sampled in place of SB3's
-        stream = stream_seeds(seed, 2)[1]  # the replay's stream of a run (the exploration's is the first)
         replay = Replay(num_lanes=1, obs_keys=("s",), replay_capacity=config.replay_capacity, gamma=config.gamma,
-                        seed=stream)
+                        seed=replay_seed)
         rows = EngineRows(replay, sb3.observation_space)
         store = sb3._store_transition
 
@@ -222,7 +224,7 @@ def swap_in_ours(sb3: object, seed: int, our_exploration: bool = False, our_repl
     sb3.train = train
     if our_exploration:
         explore = Exploration(low=space.low.tolist(), high=space.high.tolist(), action_noise=config.action_noise,
-                              random_frames=sb3.learning_starts, seed=stream_seeds(seed, 1)[0])
+                              random_frames=sb3.learning_starts, seed=exploration_seed)
 
         def explored_action(learning_starts: int, action_noise: object = None, n_envs: int = 1) -> tuple:
             with torch.no_grad():

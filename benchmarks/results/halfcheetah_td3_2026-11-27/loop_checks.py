@@ -5,6 +5,7 @@ shipped config ``mujoco_halfcheetah_td3``, seed 0; each prints its figures):
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py acting
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py streams
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py sampling
+    python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py identity
 
 ``transitions``: every stored transition of a 5,100-step run (its five episode ends
 included), MuJoCo set to the stored ``s`` and stepped with the stored ``a``, against the
@@ -14,6 +15,10 @@ the actor replied to that row's observation, and whether the acting copy equals 
 are values the model's initialisation reads (torch's global generator after ``manual_seed`` of
 the same seed). ``sampling``: over the 2,000 updates of a 12,000-step run, how many rows
 each update sees stored and whether it samples them uniformly (the sampled rows' age).
+``identity``: our loop beside SB3's loop with every piece ours (``bench_mujoco_sac.py``'s swap
+with our exploration and replay, HalfCheetah stepped through our engine), both seeded 0, for
+10,600 steps (600 updates): the first step where their actions part, and how far the two
+learners' weights lie apart at the end.
 """
 
 import sys
@@ -24,6 +29,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # benchmarks/, for offpolicy_runs
+import bench_mujoco_sac as bench  # noqa: E402
 from offpolicy_runs import train_keeping_trainer  # noqa: E402
 
 import rlpytorch  # noqa: E402
@@ -115,9 +121,28 @@ def sampling(folder: str) -> None:
           f"tenth {np.mean(np.concatenate(age) < 0.1):.2%} (uniform: 10%)")
 
 
+def identity(folder: str, steps: int = 10_600) -> None:
+    trainer = short_run(steps, folder)
+    store = trainer.replay.store
+    rows = np.arange(steps)
+    ours = store.get("a", rows, np.zeros_like(rows))
+    sb3 = bench.sb3_model("td3", bench.sb3_env(0, engine=True), 0, None)
+    model = bench.swap_in_ours(sb3, 0, our_exploration=True, our_replay=True)
+    sb3.learn(steps)
+    theirs = sb3.replay_buffer.actions[:steps, 0]
+    gap = np.abs(ours - theirs).max(1)
+    parted = np.flatnonzero(gap > 0)
+    apart = max((p - q).abs().max().item()
+                for p, q in zip(trainer.mi["model"].parameters(), model.parameters(), strict=True))
+    print(f"{steps:,} steps, {sb3._n_updates} updates in SB3's loop, {trainer.updates} in ours; actions equal at "
+          f"{np.sum(gap == 0):,} steps, the first to part: {parted[0] if parted.size else 'none'} (by up to "
+          f"{gap.max():.3g}); learners' weights apart by up to {apart:.3g}")
+
+
 if __name__ == "__main__":
-    checks = {"transitions": transitions, "acting": acting, "streams": streams, "sampling": sampling}
+    checks = {"transitions": transitions, "acting": acting, "streams": streams, "sampling": sampling,
+              "identity": identity}
     check = sys.argv[1] if len(sys.argv) > 1 else ""
     if check not in checks:
-        sys.exit("usage: loop_checks.py transitions|acting|streams|sampling")
+        sys.exit(f"usage: loop_checks.py {'|'.join(checks)}")
     checks[check](f"/tmp/loop_checks_{check}")
