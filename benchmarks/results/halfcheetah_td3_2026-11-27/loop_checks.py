@@ -17,8 +17,8 @@ the same seed). ``sampling``: over the 2,000 updates of a 12,000-step run, how m
 each update sees stored and whether it samples them uniformly (the sampled rows' age).
 ``identity``: our loop beside SB3's loop with every piece ours (``bench_mujoco_sac.py``'s swap
 with our exploration and replay, HalfCheetah stepped through our engine), both seeded 0, for
-10,600 steps (600 updates): the first step where their actions part, and how far the two
-learners' weights lie apart at the end.
+12,100 steps (2,100 updates, two time limits among them): the first step where their
+actions part, and how far the two learners' weights lie apart at the end.
 """
 
 import sys
@@ -121,7 +121,7 @@ def sampling(folder: str) -> None:
           f"tenth {np.mean(np.concatenate(age) < 0.1):.2%} (uniform: 10%)")
 
 
-def identity(folder: str, steps: int = 10_600) -> None:
+def identity(folder: str, steps: int = 12_100) -> None:
     trainer = short_run(steps, folder)
     store = trainer.replay.store
     rows = np.arange(steps)
