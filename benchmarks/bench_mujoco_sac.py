@@ -141,7 +141,7 @@ class EngineRows:
 
     def __init__(self, replay: object, observation_space: object) -> None:
         self.replay = replay
-        self.no_final = np.zeros(observation_space.shape, observation_space.dtype)  # kept as they come, as the engine
+        self.no_final = np.zeros(observation_space.shape, observation_space.dtype)  # the engine keeps dtypes
         self.led_in = {"r": np.float32(0), "terminal": False, "truncated": False, "final_s": self.no_final}
         self.previous: dict[str, np.ndarray] | None = None
 
@@ -262,6 +262,7 @@ def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | N
     model.learn(steps, callback=sb3_progress(folder))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     last10 = [e["r"] for e in model.ep_info_buffer][-10:]
+    model.get_env().close()  # the engine's worker process, with --engine_env
     mean, std = evaluate_policy(model, Monitor(gym.make(ENV_ID)), n_eval_episodes=EVAL_EPISODES, deterministic=True)
     saturation = {"saturated": sb3_saturation(model)} if algo == "sac" else {}
     name = label("swap" if swap else "sb3", algo, train_every) + "".join(
