@@ -18,7 +18,11 @@ import pytest
 
 import elfpy
 
-pytestmark = pytest.mark.timeout(60, method="thread")  # a hang may be inside C++, out of reach of signals
+pytestmark = [
+    pytest.mark.timeout(60, method="thread"),  # a hang may be inside C++, out of reach of signals
+    # envpool's own Gymnasium spaces (the reference below) cast its float64 bounds to float32 at every reset
+    pytest.mark.filterwarnings("ignore:.*Box (low|high)'s precision lowered:UserWarning"),
+]
 
 ROW_KEYS = ["s", "r", "terminal", "truncated", "episode_return", "episode_length", "final_s"]
 
