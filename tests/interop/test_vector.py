@@ -1,5 +1,7 @@
 """Native games as Gymnasium vector envs, and through Stable-Baselines3."""
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -68,6 +70,16 @@ def test_stable_baselines3_a2c_learns_through_the_adapter():
     mean_return, _ = evaluate_policy(model, venv, n_eval_episodes=10, warn=False)
     venv.close()
     assert mean_return > 60  # random play averages about 22
+
+
+def test_the_sb3_adapter_is_made_without_warnings_and_without_a_render_mode():
+    from elfpy.sb3 import make_sb3_vec_env
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # SB3 warns where it cannot read the env's render_mode
+        venv = make_sb3_vec_env("cartpole", num_envs=2, seed=0)
+    assert venv.render_mode is None
+    venv.close()
 
 
 def test_integer_and_dict_observations_get_finite_bounded_spaces():

@@ -115,9 +115,12 @@ def test_engine_env_steps_halfcheetah_through_the_engine_as_gymnasium_steps_it(m
     monkeypatch.setattr(elf_sb3, "make_sb3_vec_env", short_episodes)
     env = bench.sb3_env(seed=3, engine=True)
     assert env.venv is made[0]
-    sb3 = SB3TD3("MlpPolicy", env, learning_starts=WARM_UP, batch_size=16, seed=3, device="cpu",
-                 policy_kwargs={"net_arch": [8, 8]})
-    sb3.learn(STEPS)
+    try:
+        sb3 = SB3TD3("MlpPolicy", env, learning_starts=WARM_UP, batch_size=16, seed=3, device="cpu",
+                     policy_kwargs={"net_arch": [8, 8]})
+        sb3.learn(STEPS)
+    finally:
+        env.close()  # the engine's worker process
     stored = sb3.replay_buffer
     gym_env = gym.make(bench.ENV_ID, max_episode_steps=30)
     obs, _ = gym_env.reset(seed=game_seed(3, 0))  # the first reset of the engine's game 0
@@ -130,4 +133,3 @@ def test_engine_env_steps_halfcheetah_through_the_engine_as_gymnasium_steps_it(m
         if terminated or truncated:
             obs, _ = gym_env.reset()
     assert stored.timeouts[:STEPS, 0].sum() == 2
-    env.close()
