@@ -10,7 +10,8 @@ shipped config ``mujoco_halfcheetah_td3``, seed 0; each prints its figures):
 ``transitions``: every stored transition of a 5,100-step run (its five episode ends
 included), MuJoCo set to the stored ``s`` and stepped with the stored ``a``, against the
 stored ``s'`` and reward. ``acting``: at each step, whether the stored action is the one
-the actor replied to that row's observation, and whether the acting copy equals the learner.
+the actor replied to that row's observation, whether the acting copy equals the learner, and
+how many updates were made when it acted (``frames - updates`` after the warm-up).
 ``streams``: whether the warm-up's uniform actions (``Exploration``, seeded as the run seeds it)
 are values the model's initialisation reads (torch's global generator after ``manual_seed`` of
 the same seed). ``sampling``: over the 2,000 updates of a 12,000-step run, how many rows
@@ -67,7 +68,7 @@ def transitions(folder: str) -> None:
 
 
 def acting(folder: str) -> None:
-    seen, synced = [], []
+    seen, synced, behind = [], [], []
     reply = OffPolicyTrainer.actor
 
     def actor(self: OffPolicyTrainer, batch: object) -> dict:
@@ -75,6 +76,8 @@ def acting(folder: str) -> None:
         synced.append(all(torch.equal(p, q) for p, q in zip(model.parameters(), copy.parameters(), strict=True))
                       and model.step == copy.step == self.updates)
         obs = np.array(batch[model.obs_keys[0]], copy=True)[0]
+        if self.frames > self.learning_starts:
+            behind.append(self.frames - self.updates)
         out = reply(self, batch)
         seen.append((obs, out["a"][0].copy()))
         return out
@@ -89,7 +92,8 @@ def acting(folder: str) -> None:
         print(f"row shift {shift:+d}: observation differs by up to "
               f"{max(np.abs(seen[i][0] - stored_s[i + shift]).max() for i in pairs):.3g}, action by up to "
               f"{max(np.abs(seen[i][1] - stored_a[i + shift]).max() for i in pairs):.3g}")
-    print(f"the acting copy equalled the learner at {sum(synced)} of {len(synced)} steps")
+    print(f"the acting copy equalled the learner at {sum(synced)} of {len(synced)} steps; after the warm-up "
+          f"it acted at frames - updates in {sorted(set(behind))} ({len(behind):,} steps)")
 
 
 def streams(folder: str, steps: int = 2000, init_draws: int = 400_000) -> None:
@@ -129,6 +133,7 @@ def identity(folder: str, steps: int = 12_100) -> None:
     sb3 = bench.sb3_model("td3", bench.sb3_env(0, engine=True), 0, None)
     model = bench.swap_in_ours(sb3, 0, our_exploration=True, our_replay=True)
     sb3.learn(steps)
+    sb3.get_env().close()  # the engine's worker process
     theirs = sb3.replay_buffer.actions[:steps, 0]
     gap = np.abs(ours - theirs).max(1)
     parted = np.flatnonzero(gap > 0)
