@@ -20,6 +20,14 @@ each update sees stored and whether it samples them uniformly (the sampled rows'
 with our exploration and replay, HalfCheetah stepped through our engine), both seeded 0, for
 12,100 steps (2,100 updates, two time limits among them): the first step where their
 actions part, and how far the two learners' weights lie apart at the end.
+
+``whole``: the same two, each a whole run of ``bench_mujoco_sac.py`` (200K steps, seed 0, results
+under ``runs/td3_whole``), one per process so that they run side by side, each saving its actions;
+then the first step where they part:
+
+    python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py whole ours &
+    python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py whole swap
+    python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py whole compare
 """
 
 import sys
@@ -144,10 +152,48 @@ def identity(folder: str, steps: int = 12_100) -> None:
           f"{gap.max():.3g}); learners' weights apart by up to {apart:.3g}")
 
 
+WHOLE_RUNS = {"ours": ["--contender", "rlpytorch"],
+              "swap": ["--contender", "swap", "--our_exploration", "--our_replay", "--engine_env"]}
+
+
+def whole(folder: str, side: str) -> None:
+    actions = Path(folder)
+    if side == "compare":
+        ours, theirs = (np.load(actions / f"{name}.npy") for name in WHOLE_RUNS)
+        steps = min(len(ours), len(theirs))  # our replay has not yet written the last step's row
+        gap = np.abs(ours[:steps] - theirs[:steps]).max(1)
+        parted = np.flatnonzero(gap > 0)
+        print(f"{steps:,} steps; actions equal at {np.sum(gap == 0):,}, the first to part: "
+              f"{parted[0] if parted.size else 'none'} (by up to {gap.max():.3g})")
+        return
+    kept = {}
+    keep_trainer, make_sb3 = bench.train_keeping_trainer, bench.sb3_model
+
+    def keeping_trainer(config: object) -> tuple:
+        kept["ours"] = keep_trainer(config)
+        return kept["ours"]
+
+    def keeping_sb3(*args: object) -> object:
+        kept["swap"] = make_sb3(*args)
+        return kept["swap"]
+
+    bench.train_keeping_trainer, bench.sb3_model = keeping_trainer, keeping_sb3
+    sys.argv = ["bench_mujoco_sac.py", "--algo", "td3", "--seed", "0", "--out", "runs/td3_whole", *WHOLE_RUNS[side]]
+    bench.main()
+    if side == "ours":
+        store = kept["ours"][1].replay.store
+        rows = np.arange(int(store.count[0]))
+        stepped = store.get("a", rows, np.zeros_like(rows))
+    else:
+        stepped = kept["swap"].replay_buffer.actions[:kept["swap"].num_timesteps, 0]
+    actions.mkdir(parents=True, exist_ok=True)
+    np.save(actions / f"{side}.npy", stepped)
+
+
 if __name__ == "__main__":
     checks = {"transitions": transitions, "acting": acting, "streams": streams, "sampling": sampling,
-              "identity": identity}
+              "identity": identity, "whole": whole}
     check = sys.argv[1] if len(sys.argv) > 1 else ""
-    if check not in checks:
-        sys.exit(f"usage: loop_checks.py {'|'.join(checks)}")
-    checks[check](f"/tmp/loop_checks_{check}")
+    if check not in checks or (check == "whole") != (len(sys.argv) == 3 and sys.argv[2] in (*WHOLE_RUNS, "compare")):
+        sys.exit(f"usage: loop_checks.py {'|'.join(c for c in checks if c != 'whole')}|whole ours|swap|compare")
+    checks[check](f"/tmp/loop_checks_{check}", *sys.argv[2:])
