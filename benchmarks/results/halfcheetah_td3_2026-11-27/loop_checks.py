@@ -22,8 +22,8 @@ with our exploration and replay, HalfCheetah stepped through our engine), both s
 actions part, and how far the two learners' weights lie apart at the end.
 
 ``whole``: the same two, each a whole run of ``bench_mujoco_sac.py`` (200K steps, seed 0, results
-under ``runs/td3_whole``), one per process so that they run side by side, each saving its actions;
-then the first step where they part:
+under ``runs/td3_whole``, recorded in ``whole/`` beside this file), one per process so that they
+run side by side, each saving its actions; then the first step where they part:
 
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py whole ours &
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py whole swap
