@@ -1,6 +1,7 @@
 """Fixtures shared by every test folder."""
 
 import os
+import signal
 
 import pytest
 import torch
@@ -13,6 +14,14 @@ from hypothesis import settings
 settings.register_profile("suite", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
+
+# The stop-signal tests send SIGINT to the runs they start. A shell without job
+# control starts a background command (`bash .ci/run &`) with SIGINT ignored, the
+# children inherit that, and a run keeps an ignored signal ignored (as nohup's
+# SIGHUP): the tests would wait for a run that never stops. A handler is not
+# inherited across exec, so with one here every child starts with the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
