@@ -1,0 +1,59 @@
+"""The HalfCheetah note's group figures for TD3 (sections 13-15), from the ``result_*.json``
+files beside this script: each group's runs, median and range, and for each pair of groups
+compared in the note, in how many pairs of runs the first is ahead and the one-sided
+Mann-Whitney p that the first lies below the second:
+
+    python benchmarks/results/halfcheetah_td3_2026-11-27/ranks.py
+
+A group is a set of file-name patterns, so a run added under a pattern joins its group.
+"""
+
+import json
+from pathlib import Path
+
+from scipy.stats import mannwhitneyu
+
+HERE = Path(__file__).resolve().parent
+GROUPS = {
+    "ours": ["result_rlpytorch_td3_seed*.json", "result_rlpytorch_td3_streams_seed*.json"],
+    "ours, split streams": ["result_rlpytorch_td3_streams_seed*.json"],
+    "SB3": ["result_sb3_td3_seed*.json"],
+    "swap": ["result_swap_td3_seed*.json"],
+    "swap + our exploration": ["result_swap_td3_ourexploration_seed*.json"],
+    "swap + our exploration + replay or engine": ["result_swap_td3_ourexploration_ourreplay_seed*.json",
+                                                  "result_swap_td3_ourexploration_engineenv_seed*.json"],
+}
+GROUPS["SB3's loop, at most our model, update, exploration"] = (
+    GROUPS["SB3"] + GROUPS["swap"] + GROUPS["swap + our exploration"])
+COMPARED = [
+    ("ours", "SB3"),
+    ("ours", "swap + our exploration"),
+    ("ours, split streams", "swap + our exploration"),
+    ("swap + our exploration", "SB3"),
+    ("swap + our exploration", "swap"),
+    ("ours", "SB3's loop, at most our model, update, exploration"),
+]
+METRICS = ("eval_mean", "last10_train_mean")
+
+
+def runs(group: str) -> list[dict]:
+    files = sorted({f for pattern in GROUPS[group] for f in HERE.glob(pattern)})
+    return [json.loads(f.read_text()) for f in files]
+
+
+def main() -> None:
+    for metric in METRICS:
+        print(f"{metric}:")
+        for group in GROUPS:
+            values = sorted(r[metric] for r in runs(group))
+            median = (values[(len(values) - 1) // 2] + values[len(values) // 2]) / 2
+            print(f"  {group}: {len(values)} runs, median {median:,.0f}, {values[0]:,.0f}-{values[-1]:,.0f}")
+        for first, second in COMPARED:
+            a, b = ([r[metric] for r in runs(g)] for g in (first, second))
+            ahead = sum(x > y for x in a for y in b)
+            p = mannwhitneyu(a, b, alternative="less").pvalue
+            print(f"  {first} ahead of {second}: {ahead} of {len(a) * len(b)} pairs, p = {p:.3g}")
+
+
+if __name__ == "__main__":
+    main()
