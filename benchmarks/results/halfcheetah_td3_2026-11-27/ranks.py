@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-15), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-16), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead and the one-sided
 Mann-Whitney p that the first lies below the second:
@@ -20,8 +20,8 @@ GROUPS = {
     "SB3": ["result_sb3_td3_seed*.json"],
     "swap": ["result_swap_td3_seed*.json"],
     "swap + our exploration": ["result_swap_td3_ourexploration_seed*.json"],
-    "swap + our exploration + replay or engine": ["result_swap_td3_ourexploration_ourreplay_seed*.json",
-                                                  "result_swap_td3_ourexploration_engineenv_seed*.json"],
+    "swap + our exploration, replay": ["result_swap_td3_ourexploration_ourreplay_seed*.json"],
+    "swap + our exploration, engine's HalfCheetah": ["result_swap_td3_ourexploration_engineenv_seed*.json"],
 }
 GROUPS["SB3's loop, at most our model, update, exploration"] = (
     GROUPS["SB3"] + GROUPS["swap"] + GROUPS["swap + our exploration"])
@@ -32,6 +32,9 @@ COMPARED = [
     ("swap + our exploration", "SB3"),
     ("swap + our exploration", "swap"),
     ("ours", "SB3's loop, at most our model, update, exploration"),
+    ("ours", "swap + our exploration, replay"),
+    ("swap + our exploration, replay", "swap + our exploration"),
+    ("ours", "swap + our exploration, engine's HalfCheetah"),
 ]
 METRICS = ("eval_mean", "last10_train_mean")
 
