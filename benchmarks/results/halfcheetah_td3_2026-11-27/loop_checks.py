@@ -6,6 +6,7 @@ shipped config ``mujoco_halfcheetah_td3``, seed 0; each prints its figures):
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py streams
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py sampling
     python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py identity
+    python benchmarks/results/halfcheetah_td3_2026-11-27/loop_checks.py hosting
 
 ``transitions``: every stored transition of a 5,100-step run (its five episode ends
 included), MuJoCo set to the stored ``s`` and stepped with the stored ``a``, against the
@@ -20,6 +21,10 @@ each update sees stored and whether it samples them uniformly (the sampled rows'
 with our exploration and replay, HalfCheetah stepped through our engine), both seeded 0, for
 12,100 steps (2,100 updates, two time limits among them): the first step where their
 actions part, and how far the two learners' weights lie apart at the end.
+
+``hosting``: HalfCheetah stepped through the engine (``--engine_env``'s ``make_sb3_vec_env``, seeded
+2) beside Gymnasium's own, its first reset seeded as the engine seeds game 0, for 30,000 uniform random
+steps (30 time limits at 1,000 steps): every state, final state, reward and end compared, bit for bit.
 
 ``whole``: the same two, each a whole run of ``bench_mujoco_sac.py`` (200K steps, seed 0, results
 under ``runs/td3_whole``, recorded in ``whole/`` beside this file), one per process so that they
@@ -152,6 +157,34 @@ def identity(folder: str, steps: int = 12_100) -> None:
           f"{gap.max():.3g}); learners' weights apart by up to {apart:.3g}")
 
 
+def hosting(folder: str, seed: int = 2, steps: int = 30_000) -> None:
+    from elfpy.gym_host import game_seed
+    from elfpy.sb3 import make_sb3_vec_env
+
+    engine, theirs = make_sb3_vec_env(f"gym:{bench.ENV_ID}", 1, seed=seed), gym.make(bench.ENV_ID)
+    actions = np.random.default_rng(seed).uniform(-1, 1, (steps, 1, 6)).astype(np.float32)
+    ours, (expected, _) = engine.reset(), theirs.reset(seed=game_seed(seed, 0))
+    parted, resets = [], 0
+    try:
+        for t in range(steps):
+            if not np.array_equal(ours[0], expected):
+                parted.append(t)
+            engine.step_async(actions[t])
+            ours, reward, done, info = engine.step_wait()
+            expected, their_reward, terminated, truncated, _ = theirs.step(actions[t, 0])
+            final = info[0]["terminal_observation"] if done[0] else ours[0]
+            if not (np.array_equal(final, expected) and reward[0] == np.float32(their_reward)
+                    and bool(done[0]) == (terminated or truncated)):
+                parted.append(t)
+            if done[0]:
+                resets += 1
+                expected, _ = theirs.reset()
+    finally:
+        engine.close()
+    print(f"{steps:,} steps, {resets} time limits: states, rewards and ends equal at all but {len(set(parted))}, "
+          f"the first to part: {parted[0] if parted else 'none'}")
+
+
 WHOLE_RUNS = {"ours": ["--contender", "rlpytorch"],
               "swap": ["--contender", "swap", "--our_exploration", "--our_replay", "--engine_env"]}
 
@@ -192,7 +225,7 @@ def whole(folder: str, side: str) -> None:
 
 if __name__ == "__main__":
     checks = {"transitions": transitions, "acting": acting, "streams": streams, "sampling": sampling,
-              "identity": identity, "whole": whole}
+              "identity": identity, "hosting": hosting, "whole": whole}
     check = sys.argv[1] if len(sys.argv) > 1 else ""
     if check not in checks or (check == "whole") != (len(sys.argv) == 3 and sys.argv[2] in (*WHOLE_RUNS, "compare")):
         sys.exit(f"usage: loop_checks.py {'|'.join(c for c in checks if c != 'whole')}|whole ours|swap|compare")

@@ -33,6 +33,7 @@ COMPARED = [
     ("swap + our exploration", "swap"),
     ("ours", "SB3's loop, at most our model, update, exploration"),
     ("ours", "swap + our exploration, replay"),
+    ("ours, split streams", "swap + our exploration, replay"),
     ("swap + our exploration, replay", "swap + our exploration"),
     ("ours", "swap + our exploration, engine's HalfCheetah"),
 ]
