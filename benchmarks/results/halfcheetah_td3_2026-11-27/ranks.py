@@ -10,6 +10,7 @@ A group is a set of file-name patterns, so a run added under a pattern joins its
 
 import json
 from pathlib import Path
+from statistics import median
 
 from scipy.stats import mannwhitneyu
 
@@ -50,8 +51,8 @@ def main() -> None:
         print(f"{metric}:")
         for group in GROUPS:
             values = sorted(r[metric] for r in runs(group))
-            median = (values[(len(values) - 1) // 2] + values[len(values) // 2]) / 2
-            print(f"  {group}: {len(values)} runs, median {median:,.0f}, {values[0]:,.0f}-{values[-1]:,.0f}")
+            print(f"  {group}: {len(values)} runs, median {median(values):,.0f}, "
+                  f"{values[0]:,.0f}-{values[-1]:,.0f}")
         for first, second in COMPARED:
             a, b = ([r[metric] for r in runs(g)] for g in (first, second))
             ahead = sum(x > y for x in a for y in b)
