@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-16), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-17), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead and the one-sided
 Mann-Whitney p that the first lies below the second:
