@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-17), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-18), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead and the one-sided
 Mann-Whitney p that the first lies below the second:
@@ -28,6 +28,7 @@ GROUPS["SB3's loop, at most our model, update, exploration"] = (
     GROUPS["SB3"] + GROUPS["swap"] + GROUPS["swap + our exploration"])
 COMPARED = [
     ("ours", "SB3"),
+    ("ours, split streams", "SB3"),
     ("ours", "swap + our exploration"),
     ("ours, split streams", "swap + our exploration"),
     ("swap + our exploration", "SB3"),
