@@ -6,8 +6,11 @@ Mann-Whitney p that the first lies below the second:
     python benchmarks/results/halfcheetah_td3_2026-11-27/ranks.py
 
 A group is a set of file-name patterns, so a run added under a pattern joins its group.
+``last100_at_200K`` is the mean of the last 100 training episodes at 200K steps, read from
+the run's ``progress.csv`` (``result_<name>_seed<S>.json`` -> ``<name>/seed<S>/progress.csv``).
 """
 
+import csv
 import json
 from pathlib import Path
 from statistics import median
@@ -39,12 +42,21 @@ COMPARED = [
     ("swap + our exploration, replay", "swap + our exploration"),
     ("ours", "swap + our exploration, engine's HalfCheetah"),
 ]
-METRICS = ("eval_mean", "last10_train_mean")
+METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
 
 def runs(group: str) -> list[dict]:
     files = sorted({f for pattern in GROUPS[group] for f in HERE.glob(pattern)})
-    return [json.loads(f.read_text()) for f in files]
+    return [{**json.loads(f.read_text()), "last100_at_200K": last100_at_200k(f)} for f in files]
+
+
+def last100_at_200k(result: Path) -> float:
+    name, seed = result.stem.removeprefix("result_").rsplit("_seed", 1)
+    with open(HERE / name / f"seed{seed}" / "progress.csv") as f:
+        last = list(csv.DictReader(f))[-1]
+    if int(float(last["frames"])) != 200_000:
+        raise ValueError(f"{result.name}: progress.csv ends at {last['frames']} steps, not 200K")
+    return float(last["return_mean"])
 
 
 def main() -> None:
