@@ -222,7 +222,7 @@ def bench_gnugo(args) -> None:
     records = set()  # each game's moves: how many of the games differ
     for game_index in range(args.first_game, args.first_game + args.games):
         ours = "b" if game_index % 2 == 0 else "w"
-        engine = GtpEngine(evaluator, args.playouts, 9, play.KOMI, resign_threshold=args.resign_threshold,
+        engine = GtpEngine(evaluator, args.playouts, 9, play.KOMI, args.leaves, resign_threshold=args.resign_threshold,
                            pass_only_when_done=args.pass_only_when_done, sampled_moves=args.sampled_moves,
                            seed=1000 * game_index)
         with GnuGo(args.level, 9, play.KOMI, seed=game_index) as gnugo:
@@ -343,6 +343,10 @@ def main() -> None:
         "--sampled_moves", type=int, default=0,
         help="the first N moves of a game (both colours counted) are drawn by the search's visits, seeded by the "
              "game's index, so that games differ; GNU Go's own seed alone changes few of its moves")
+    sub.choices["gnugo"].add_argument(
+        "--leaves", type=int, default=play.LEAVES,
+        help="leaves evaluated together per search step: more is faster per playout, a little weaker "
+             "(virtual loss)")
     args = parser.parse_args()
     {"playouts": bench_playouts, "rules": bench_rules, "sims": bench_sims, "selfplay": bench_selfplay,
      "gnugo": bench_gnugo, "mctsbot": bench_mctsbot,
