@@ -80,13 +80,13 @@ def test_missing_gnugo_is_named_with_how_to_install_it(monkeypatch):
         GnuGo()
 
 
-@pytest.mark.parametrize("command", ["gnugo", "versus"])
-def test_bench_go_matches_run_and_count_every_game(command):
+@pytest.mark.parametrize(("command", "extra"), [("gnugo", ["--leaves", "2"]), ("versus", [])])
+def test_bench_go_matches_run_and_count_every_game(command, extra):
     """bench_go.py's two match commands, two tiny games each: the closing line
     counts both (gnugo's also by colour: results report the win rate as each colour)."""
     bench = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_go.py"
     run = subprocess.run([sys.executable, str(bench), command, "--load", str(PRETRAINED), "--games", "2",
-                          "--playouts", "4", "--pass_only_when_done"], capture_output=True, text=True)
+                          "--playouts", "4", "--pass_only_when_done", *extra], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     closing = run.stdout.strip().splitlines()[-1]
     if command == "gnugo":
