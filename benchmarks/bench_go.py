@@ -348,6 +348,8 @@ def main() -> None:
         help="leaves evaluated together per search step: more is faster per playout, a little weaker "
              "(virtual loss)")
     args = parser.parse_args()
+    if args.command == "gnugo" and args.leaves < 1:
+        parser.error(f"--leaves must be >= 1, got {args.leaves}")
     {"playouts": bench_playouts, "rules": bench_rules, "sims": bench_sims, "selfplay": bench_selfplay,
      "gnugo": bench_gnugo, "mctsbot": bench_mctsbot,
      "versus": bench_versus}[args.command](args)

@@ -97,3 +97,9 @@ def test_bench_go_matches_run_and_count_every_game(command, extra):
         assert won == black + white
     else:
         assert re.fullmatch(r"network won \d of 2 against the search without a network \(4 playouts each\)", closing)
+
+
+def test_bench_go_match_refuses_leaves_below_one_before_playing():
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_go.py"
+    run = subprocess.run([sys.executable, str(bench), "gnugo", "--leaves", "0"], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stderr.strip().splitlines()[-1].endswith("--leaves must be >= 1, got 0")
