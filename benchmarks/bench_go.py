@@ -224,9 +224,12 @@ def bench_gnugo(args) -> None:
         ours = "b" if game_index % 2 == 0 else "w"
         engine = GtpEngine(evaluator, args.playouts, 9, play.KOMI, args.leaves, resign_threshold=args.resign_threshold,
                            pass_only_when_done=args.pass_only_when_done, sampled_moves=args.sampled_moves,
-                           seed=1000 * game_index)
+                           seed=1000 * game_index, reuse_tree=args.reuse_tree)
         with GnuGo(args.level, 9, play.KOMI, seed=game_index) as gnugo:
-            game = play_game(engine, gnugo, ours)
+            try:
+                game = play_game(engine, gnugo, ours)
+            finally:
+                engine.close()
         records.add(tuple(engine.moves))
         wins[ours] += game.winner == ours
         played[ours] += 1
@@ -347,6 +350,10 @@ def main() -> None:
         "--leaves", type=int, default=play.LEAVES,
         help="leaves evaluated together per search step: more is faster per playout, a little weaker "
              "(virtual loss)")
+    sub.choices["gnugo"].add_argument(
+        "--reuse_tree", action=argparse.BooleanOptionalAction, default=play.REUSE_TREE,
+        help="the network's search keeps its subtree of the moves played, both sides', from move to move "
+             "(elfpy.gtp's default); --no-reuse_tree: a fresh search each move, as in the matches before it")
     args = parser.parse_args()
     if args.command == "gnugo" and args.leaves < 1:
         parser.error(f"--leaves must be >= 1, got {args.leaves}")

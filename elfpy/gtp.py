@@ -11,7 +11,9 @@ undo, final_score, showboard, quit. Errors (illegal moves, unknown commands,
 bad arguments: a vertex off the board or malformed, a komi that is not a
 finite decimal number) are answered ``? message``, and so is a command that
 fails for any other reason: no command ends the engine but ``quit`` or the
-end of its input. After the game's end (two passes in a row) ``genmove``
+end of its input. The search of a genmove is kept, and the next genmove
+starts from its subtree of the moves played since (``--no-reuse_tree``: a
+fresh search each time). After the game's end (two passes in a row) ``genmove``
 answers ``pass`` and changes nothing (GTP's genmove never fails); ``play``
 is refused until ``undo`` or ``clear_board``.
 
@@ -44,8 +46,11 @@ class GtpEngine:
     def __init__(self, evaluator: play.Evaluator = play.uniform_evaluator, playouts: int = play.PLAYOUTS,
                  board_size: int = play.BOARD_SIZE, komi: float = play.KOMI, leaves: int = play.LEAVES,
                  resign_threshold: float = play.RESIGN_THRESHOLD,
-                 pass_only_when_done: bool = play.PASS_ONLY_WHEN_DONE, sampled_moves: int = 0, seed: int = 0) -> None:
+                 pass_only_when_done: bool = play.PASS_ONLY_WHEN_DONE, sampled_moves: int = 0, seed: int = 0,
+                 reuse_tree: bool = play.REUSE_TREE) -> None:
         self.evaluator = evaluator
+        self.reuse_tree = reuse_tree
+        self._tree: play.TreeSearch | None = None  # the last genmove's search, kept while the game follows it
         self.sampled_moves = sampled_moves  # play.search: the game's first moves drawn by visits
         self.seed = seed
         self.pass_only_when_done = pass_only_when_done
@@ -101,10 +106,12 @@ class GtpEngine:
             raise GtpError("unacceptable size")
         self.board_size = size
         self.moves = []
+        self.close()
         return ""
 
     def clear_board(self, args: list[str]) -> str:
         self.moves = []
+        self.close()
         return ""
 
     def set_komi(self, args: list[str]) -> str:
@@ -112,6 +119,7 @@ class GtpEngine:
         if abs(komi) > MAX_KOMI:
             raise GtpError("komi out of range")
         self.komi = komi
+        self.close()
         return ""
 
     def play(self, args: list[str]) -> str:
@@ -129,6 +137,7 @@ class GtpEngine:
             play.observe(self.board_size, self.komi, moves)
         except ValueError as error:
             raise GtpError("illegal move") from error
+        self._follow(color, play.parse_vertex(where, self.board_size))
         self.moves = moves
         return ""
 
@@ -138,9 +147,13 @@ class GtpEngine:
         color = _color(args[0])
         if len(self.moves) >= 2 and all(where == "pass" for _, where in self.moves[-2:]):
             return "pass"  # the game is over: nothing to search, nothing to play
-        result = play.search(self.evaluator, self.board_size, self.komi, self.moves, color, self.playouts,
-                             self.leaves, self.resign_threshold, self.pass_only_when_done, self.sampled_moves,
-                             seed=self.seed + len(self.moves))
+        try:
+            result = self._search(color).genmove()
+        except BaseException:
+            self.close()  # a search that failed midway cannot go on
+            raise
+        if not self._tree.usable:
+            self.close()
         if result.action == play.RESIGN:
             return "resign"
         where = play.vertex(result.action, self.board_size)
@@ -151,7 +164,40 @@ class GtpEngine:
         if not self.moves:
             raise GtpError("cannot undo")
         self.moves.pop()
+        self.close()
         return ""
+
+    def close(self) -> None:
+        """Ends the kept search (the next genmove starts a fresh one)."""
+        if self._tree is not None:
+            self._tree.close()
+            self._tree = None
+
+    def _search(self, color: str) -> play.TreeSearch:
+        """The kept search if it stands at this position with `color` to move, else a fresh one."""
+        tree = self._tree
+        if tree is not None and not (tree.usable and tree.moves == len(self.moves) and tree.to_move == color):
+            self.close()
+        if self._tree is None:
+            self._tree = play.TreeSearch(self.evaluator, self.board_size, self.komi, self.moves, color, self.playouts,
+                                         self.leaves, self.resign_threshold, self.pass_only_when_done,
+                                         self.sampled_moves, seed=self.seed + len(self.moves),
+                                         reuse_tree=self.reuse_tree)
+        return self._tree
+
+    def _follow(self, color: str, action: int) -> None:
+        """The kept search plays `action`, about to be made, if it stands at this position; else it ends."""
+        tree = self._tree
+        if tree is None:
+            return
+        if not (tree.can_play and tree.moves == len(self.moves) and tree.to_move == color):
+            self.close()
+            return
+        try:
+            tree.play(action)
+        except BaseException:
+            self.close()
+            raise
 
     def final_score(self, args: list[str]) -> str:
         score = self._position().score
@@ -247,6 +293,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="the game's first N moves (both colours counted) are drawn in proportion to the "
                              "search's visits, so that games vary (default: %(default)s, always the most visited)")
     parser.add_argument("--seed", type=int, default=0, help="seed of those draws (default: %(default)s)")
+    parser.add_argument("--reuse_tree", action=argparse.BooleanOptionalAction, default=play.REUSE_TREE,
+                        help="keep the search's subtree of the moves played, both sides', for the next genmove "
+                             "(default: %(default)s)")
     args = parser.parse_args(argv)
     if args.sampled_moves < 0 or args.seed < 0:
         parser.error(f"--sampled_moves and --seed must be >= 0, got {args.sampled_moves} and {args.seed}")
@@ -256,8 +305,11 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(error))
     sys.stdin.reconfigure(errors="replace")  # a byte that is not UTF-8 makes an unknown command, not an exit
     engine = GtpEngine(evaluator, args.playouts, args.board_size, args.komi, args.leaves, args.resign_threshold,
-                       args.pass_only_when_done, args.sampled_moves, args.seed)
-    serve(engine, sys.stdin, sys.stdout)
+                       args.pass_only_when_done, args.sampled_moves, args.seed, args.reuse_tree)
+    try:
+        serve(engine, sys.stdin, sys.stdout)
+    finally:
+        engine.close()
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ PLAYOUTS = int(option_default("go_mcts", "playouts"))
 LEAVES = int(option_default("go_mcts", "leaves"))
 RESIGN_THRESHOLD = float(option_default("go_mcts", "resign_threshold"))  # -1: never (go_mcts.cc says why)
 PASS_ONLY_WHEN_DONE = option_default("go_mcts", "pass_only_when_done") == "true"
+REUSE_TREE = option_default("go_mcts", "reuse_tree") == "true"
 
 
 class Position(NamedTuple):
@@ -105,22 +106,104 @@ def search(evaluator: Evaluator, board_size: int, komi: float, moves: Sequence[M
     While fewer than `sampled_moves` moves have been played, the move is drawn
     in proportion to the visits instead (by `seed`), so that a match's games
     open differently rather than repeat."""
-    gc = elfpy.GameContext("go_mcts", num_games=1, num_threads=1, seed=seed, playouts=playouts, leaves=leaves,
-                           dirichlet_alpha=0, temperature_moves=sampled_moves, resign_threshold=resign_threshold,
-                           resign_check=0, pass_only_when_done=pass_only_when_done,
-                           **_options(board_size, komi, moves, to_move))
-    gc.add_tag("eval", batch_size=leaves, inputs=["s", "legal", "move", "visits", "root_value"],
-               replies=["policy", "value"])
-    with gc:
-        for batch in gc:
+    with TreeSearch(evaluator, board_size, komi, moves, to_move, playouts, leaves, resign_threshold,
+                    pass_only_when_done, sampled_moves, seed) as tree:
+        return tree.genmove()
+
+
+class TreeSearch:
+    """One game's search kept from move to move (`search` is one move of it):
+    `genmove` searches and plays the move, `play` plays the other side's
+    move, and each keeps the subtree of the move played, so that the next
+    search starts from the visits the last one gave that line. The search
+    waits, using no processor, between a `genmove` and the next `play`.
+    `moves` counts the game's moves; `to_move` is the side it searches for
+    next. Once the game is over (two passes or a resignation) `usable` is
+    False; so is it while fewer than N * N moves are left before the game's
+    move limit, which a fresh search would put further off."""
+
+    def __init__(self, evaluator: Evaluator, board_size: int, komi: float, moves: Sequence[Move],
+                 to_move: str | None, playouts: int, leaves: int = LEAVES,
+                 resign_threshold: float = RESIGN_THRESHOLD, pass_only_when_done: bool = PASS_ONLY_WHEN_DONE,
+                 sampled_moves: int = 0, seed: int = 0, reuse_tree: bool = REUSE_TREE) -> None:
+        self.evaluator = evaluator
+        self.board_size = board_size
+        options = _options(board_size, komi, moves, to_move)
+        self.max_moves = options["max_moves"]
+        self.moves = len(moves)
+        self.to_move = to_move or ("w" if moves and moves[-1][0] == "b" else "b")
+        self.over = False
+        self._last_was_pass = bool(moves) and moves[-1][1].lower() == "pass"
+        self._gc = elfpy.GameContext("go_mcts", num_games=1, num_threads=1, seed=seed, playouts=playouts,
+                                     leaves=leaves, dirichlet_alpha=0, temperature_moves=sampled_moves,
+                                     resign_threshold=resign_threshold, resign_check=0,
+                                     pass_only_when_done=pass_only_when_done, reuse_tree=reuse_tree,
+                                     external_moves=True, **options)
+        self._gc.add_tag("eval", batch_size=leaves, inputs=["s", "legal", "move", "visits", "root_value", "terminal"],
+                         replies=["policy", "value", "play"])
+        self._gc.start()
+        self._batches = iter(self._gc)
+        self._held = None  # the batch that reported this search's move, answered by the next play or genmove
+        self._next = None  # the batch after a play, fetched at once so that a refused move fails the play
+
+    @property
+    def usable(self) -> bool:
+        return not self.over and self.moves + self.board_size ** 2 <= self.max_moves
+
+    @property
+    def can_play(self) -> bool:
+        """Whether `play` may follow: a genmove came last, and the game goes on."""
+        return self._held is not None and self.usable
+
+    def genmove(self) -> SearchResult:
+        """The searched move for `to_move`, played (see `search`)."""
+        if not self.usable:
+            raise RuntimeError("the game of this search is over")
+        if self._held is not None:  # a genmove for the other side: the search goes on from its root
+            self._answer(self._held, play=0)
+            self._held = None
+        batch = self._next if self._next is not None else next(self._batches)
+        self._next = None
+        while True:
             first = int(np.flatnonzero(batch.seats == 0)[0])
-            if batch["move"][first] != -1:
-                result = SearchResult(int(batch["move"][first]), batch["visits"][first].copy(),
-                                      float(batch["root_value"][first]))
-                batch.reply(_evaluate(evaluator, batch))
-                return result
-            batch.reply(_evaluate(evaluator, batch))
-    raise RuntimeError("the search ended without a move")
+            move = int(batch["move"][first])
+            if move == -1:
+                self._answer(batch, play=0)
+                batch = next(self._batches)
+                continue
+            self._held = batch
+            self.moves += 1
+            self.to_move = "w" if self.to_move == "b" else "b"
+            self.over = move == RESIGN or bool(batch["terminal"][first])
+            self._last_was_pass = move == self.board_size ** 2
+            return SearchResult(move, batch["visits"][first].copy(), float(batch["root_value"][first]))
+
+    def play(self, action: int) -> None:
+        """The other side's move (a legal one: the game fails on any other)."""
+        if not self.can_play:
+            raise RuntimeError("play follows a genmove of a game not over")
+        self._answer(self._held, play=action + 1)
+        self._held = None
+        self._next = next(self._batches)
+        self.moves += 1
+        self.to_move = "w" if self.to_move == "b" else "b"
+        self.over = action == self.board_size ** 2 and self._last_was_pass
+        self._last_was_pass = action == self.board_size ** 2
+
+    def _answer(self, batch, play: int) -> None:
+        replies = _evaluate(self.evaluator, batch)
+        replies["play"] = np.zeros(len(batch), np.int64)
+        replies["play"][batch.seats == 0] = play
+        batch.reply(replies)
+
+    def close(self) -> None:
+        self._gc.stop()
+
+    def __enter__(self) -> TreeSearch:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
 
 def _evaluate(evaluator: Evaluator, batch) -> dict[str, np.ndarray]:

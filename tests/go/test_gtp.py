@@ -196,3 +196,28 @@ def test_any_command_sequence_gets_one_well_formed_answer_per_command(commands):
         assert " failed: " not in response  # every refusal is one the engine foresaw
         if done:
             break
+
+
+def test_the_search_is_kept_while_the_game_follows_it_and_dropped_when_it_leaves():
+    engine = GtpEngine(playouts=8, leaves=2)
+    engine.handle("genmove b")
+    kept = engine._tree
+    engine.handle("play w E5")
+    engine.handle("genmove b")
+    assert engine._tree is kept and (kept.moves, kept.to_move) == (3, "w")
+    engine.handle("genmove w")  # the engine may play both sides: still the same search
+    assert engine._tree is kept and kept.moves == 4
+    for command in ("undo", "clear_board", "komi 6.5", "boardsize 9"):
+        engine.handle("genmove b")
+        assert engine._tree is not None
+        engine.handle(command)
+        assert engine._tree is None, command
+    engine.handle("genmove b")
+    engine.handle("play b C3")  # not the side the search waits for: it is dropped, the move is played
+    assert engine._tree is None and engine.moves[-1] == ("b", "C3")
+    engine.close()
+
+
+def test_without_tree_reuse_a_kept_search_still_plays_the_game():
+    answers = answers_of(transcript("genmove b\nplay w E5\ngenmove b\nshowboard\n", playouts=8, reuse_tree=False))
+    assert answers[:2] == ["= A9", "= "] and answers[2].startswith("= ") and "O" in answers[3]

@@ -71,3 +71,55 @@ def test_a_search_draws_the_opening_moves_by_visits_when_asked():
 def test_the_search_refuses_a_negative_sampled_moves():
     with pytest.raises(ValueError, match="'temperature_moves' must be >= 0"):
         play.search(play.uniform_evaluator, 9, 7.5, [], None, playouts=8, leaves=4, sampled_moves=-1)
+
+
+def _visit_total(visits: np.ndarray) -> int:
+    """The root's visit count behind a visit distribution: the least total that makes every share whole."""
+    return next(t for t in range(1, 100_000) if np.allclose(visits * t, np.round(visits * t), atol=1e-4))
+
+
+def test_a_kept_search_starts_the_next_move_from_the_visits_of_the_line_played():
+    """genmove, then the other side's move through `play`: with tree reuse the next search's root holds the
+    visits the first search gave that line besides its own 200 playouts (199 after the root's expansion)."""
+    logits = np.random.default_rng(0).normal(size=82).astype(np.float32)
+    weights = np.arange(81, dtype=np.float32).reshape(1, 1, 9, 9)
+
+    def evaluator(s, legal):  # fixed priors, a value that differs from position to position
+        policy = np.exp(logits)[None] * legal
+        value = np.tanh((s.astype(np.float32) * weights).sum(axis=(1, 2, 3)) % 1.7 - 0.85)
+        return policy / policy.sum(axis=1, keepdims=True), value.astype(np.float32)
+
+    totals = {}
+    for reuse in (True, False):
+        with play.TreeSearch(evaluator, 9, 7.5, [], "b", playouts=200, leaves=1, reuse_tree=reuse) as tree:
+            first = tree.genmove()
+            assert _visit_total(first.visits) == 199 and (tree.moves, tree.to_move) == (1, "w")
+            reply = int(next(a for a in np.argsort(-logits[:81]) if a != first.action))  # a line it searched
+            tree.play(reply)
+            assert (tree.moves, tree.to_move, tree.can_play) == (2, "b", False)
+            totals[reuse] = _visit_total(tree.genmove().visits)
+    assert totals[False] == 199 and totals[True] > 199
+
+
+def test_a_kept_search_refuses_an_illegal_move_from_outside_by_name():
+    with play.TreeSearch(play.uniform_evaluator, 9, 7.5, [("b", "E5")], "w", playouts=8, leaves=2) as tree:
+        tree.genmove()
+        with pytest.raises(elfpy.GameError, match="the move made outside, action 40, is illegal after 2 moves"):
+            tree.play(40)  # E5 holds black's stone
+
+
+def test_a_kept_search_ends_with_the_game():
+    def passer(s, legal):  # every prior on the pass
+        policy = np.zeros(legal.shape, np.float32)
+        policy[:, -1] = 1
+        return policy, np.zeros(len(s), np.float32)
+
+    with play.TreeSearch(passer, 9, 7.5, [], "b", playouts=8, leaves=2, pass_only_when_done=False) as tree:
+        assert tree.genmove().action == 81 and tree.can_play
+        tree.play(81)  # the other side passes too
+        assert not tree.usable and not tree.can_play
+    with play.TreeSearch(passer, 9, 7.5, [("b", "pass")], "w", playouts=8, leaves=2, pass_only_when_done=False) as tree:
+        assert tree.genmove().action == 81  # its own pass ends the game
+        assert not tree.usable
+        with pytest.raises(RuntimeError, match="over"):
+            tree.genmove()

@@ -23,8 +23,16 @@
 // falls below `resign_threshold` (-1, the default: never), except in a `resign_check` fraction of
 // games, played out to the end, whose terminal row tells whether the side
 // that would have resigned lost (`resign_check` 1) or won (2: a false alarm).
+//
+// With `external_moves` the game also takes the reply `play` (seat 0's; 0:
+// none, a + 1: action a): a move made outside, by an opponent such as another
+// GTP program, played at the root in that step before the search goes on, so
+// that a match keeps the subtree of both sides' moves (elfpy.gtp). The move
+// must be legal; otherwise the step fails with an error naming it.
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "elf/game.h"
@@ -58,8 +66,9 @@ class GoMcts : public Game {
     float resign_threshold = -1.0f;
     float resign_check = 0.1f;
     bool reuse_tree = true;
+    bool external_moves = false;
     Key<uint8_t> s, legal, root_s;
-    Key<int64_t> move;
+    Key<int64_t> move, play;
     Key<float> visits, player, root_value, policy, value;
     Key<int32_t> resign_check_key;
   };
@@ -95,6 +104,8 @@ class GoMcts : public Game {
     config.resign_check =
         spec.Option("resign_check", config.resign_check, "fraction of games played out to check resignation");
     config.reuse_tree = spec.Option("reuse_tree", config.reuse_tree, "keep the subtree of the move played");
+    config.external_moves = spec.Option("external_moves", config.external_moves,
+                                        "also take moves made outside through the reply 'play'");
     if (config.playouts < 1) throw std::invalid_argument("option 'playouts' must be >= 1");
     if (config.fast_playouts < 0 || config.fast_playouts > config.playouts) {
       throw std::invalid_argument("option 'fast_playouts' must be in [0, playouts]");
@@ -118,6 +129,10 @@ class GoMcts : public Game {
         "resign_check", {}, "seat 0, terminal row: 1 would-be resigner lost, 2 it won (false alarm), 0 n/a");
     config.policy = spec.ContinuousAction("policy", {n * n + 1}, 0.0, 1.0, "the leaf's move probabilities");
     config.value = spec.ContinuousAction("value", {}, -1.0, 1.0, "the leaf's value for its side to move");
+    if (config.external_moves) {
+      config.play = spec.DiscreteAction("play", n * n + 2, "seat 0: a move made outside to play now (0: none, a + 1: "
+                                                           "action a)");
+    }
     return config;
   }
 
@@ -161,6 +176,10 @@ class GoMcts : public Game {
     leaves_.clear();
     record_move_ = kNoMove;
     resign_outcome_ = 0;
+    if (config_.external_moves) {
+      const int64_t play = replies[0].Scalar(config_.play);
+      if (play > 0 && PlayExternalMove(static_cast<int>(play - 1), rng)) return {true, false};
+    }
     bool moved = false;
     while (leaves_.empty()) {
       if (search_.root_expanded() && search_.simulations() >= playouts_) {
@@ -190,6 +209,28 @@ class GoMcts : public Game {
     search_.set_root_noise(full_search_);
   }
 
+  // Plays a move made outside (no record: this game's search did not choose it); true if the game ended.
+  bool PlayExternalMove(int action, Rng& rng) {
+    if (!search_.root_board().IsLegal(action)) {
+      throw std::invalid_argument("go_mcts: the move made outside, action " + std::to_string(action) +
+                                  ", is illegal after " + std::to_string(search_.root_board().moves_played()) +
+                                  " moves");
+    }
+    ChooseSearchSize(rng);
+    Advance(action, rng);
+    return search_.root_board().Over();
+  }
+
+  void Advance(int action, Rng& rng) {
+    if (config_.reuse_tree) {
+      search_.Advance(action, rng);
+    } else {
+      go::Board next = search_.root_board();
+      next.Play(action);
+      search_.Reset(next);
+    }
+  }
+
   // Records the search's result, then plays its move; true if the game ended.
   bool PlayMove(Rng& rng) {
     const go::Board& root = search_.root_board();
@@ -214,13 +255,7 @@ class GoMcts : public Game {
     const int action = search_.ChooseMove(temperature, rng);
     record_move_ = action;
     ChooseSearchSize(rng);
-    if (config_.reuse_tree) {
-      search_.Advance(action, rng);
-    } else {
-      go::Board next = root;
-      next.Play(action);
-      search_.Reset(next);
-    }
+    Advance(action, rng);
     if (!search_.root_board().Over()) return false;
     if (would_resign_ != go::kEmpty) {
       const float won = Reward(0) * (would_resign_ == go::kBlack ? 1.0f : -1.0f);
