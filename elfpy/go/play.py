@@ -1,8 +1,11 @@
 """One position at a time, for players such as GTP: the position reached by a
 list of moves (read from the engine's ``go`` game, so the rules are the C++
 ones) and a tree search from it (the ``go_mcts`` game with one search, its
-leaves evaluated by a Python callable). Each call runs a one-game context for
-the few steps it needs (about a millisecond to set up).
+leaves evaluated by a Python callable). ``observe`` and ``search`` each run a
+one-game context for the few steps they need (about a millisecond to set
+up); ``TreeSearch`` keeps one for a whole game, so that each move's search
+starts from the subtree the earlier ones grew (the other side's moves come
+in through the game's ``external_moves``).
 
 An evaluator is ``fn(s, legal) -> (policy, value)``: ``s`` the leaves'
 feature planes ``[B, 23, N, N]`` (uint8; the game's ``s``), ``legal`` their legal moves
