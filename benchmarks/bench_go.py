@@ -225,11 +225,8 @@ def bench_gnugo(args) -> None:
         engine = GtpEngine(evaluator, args.playouts, 9, play.KOMI, args.leaves, resign_threshold=args.resign_threshold,
                            pass_only_when_done=args.pass_only_when_done, sampled_moves=args.sampled_moves,
                            seed=1000 * game_index, reuse_tree=args.reuse_tree)
-        with GnuGo(args.level, 9, play.KOMI, seed=game_index) as gnugo:
-            try:
-                game = play_game(engine, gnugo, ours)
-            finally:
-                engine.close()
+        with engine, GnuGo(args.level, 9, play.KOMI, seed=game_index) as gnugo:
+            game = play_game(engine, gnugo, ours)
         records.add(tuple(engine.moves))
         wins[ours] += game.winner == ours
         played[ours] += 1

@@ -168,10 +168,16 @@ class GtpEngine:
         return ""
 
     def close(self) -> None:
-        """Ends the kept search (the next genmove starts a fresh one)."""
+        """Ends the kept search and its thread (the next genmove starts a fresh one)."""
         if self._tree is not None:
             self._tree.close()
             self._tree = None
+
+    def __enter__(self) -> GtpEngine:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
     def _search(self, color: str) -> play.TreeSearch:
         """The kept search if it stands at this position with `color` to move, else a fresh one."""
@@ -241,14 +247,15 @@ def _number(args: list[str], form: re.Pattern) -> float:
 
 
 def serve(engine: GtpEngine, stdin: TextIO, stdout: TextIO) -> None:
-    """Answers commands from `stdin` until quit or end of input."""
-    for line in stdin:
-        response, done = engine.handle(line)
-        if response:
-            stdout.write(response)
-            stdout.flush()
-        if done:
-            return
+    """Answers commands from `stdin` until quit or end of input, then closes `engine`."""
+    with engine:
+        for line in stdin:
+            response, done = engine.handle(line)
+            if response:
+                stdout.write(response)
+                stdout.flush()
+            if done:
+                return
 
 
 def load_evaluator(path: str) -> play.Evaluator:
@@ -306,10 +313,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.stdin.reconfigure(errors="replace")  # a byte that is not UTF-8 makes an unknown command, not an exit
     engine = GtpEngine(evaluator, args.playouts, args.board_size, args.komi, args.leaves, args.resign_threshold,
                        args.pass_only_when_done, args.sampled_moves, args.seed, args.reuse_tree)
-    try:
-        serve(engine, sys.stdin, sys.stdout)
-    finally:
-        engine.close()
+    serve(engine, sys.stdin, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained" / "go9_selfplay_
 
 def test_uniform_search_loses_the_whole_board_and_both_programs_count_it():
     engine = GtpEngine(play.uniform_evaluator, playouts=8, pass_only_when_done=True)
-    with GnuGo(level=1, seed=0) as gnugo:
+    with engine, GnuGo(level=1, seed=0) as gnugo:
         game = play_game(engine, gnugo, ours="b")
     # GNU Go captures every black stone before passing: 81 points for white, plus komi.
     assert game.resigned is None and game.score == game.gnugo_score == "W+88.5"
@@ -31,7 +31,7 @@ def test_trained_network_plays_a_contested_game_scored_alike_by_both(one_torch_t
     # With one torch thread the game is the same every time: black, at 32 playouts, loses by 4.5,
     # on a board where the stones of both sides count.
     engine = GtpEngine(load_evaluator(str(PRETRAINED)), playouts=32, pass_only_when_done=True)
-    with GnuGo(level=1, seed=0) as gnugo:
+    with engine, GnuGo(level=1, seed=0) as gnugo:
         game = play_game(engine, gnugo, ours="b")
     assert game.resigned is None and game.score == game.gnugo_score
     margin = float(game.score[2:])

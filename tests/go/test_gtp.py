@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import sys
@@ -188,14 +189,14 @@ COMMANDS = st.sampled_from(["play", "genmove", "undo", "clear_board", "final_sco
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(COMMANDS, st.lists(GTP_WORDS, max_size=3)), max_size=12))
 def test_any_command_sequence_gets_one_well_formed_answer_per_command(commands):
-    engine = GtpEngine(playouts=2)
-    for name, args in commands:
-        response, done = engine.handle(" ".join([name, *args]))
-        answers = answers_of(response)
-        assert len(answers) == 1 or name == "showboard"
-        assert " failed: " not in response  # every refusal is one the engine foresaw
-        if done:
-            break
+    with GtpEngine(playouts=2) as engine:
+        for name, args in commands:
+            response, done = engine.handle(" ".join([name, *args]))
+            answers = answers_of(response)
+            assert len(answers) == 1 or name == "showboard"
+            assert " failed: " not in response  # every refusal is one the engine foresaw
+            if done:
+                break
 
 
 def test_the_search_is_kept_while_the_game_follows_it_and_dropped_when_it_leaves():
@@ -216,6 +217,16 @@ def test_the_search_is_kept_while_the_game_follows_it_and_dropped_when_it_leaves
     engine.handle("play b C3")  # not the side the search waits for: it is dropped, the move is played
     assert engine._tree is None and engine.moves[-1] == ("b", "C3")
     engine.close()
+
+
+def test_serving_ends_the_kept_search_and_its_thread():
+    def threads() -> int:  # the engine's C++ threads too, which Python's threading does not count
+        return len(os.listdir("/proc/self/task"))
+
+    threads_before = threads()
+    out = transcript("genmove b\nplay w E5\ngenmove b\n", playouts=8)  # ends with a search kept, no quit
+    assert answers_of(out)[1] == "= "
+    assert threads() == threads_before
 
 
 def test_without_tree_reuse_a_kept_search_still_plays_the_game():

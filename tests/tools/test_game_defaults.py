@@ -86,11 +86,11 @@ def test_the_default_resign_threshold_never_resigns_and_a_set_one_does():
     # -1 is the lowest value a search can see, and the game resigns only strictly
     # below a threshold above -1: the default plays on even when all is lost.
     assert RESIGN_THRESHOLD == -1.0
-    engine = GtpEngine(hopeless_for_black, playouts=16, leaves=4)
-    answer = engine.handle("genmove b")[0]
+    with GtpEngine(hopeless_for_black, playouts=16, leaves=4) as engine:
+        answer = engine.handle("genmove b")[0]
     assert answer.startswith("= ") and answer != "= resign\n\n"
-    resigning = GtpEngine(hopeless_for_black, playouts=16, leaves=4, resign_threshold=-0.5)
-    assert resigning.handle("genmove b")[0] == "= resign\n\n"
+    with GtpEngine(hopeless_for_black, playouts=16, leaves=4, resign_threshold=-0.5) as resigning:
+        assert resigning.handle("genmove b")[0] == "= resign\n\n"
 
 
 def test_minirts_renderer_draws_the_games_default_map(capsys):
