@@ -249,13 +249,24 @@ def sb3_env(seed: int, engine: bool) -> object:
     return VecMonitor(make_sb3_vec_env(f"gym:{ENV_ID}", num_envs=1, seed=seed))
 
 
+def seed_first_reset_as_engine(model: object, seed: int) -> None:
+    """Seed the first reset of SB3's Gymnasium HalfCheetah as rlpytorch's engine seeds game 0 of a run
+    seeded ``seed`` (``game_seed(seed, 0)``; SB3 seeds it with ``seed`` itself), so that the run differs from
+    the same run stepped through the engine only in where the environment is hosted."""
+    from elfpy.gym_host import game_seed
+    model.get_env().seed(game_seed(seed, 0))  # passed to the environment at its next reset, learn()'s first
+
+
 def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | None, swap: bool = False,
-            our_exploration: bool = False, our_replay: bool = False, engine_env: bool = False) -> dict:
+            our_exploration: bool = False, our_replay: bool = False, engine_env: bool = False,
+            engine_reset_seed: bool = False) -> dict:
     import gymnasium as gym
     from stable_baselines3.common.evaluation import evaluate_policy
     from stable_baselines3.common.monitor import Monitor
 
     model = sb3_model(algo, sb3_env(seed, engine_env), seed, train_every)
+    if engine_reset_seed:
+        seed_first_reset_as_engine(model, seed)
     if swap:
         swap_in_ours(model, seed, our_exploration, our_replay)
     wall, cpu = time.perf_counter(), time.process_time()
@@ -267,7 +278,8 @@ def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | N
     saturation = {"saturated": sb3_saturation(model)} if algo == "sac" else {}
     name = label("swap" if swap else "sb3", algo, train_every) + "".join(
         f", {piece}" for piece, on in (("rlpytorch exploration", our_exploration), ("rlpytorch replay", our_replay),
-                                       ("stepped through rlpytorch's engine", engine_env)) if on)
+                                       ("stepped through rlpytorch's engine", engine_env),
+                                       ("first reset seeded as the engine seeds it", engine_reset_seed)) if on)
     return {"contender": name, "seed": seed,
             "steps": model.num_timesteps,
             "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(last10)), "eval_mean": float(mean),
@@ -302,6 +314,9 @@ def main() -> None:
                         help="swap: train on batches from rlpytorch's Replay in place of SB3's replay buffer")
     parser.add_argument("--engine_env", action=argparse.BooleanOptionalAction, default=False,
                         help="sb3 or swap: step HalfCheetah through rlpytorch's engine (a worker process)")
+    parser.add_argument("--engine_reset_seed", action=argparse.BooleanOptionalAction, default=False,
+                        help="sb3 or swap on Gymnasium's HalfCheetah: seed its first reset as the engine seeds "
+                             "game 0 (so the swap with all of rlpytorch's pieces is rlpytorch's run, hosted apart)")
     parser.add_argument("--report", action=argparse.BooleanOptionalAction, default=False,
                         help="print the table of the results under --out")
     parser.add_argument("--steps", type=int, default=200_000)
@@ -323,13 +338,16 @@ def main() -> None:
     if args.engine_env and args.contender == "rlpytorch":
         parser.error("--engine_env steps SB3's loop through the engine (--contender sb3 or swap); "
                      "rlpytorch's runs always do")
+    if args.engine_reset_seed and (args.contender == "rlpytorch" or args.engine_env):
+        parser.error("--engine_reset_seed seeds SB3's own Gymnasium HalfCheetah (--contender sb3 or swap, "
+                     "without --engine_env)")
     torch.set_num_threads(1)
     run = {"rlpytorch": partial(run_ours, warmup_noise=args.warmup_noise), "sb3": run_sb3,
            "swap": partial(run_sb3, swap=True, our_exploration=args.our_exploration,
                            our_replay=args.our_replay)}[args.contender]
-    if args.engine_env:
-        run = partial(run, engine_env=True)
-    flags = ("warmup_noise", "our_exploration", "our_replay", "engine_env")
+    if args.engine_env or args.engine_reset_seed:
+        run = partial(run, engine_env=args.engine_env, engine_reset_seed=args.engine_reset_seed)
+    flags = ("warmup_noise", "our_exploration", "our_replay", "engine_env", "engine_reset_seed")
     name = (f"{args.contender}_{args.algo}" + ("" if args.train_every is None else f"_every{args.train_every}")
             + "".join("_" + flag.replace("_", "") for flag in flags if getattr(args, flag)))
     result = run(args.algo, args.steps, args.seed, args.out / name / f"seed{args.seed}", args.train_every)

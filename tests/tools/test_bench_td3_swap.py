@@ -133,3 +133,21 @@ def test_engine_env_steps_halfcheetah_through_the_engine_as_gymnasium_steps_it(m
         if terminated or truncated:
             obs, _ = gym_env.reset()
     assert stored.timeouts[:STEPS, 0].sum() == 2
+
+
+def test_engine_reset_seed_seeds_gymnasiums_first_reset_as_the_engine_seeds_game_0(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = importlib.import_module("bench_mujoco_sac")
+    from elfpy.sb3 import make_sb3_vec_env
+
+    engine = make_sb3_vec_env(f"gym:{bench.ENV_ID}", 1, seed=5)
+    try:
+        expected = engine.reset()[0]
+    finally:
+        engine.close()
+    sb3 = SB3TD3("MlpPolicy", bench.sb3_env(seed=5, engine=False), seed=5, device="cpu",
+                 policy_kwargs={"net_arch": [8, 8]})
+    assert not np.array_equal(sb3.get_env().reset()[0], expected)  # SB3 seeds it with the run's seed itself
+    bench.seed_first_reset_as_engine(sb3, 5)
+    sb3.learn(1)  # learn()'s first reset reads the seed
+    np.testing.assert_array_equal(sb3.replay_buffer.observations[0, 0], expected)

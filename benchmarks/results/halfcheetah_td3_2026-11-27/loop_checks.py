@@ -20,7 +20,9 @@ each update sees stored and whether it samples them uniformly (the sampled rows'
 ``identity``: our loop beside SB3's loop with every piece ours (``bench_mujoco_sac.py``'s swap
 with our exploration and replay, HalfCheetah stepped through our engine), both seeded 0, for
 12,100 steps (2,100 updates, two time limits among them): the first step where their
-actions part, and how far the two learners' weights lie apart at the end.
+actions part, and how far the two learners' weights lie apart at the end. ``identity gym``: the
+same, but the swap steps Gymnasium's own HalfCheetah in its process, its first reset seeded as the
+engine seeds game 0 (``--engine_reset_seed``).
 
 ``hosting``: HalfCheetah stepped through the engine (``--engine_env``'s ``make_sb3_vec_env``, seeded
 2) beside Gymnasium's own, its first reset seeded as the engine seeds game 0, for 30,000 uniform random
@@ -138,15 +140,17 @@ def sampling(folder: str) -> None:
           f"tenth {np.mean(np.concatenate(age) < 0.1):.2%} (uniform: 10%)")
 
 
-def identity(folder: str, steps: int = 12_100) -> None:
+def identity(folder: str, hosting: str = "engine", steps: int = 12_100) -> None:
     trainer = short_run(steps, folder)
     store = trainer.replay.store
     rows = np.arange(steps)
     ours = store.get("a", rows, np.zeros_like(rows))
-    sb3 = bench.sb3_model("td3", bench.sb3_env(0, engine=True), 0, None)
+    sb3 = bench.sb3_model("td3", bench.sb3_env(0, engine=hosting == "engine"), 0, None)
+    if hosting == "gym":
+        bench.seed_first_reset_as_engine(sb3, 0)
     model = bench.swap_in_ours(sb3, 0, our_exploration=True, our_replay=True)
     sb3.learn(steps)
-    sb3.get_env().close()  # the engine's worker process
+    sb3.get_env().close()  # the engine's worker process, if hosted there
     theirs = sb3.replay_buffer.actions[:steps, 0]
     gap = np.abs(ours - theirs).max(1)
     parted = np.flatnonzero(gap > 0)
@@ -227,6 +231,9 @@ if __name__ == "__main__":
     checks = {"transitions": transitions, "acting": acting, "streams": streams, "sampling": sampling,
               "identity": identity, "hosting": hosting, "whole": whole}
     check = sys.argv[1] if len(sys.argv) > 1 else ""
-    if check not in checks or (check == "whole") != (len(sys.argv) == 3 and sys.argv[2] in (*WHOLE_RUNS, "compare")):
-        sys.exit(f"usage: loop_checks.py {'|'.join(c for c in checks if c != 'whole')}|whole ours|swap|compare")
+    arguments = {"whole": (*WHOLE_RUNS, "compare"), "identity": ("engine", "gym")}
+    if check not in checks or not (len(sys.argv) == 2 and check != "whole"
+                                   or len(sys.argv) == 3 and sys.argv[2] in arguments.get(check, ())):
+        sys.exit(f"usage: loop_checks.py {'|'.join(c for c in checks if c not in arguments)}|identity [engine|gym]"
+                 f"|whole ours|swap|compare")
     checks[check](f"/tmp/loop_checks_{check}", *sys.argv[2:])
