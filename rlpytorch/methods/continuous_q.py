@@ -79,10 +79,11 @@ def smoothed_target_action(action: Tensor, noise_std: float, noise_clip: float, 
 
 
 def critic_regression(q: Tensor, y: Tensor) -> tuple[Tensor, Tensor]:
-    """Per row: ``l = sum_i (Q_i(s, a) - y)^2 / 2`` over the critics ``q`` ``[n, B]``, and the
-    new replay priorities ``|Q_0(s, a) - y|``."""
+    """Per row: ``l = sum_i (Q_i(s, a) - y)^2`` over the critics ``q`` ``[n, B]`` (the mean over rows
+    is the loss of DDPG's, TD3's and MADDPG's reference code, and twice SAC's), and the new replay
+    priorities ``|Q_0(s, a) - y|``."""
     error = q - y
-    return 0.5 * error.square().sum(0), error[0].detach().abs()
+    return error.square().sum(0), error[0].detach().abs()
 
 
 @contextmanager

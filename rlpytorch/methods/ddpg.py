@@ -34,7 +34,8 @@ def check_actor_q(model: Any, method: str, deterministic: bool, critics: tuple[i
 
 @dataclass(eq=False)
 class DDPG(TravellingGenerator, Configurable):
-    """Critic: ``loss = sum_i w_i (Q(s_i, a_i) - y_i)^2 / 2 / B``, ``y = reward + discount Q'(s', mu'(s'))``;
+    """Critic: ``loss = sum_i w_i (Q(s_i, a_i) - y_i)^2 / B``, ``y = reward + discount Q'(s', mu'(s'))``
+    (TD3: summed over the critics, as Fujimoto et al.'s and Stable-Baselines3's code);
     actor: ``loss = -mean_i Q(s_i, mu(s_i))``; then ``theta' <- (1 - tau) theta' + tau theta``
     (``TargetNetwork`` with ``--polyak_tau``) for actor and critic.
 

@@ -21,7 +21,7 @@ __all__ = ["MADDPG"]
 class MADDPG(DDPG):
     """DDPG on joint transitions of ``S`` seats, for every seat ``i`` at once:
 
-    critic: ``loss = sum_i live_i (Q_i(o, a) - y_i)^2 / 2``, averaged over the batch,
+    critic: ``loss = sum_i live_i (Q_i(o, a) - y_i)^2``, averaged over the batch,
     ``y_i = r_i + gamma (1 - terminal_i) Q'_i(o', mu'_1(o'_1)..mu'_S(o'_S))``;
     actor: ``loss = -sum_i mean live_i Q_i(o, a_1..mu_i(o_i)..a_S)``, only seat ``i``'s
     replayed action replaced (the critics frozen), so actor ``i`` learns only through

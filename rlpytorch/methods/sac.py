@@ -96,7 +96,7 @@ class SAC(TravellingGenerator, Configurable):
             y = soft_q_target(batch["reward"].float(), batch["discount"].float(), q_next, log_prob_next, alpha)
         q = model.q_values(x, batch["a"].float())
         per_row, priorities = critic_regression(q, y)
-        critic_loss = (per_row * batch["weight"].to(per_row.dtype)).mean()
+        critic_loss = 0.5 * (per_row * batch["weight"].to(per_row.dtype)).mean()  # SAC's J_Q: half the squares
         stats.update(q=q[0].detach().mean().item(), critic_loss=critic_loss.item(),
                      critic_grad_norm=mi.step("critic", critic_loss, self.grad_clip))
         with frozen(model.critics):

@@ -53,9 +53,9 @@ def test_clipped_double_q_target_takes_the_smaller_critic_and_the_replay_discoun
     assert clipped_double_q_target(torch.tensor([1.0]), torch.tensor([0.5]), torch.tensor([[4.0]])).item() == 3.0
 
 
-def test_critic_regression_sums_half_squared_errors_over_critics_and_prioritizes_the_first():
-    per_row, priorities = critic_regression(torch.tensor([[1.0, 0.0], [3.0, 2.0]]), torch.tensor([2.0, 1.0]))
-    assert per_row.tolist() == pytest.approx([0.5 * (1 + 1), 0.5 * (1 + 1)])
+def test_critic_regression_sums_squared_errors_over_critics_and_prioritizes_the_first():
+    per_row, priorities = critic_regression(torch.tensor([[1.0, 0.0], [3.0, 3.0]]), torch.tensor([2.0, 1.0]))
+    assert per_row.tolist() == pytest.approx([1 + 1, 1 + 4])
     assert priorities.tolist() == [1.0, 1.0]
 
 
@@ -68,8 +68,8 @@ def test_ddpg_step_regresses_the_critic_on_reward_plus_discounted_target_value_o
         mi["target"].actor.net[0].weight.zero_()
         mi["target"].actor.net[0].bias.zero_()  # mu'(s') = 0 + 2 tanh(0) = 0
     stats, priorities = DDPG(seed=0).step(mi, transitions([2.0, 5.0], [1.0, 1.0], [0.5, 0.0]))
-    # y = 1 + 0.5 * 2 = 2 and 1 + 0 * 5 = 1; loss = mean(0.5 * (0 - y)^2) = (2 + 0.5) / 2
-    assert stats["critic_loss"] == pytest.approx(1.25)
+    # y = 1 + 0.5 * 2 = 2 and 1 + 0 * 5 = 1; loss = mean((0 - y)^2) = (4 + 1) / 2
+    assert stats["critic_loss"] == pytest.approx(2.5)
     assert priorities.tolist() == pytest.approx([2.0, 1.0])
     assert model.step == 1 and "actor_loss" in stats  # DDPG moves the actor every update
 

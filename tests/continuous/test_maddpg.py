@@ -56,8 +56,8 @@ def test_maddpg_critic_targets_are_each_seats_reward_plus_its_target_critic_at_t
     stats, priorities = MADDPG(seed=0).step(mi, batch)
     # row 0: Q'_1 = 1 + 4 + 2 = 7, y_1 = 1 + 0.5 * 7 = 4.5; Q'_2 = 3 - 2 - 1 + 0.5 = 0.5, y_2 = -1 + 0 = -1
     # row 1: Q'_1 = 0 + 0 + 2 = 2, y_1 = 2 + 0.95 * 2 = 3.9; seat 2 not live: left out
-    # loss = mean over rows of sum_i (0 - y_i)^2 / 2 = ((4.5^2 + 1) / 2 + 3.9^2 / 2) / 2
-    assert stats["critic_loss"] == pytest.approx(((4.5**2 + 1) / 2 + 3.9**2 / 2) / 2)
+    # loss = mean over rows of sum_i (0 - y_i)^2 = ((4.5^2 + 1) + 3.9^2) / 2
+    assert stats["critic_loss"] == pytest.approx(((4.5**2 + 1) + 3.9**2) / 2)
     assert priorities.tolist() == pytest.approx([4.5, 3.9])  # the largest error over live seats
     assert model.step == 1 and "actor_loss" in stats
 

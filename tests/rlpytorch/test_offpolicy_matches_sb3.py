@@ -52,13 +52,10 @@ B, UPDATES, SEED, LR, TAU = 64, 4, 5, 1e-3, 0.005
 # the float32 0.99, so the cast changes nothing.
 GAMMA = float(np.float32(0.99))
 TOLERANCE = 1e-10
-# Our TD3 critic loss is half of SB3's (sum_j (Q_j - y)^2 / 2 against sum_j mean (Q_j - y)^2). Adam's
-# step m / (sqrt(v) + eps) does not change when the loss is scaled, except through eps: L / 2 with eps
-# steps as L with 2 eps. So both sides run Adam with an eps that no denominator can feel (1e-300 is
-# below half an ulp of any sqrt(v) above 1e-284) and both updates run as written, nothing patched.
-# Not eps = 0: a ReLU unit dead on the whole batch has gradient exactly 0, and 0 / 0 made every weight
-# NaN on both sides. test_td3_gap_shows_ours_halved_critic_loss_and_a_changed_gamma runs eps 1e-8.
-TINY_EPS = 1e-300
+# Both sides' TD3 run Adam with SB3's eps. Adam's step m / (sqrt(v) + eps) does not change when a loss is
+# scaled, except through eps: L / 2 with eps steps as L with 2 eps. So a critic loss of half SB3's (ours
+# until 2026-11-28) shows as our eps doubled (test_td3_gap_shows_a_changed_adam_eps_or_gamma).
+ADAM_EPS = 1e-8
 
 
 @contextmanager
@@ -193,7 +190,7 @@ def sac_gap(monkeypatch: pytest.MonkeyPatch, sb3_epsilon: float = 0.0, sb3_tau: 
         return float(gap(pairs))
 
 
-def td3_gap(monkeypatch: pytest.MonkeyPatch, adam_eps: float = TINY_EPS, sb3_gamma: float = GAMMA) -> float:
+def td3_gap(monkeypatch: pytest.MonkeyPatch, our_eps: float = ADAM_EPS, sb3_gamma: float = GAMMA) -> float:
     """The largest difference of any weight after ``UPDATES`` TD3 updates on each side (2 of them move
     the actor and the targets)."""
     run_in_float64(monkeypatch)
@@ -201,8 +198,8 @@ def td3_gap(monkeypatch: pytest.MonkeyPatch, adam_eps: float = TINY_EPS, sb3_gam
     method = TD3(target=TargetNetwork(polyak_tau=TAU), seed=SEED)
     sb3 = build_sb3(SB3TD3, env, gamma=sb3_gamma, tau=TAU, policy_delay=method.policy_delay,
                     target_policy_noise=method.target_noise, target_noise_clip=method.target_noise_clip,
-                    policy_kwargs={"net_arch": [32, 32], "optimizer_kwargs": {"eps": adam_eps}})
-    mi, model = build_ours(env, "deterministic", optim_eps=adam_eps)
+                    policy_kwargs={"net_arch": [32, 32], "optimizer_kwargs": {"eps": ADAM_EPS}})
+    mi, model = build_ours(env, "deterministic", optim_eps=our_eps)
     copy_sb3_weights(mi, td3_pairs(model, sb3.actor, sb3.critic))
     batches = replayed_batches(env)
     noise, generator = our_noise(model, UPDATES)  # one smoothing draw per update
@@ -232,10 +229,10 @@ def test_sac_gap_shows_sb3s_log_prob_epsilon_and_a_changed_tau(monkeypatch):
     assert sac_gap(monkeypatch, sb3_tau=2 * TAU) > 1e-7
 
 
-def test_td3_updates_equal_sb3s_with_a_negligible_adam_eps(monkeypatch):
+def test_td3_updates_equal_sb3s(monkeypatch):
     assert td3_gap(monkeypatch) < TOLERANCE
 
 
-def test_td3_gap_shows_ours_halved_critic_loss_and_a_changed_gamma(monkeypatch):
-    assert td3_gap(monkeypatch, adam_eps=1e-8) > 1e-7
+def test_td3_gap_shows_a_changed_adam_eps_or_gamma(monkeypatch):
+    assert td3_gap(monkeypatch, our_eps=2 * ADAM_EPS) > 1e-7  # as our critic loss halved
     assert td3_gap(monkeypatch, sb3_gamma=0.98) > 1e-7
