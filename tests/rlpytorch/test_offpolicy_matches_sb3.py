@@ -6,7 +6,7 @@ on Pendulum-v1's spaces (3 observations, one action in [-2, 2]: the half-range
 2 scales exactly, so our env-unit actions and SB3's [-1, 1] ones meet the
 critics as the same numbers). Afterwards every weight (actor, critics, target
 networks, SAC's log_alpha) must agree to 1e-10 (when written: 2.5e-16 for
-SAC, 2.2e-16 for TD3), while the 4 updates move weights by up to 4e-3. The
+SAC, 3.3e-16 for TD3), while the 4 updates move weights by up to 4e-3. The
 negative controls show the same comparison failing (gaps of 9.5e-7 to 2e-3)
 when one side keeps a documented difference or changes a setting.
 Written from the checks of benchmarks/notes/2026-11-27-halfcheetah-sac-gap.md.
