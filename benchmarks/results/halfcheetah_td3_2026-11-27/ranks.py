@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-18), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-21), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead and the one-sided
 Mann-Whitney p that the first lies below the second:
@@ -26,9 +26,15 @@ GROUPS = {
     "swap + our exploration": ["result_swap_td3_ourexploration_seed*.json"],
     "swap + our exploration, replay": ["result_swap_td3_ourexploration_ourreplay_seed*.json"],
     "swap + our exploration, engine's HalfCheetah": ["result_swap_td3_ourexploration_engineenv_seed*.json"],
+    "ours, the critic loss summed as SB3's": ["result_rlpytorch_td3_sumloss_seed*.json"],
 }
 GROUPS["SB3's loop, at most our model, update, exploration"] = (
     GROUPS["SB3"] + GROUPS["swap"] + GROUPS["swap + our exploration"])
+# Section 21: the same computations up to the seed of HalfCheetah's first reset, split by where the game runs.
+GROUPS["our model and update, HalfCheetah in the engine"] = (
+    GROUPS["ours, split streams"] + GROUPS["swap + our exploration, engine's HalfCheetah"])
+GROUPS["our model and update, HalfCheetah in SB3's process"] = (
+    GROUPS["swap"] + GROUPS["swap + our exploration"] + GROUPS["swap + our exploration, replay"])
 COMPARED = [
     ("ours", "SB3"),
     ("ours, split streams", "SB3"),
@@ -41,6 +47,9 @@ COMPARED = [
     ("ours, split streams", "swap + our exploration, replay"),
     ("swap + our exploration, replay", "swap + our exploration"),
     ("ours", "swap + our exploration, engine's HalfCheetah"),
+    ("our model and update, HalfCheetah in the engine", "our model and update, HalfCheetah in SB3's process"),
+    ("ours, the critic loss summed as SB3's", "SB3"),
+    ("ours, the critic loss summed as SB3's", "ours, split streams"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
