@@ -27,6 +27,8 @@ GROUPS = {
     "swap + our exploration, replay": ["result_swap_td3_ourexploration_ourreplay_seed*.json"],
     "swap + our exploration, engine's HalfCheetah": ["result_swap_td3_ourexploration_engineenv_seed*.json"],
     "ours, the critic loss summed as SB3's": ["result_rlpytorch_td3_sumloss_seed*.json"],
+    "ours, the critic loss summed and the warm-up's noise as SB3's": [
+        "result_rlpytorch_td3_sumloss_warmupnoise_seed*.json"],
 }
 GROUPS["SB3's loop, at most our model, update, exploration"] = (
     GROUPS["SB3"] + GROUPS["swap"] + GROUPS["swap + our exploration"])
