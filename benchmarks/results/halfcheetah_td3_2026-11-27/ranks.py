@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-21), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-22), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead and the one-sided
 Mann-Whitney p that the first lies below the second:
@@ -52,6 +52,8 @@ COMPARED = [
     ("our model and update, HalfCheetah in the engine", "our model and update, HalfCheetah in SB3's process"),
     ("ours, the critic loss summed as SB3's", "SB3"),
     ("ours, the critic loss summed as SB3's", "ours, split streams"),
+    ("ours, the critic loss summed and the warm-up's noise as SB3's", "SB3"),
+    ("ours, the critic loss summed and the warm-up's noise as SB3's", "ours, split streams"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
