@@ -1,7 +1,7 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-22), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-23), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
-compared in the note, in how many pairs of runs the first is ahead and the one-sided
-Mann-Whitney p that the first lies below the second:
+compared in the note, in how many pairs of runs the first is ahead, the one-sided
+Mann-Whitney p that the first lies below the second, and the two-sided p:
 
     python benchmarks/results/halfcheetah_td3_2026-11-27/ranks.py
 
@@ -30,6 +30,12 @@ GROUPS = {
     "ours, the critic loss summed and the warm-up's noise as SB3's": [
         "result_rlpytorch_td3_sumloss_warmupnoise_seed*.json"],
 }
+# Section 23: SB3's TD3 at seeds 7-12 beside its first seven, and ours' runs since the split streams.
+GROUPS["SB3, seeds 0-6"] = ["result_sb3_td3_seed[0-6].json"]
+GROUPS["SB3, seeds 7-12"] = ["result_sb3_td3_seed[7-9].json", "result_sb3_td3_seed1[0-2].json"]
+GROUPS["ours since the split streams"] = (
+    GROUPS["ours, split streams"] + GROUPS["ours, the critic loss summed as SB3's"]
+    + GROUPS["ours, the critic loss summed and the warm-up's noise as SB3's"])
 GROUPS["SB3's loop, at most our model, update, exploration"] = (
     GROUPS["SB3"] + GROUPS["swap"] + GROUPS["swap + our exploration"])
 # Section 21: the same computations up to the seed of HalfCheetah's first reset, split by where the game runs.
@@ -54,6 +60,8 @@ COMPARED = [
     ("ours, the critic loss summed as SB3's", "ours, split streams"),
     ("ours, the critic loss summed and the warm-up's noise as SB3's", "SB3"),
     ("ours, the critic loss summed and the warm-up's noise as SB3's", "ours, split streams"),
+    ("SB3, seeds 7-12", "SB3, seeds 0-6"),
+    ("ours since the split streams", "SB3"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
@@ -83,7 +91,9 @@ def main() -> None:
             a, b = ([r[metric] for r in runs(g)] for g in (first, second))
             ahead = sum(x > y for x in a for y in b)
             p = mannwhitneyu(a, b, alternative="less").pvalue
-            print(f"  {first} ahead of {second}: {ahead} of {len(a) * len(b)} pairs, p = {p:.3g}")
+            both_ways = mannwhitneyu(a, b).pvalue
+            print(f"  {first} ahead of {second}: {ahead} of {len(a) * len(b)} pairs, p = {p:.3g} "
+                  f"(two-sided {both_ways:.3g})")
 
 
 if __name__ == "__main__":
