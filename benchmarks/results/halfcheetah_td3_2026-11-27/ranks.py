@@ -36,6 +36,9 @@ GROUPS["SB3, seeds 7-12"] = ["result_sb3_td3_seed[7-9].json", "result_sb3_td3_se
 GROUPS["ours since the split streams"] = (
     GROUPS["ours, split streams"] + GROUPS["ours, the critic loss summed as SB3's"]
     + GROUPS["ours, the critic loss summed and the warm-up's noise as SB3's"])
+GROUPS["our model, HalfCheetah's first reset seeded as the engine seeds it"] = [
+    "result_rlpytorch_td3_*seed*.json", "result_swap_td3_ourexploration_engineenv_seed*.json",
+    "result_swap_td3_ourexploration_ourreplay_engineresetseed_seed*.json"]
 GROUPS["SB3's loop, at most our model, update, exploration"] = (
     GROUPS["SB3"] + GROUPS["swap"] + GROUPS["swap + our exploration"])
 # Section 21: the same computations up to the seed of HalfCheetah's first reset, split by where the game runs.
@@ -62,6 +65,9 @@ COMPARED = [
     ("ours, the critic loss summed and the warm-up's noise as SB3's", "ours, split streams"),
     ("SB3, seeds 7-12", "SB3, seeds 0-6"),
     ("ours since the split streams", "SB3"),
+    ("our model, HalfCheetah's first reset seeded as the engine seeds it",
+     "our model and update, HalfCheetah in SB3's process"),
+    ("ours since the split streams", "swap + our exploration, replay"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
