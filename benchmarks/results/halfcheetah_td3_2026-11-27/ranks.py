@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-23), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-24), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead, the one-sided
 Mann-Whitney p that the first lies below the second, and the two-sided p:
@@ -46,6 +46,10 @@ GROUPS["our model and update, HalfCheetah in the engine"] = (
     GROUPS["ours, split streams"] + GROUPS["swap + our exploration, engine's HalfCheetah"])
 GROUPS["our model and update, HalfCheetah in SB3's process"] = (
     GROUPS["swap"] + GROUPS["swap + our exploration"] + GROUPS["swap + our exploration, replay"])
+# Section 24: the first reset's seed from both sides: SB3's TD3 seeded as the engine seeds it, and the swap
+# with all our pieces, seeded as SB3 seeds it, at seeds 6 and 7.
+GROUPS["SB3, first reset seeded as the engine seeds it"] = ["result_sb3_td3_engineresetseed_seed*.json"]
+GROUPS["swap + our exploration, replay, seeds 6-7"] = ["result_swap_td3_ourexploration_ourreplay_seed[6-7].json"]
 COMPARED = [
     ("ours", "SB3"),
     ("ours, split streams", "SB3"),
@@ -68,6 +72,9 @@ COMPARED = [
     ("our model, HalfCheetah's first reset seeded as the engine seeds it",
      "our model and update, HalfCheetah in SB3's process"),
     ("ours since the split streams", "swap + our exploration, replay"),
+    ("SB3, first reset seeded as the engine seeds it", "SB3"),
+    ("ours since the split streams", "SB3, first reset seeded as the engine seeds it"),
+    ("ours since the split streams", "swap + our exploration, replay, seeds 6-7"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
