@@ -47,9 +47,10 @@ GROUPS["our model and update, HalfCheetah in the engine"] = (
 GROUPS["our model and update, HalfCheetah in SB3's process"] = (
     GROUPS["swap"] + GROUPS["swap + our exploration"] + GROUPS["swap + our exploration, replay"])
 # Section 24: the first reset's seed from both sides: SB3's TD3 seeded as the engine seeds it, and the swap
-# with all our pieces, seeded as SB3 seeds it, at seeds 6 and 7.
+# with all our pieces, seeded as SB3 seeds it, at seeds 6 and 7, then 8 and 9.
 GROUPS["SB3, first reset seeded as the engine seeds it"] = ["result_sb3_td3_engineresetseed_seed*.json"]
 GROUPS["swap + our exploration, replay, seeds 6-7"] = ["result_swap_td3_ourexploration_ourreplay_seed[6-7].json"]
+GROUPS["swap + our exploration, replay, seeds 6-9"] = ["result_swap_td3_ourexploration_ourreplay_seed[6-9].json"]
 COMPARED = [
     ("ours", "SB3"),
     ("ours, split streams", "SB3"),
@@ -75,6 +76,7 @@ COMPARED = [
     ("SB3, first reset seeded as the engine seeds it", "SB3"),
     ("ours since the split streams", "SB3, first reset seeded as the engine seeds it"),
     ("ours since the split streams", "swap + our exploration, replay, seeds 6-7"),
+    ("ours since the split streams", "swap + our exploration, replay, seeds 6-9"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
