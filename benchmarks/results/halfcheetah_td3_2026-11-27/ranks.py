@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-24), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-25), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead, the one-sided
 Mann-Whitney p that the first lies below the second, and the two-sided p:
@@ -51,6 +51,11 @@ GROUPS["our model and update, HalfCheetah in SB3's process"] = (
 GROUPS["SB3, first reset seeded as the engine seeds it"] = ["result_sb3_td3_engineresetseed_seed*.json"]
 GROUPS["swap + our exploration, replay, seeds 6-7"] = ["result_swap_td3_ourexploration_ourreplay_seed[6-7].json"]
 GROUPS["swap + our exploration, replay, seeds 6-9"] = ["result_swap_td3_ourexploration_ourreplay_seed[6-9].json"]
+# Section 25: the shipped config (the critic loss summed, no warm-up noise) at seeds 10-11 and 18 onward.
+# The new runs' files are named apart so that the earlier sections' groups keep their runs.
+GROUPS["ours, shipped"] = GROUPS["ours, the critic loss summed as SB3's"] + ["result_rlpytorch_shipped_td3_seed*.json"]
+GROUPS["ours, other split-stream runs"] = (
+    GROUPS["ours, split streams"] + GROUPS["ours, the critic loss summed and the warm-up's noise as SB3's"])
 COMPARED = [
     ("ours", "SB3"),
     ("ours, split streams", "SB3"),
@@ -77,6 +82,8 @@ COMPARED = [
     ("ours since the split streams", "SB3, first reset seeded as the engine seeds it"),
     ("ours since the split streams", "swap + our exploration, replay, seeds 6-7"),
     ("ours since the split streams", "swap + our exploration, replay, seeds 6-9"),
+    ("ours, shipped", "SB3"),
+    ("ours, shipped", "ours, other split-stream runs"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
