@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-25), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-26), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead, the one-sided
 Mann-Whitney p that the first lies below the second, and the two-sided p:
@@ -56,6 +56,11 @@ GROUPS["swap + our exploration, replay, seeds 6-9"] = ["result_swap_td3_ourexplo
 GROUPS["ours, shipped"] = GROUPS["ours, the critic loss summed as SB3's"] + ["result_rlpytorch_shipped_td3_seed*.json"]
 GROUPS["ours, other split-stream runs"] = (
     GROUPS["ours, split streams"] + GROUPS["ours, the critic loss summed and the warm-up's noise as SB3's"])
+# Section 26: more seeds on both sides, named apart so that section 25's groups keep their runs.
+GROUPS["ours, shipped, section 26's new seeds"] = ["result_rlpytorch_shipped_s26_td3_seed*.json"]
+GROUPS["SB3, section 26's new seeds"] = ["result_sb3_s26_td3_seed*.json"]
+GROUPS["ours, shipped, with section 26"] = GROUPS["ours, shipped"] + GROUPS["ours, shipped, section 26's new seeds"]
+GROUPS["SB3, with section 26"] = GROUPS["SB3"] + GROUPS["SB3, section 26's new seeds"]
 COMPARED = [
     ("ours", "SB3"),
     ("ours, split streams", "SB3"),
@@ -84,6 +89,9 @@ COMPARED = [
     ("ours since the split streams", "swap + our exploration, replay, seeds 6-9"),
     ("ours, shipped", "SB3"),
     ("ours, shipped", "ours, other split-stream runs"),
+    ("ours, shipped, with section 26", "SB3, with section 26"),
+    ("SB3, section 26's new seeds", "SB3"),
+    ("ours, shipped, section 26's new seeds", "ours, shipped"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
