@@ -12,7 +12,7 @@ batch 256, one update per step, automatic temperature); TD3, its defaults plus
 and updates, one after each step (``--train_every N``: N updates after each N
 steps, both sides). Reported per run: the mean return of the last 10 training
 episodes, a deterministic evaluation over 10 episodes after training (not
-timed), wall seconds of training, and CPU seconds of this process (the
+timed; each episode's return too), wall seconds of training, and CPU seconds of this process (the
 engine's threads included, the hosted environment's worker process not;
 rlpytorch's also cover its set-up and the final evaluation, seconds against
 the hour of training). Each run writes ``progress.csv`` (``frames``, ``time``,
@@ -50,7 +50,7 @@ import torch
 from offpolicy_runs import sb3_progress, train_keeping_trainer
 
 import rlpytorch
-from elfpy.files import write_text_atomically
+from elfpy.files import atomic_path, write_text_atomically
 
 ENV_ID = "HalfCheetah-v5"
 EVAL_EPISODES = 10
@@ -116,7 +116,8 @@ def run_ours(algo: str, steps: int, seed: int, folder: Path, train_every: int | 
     name = label("rlpytorch", algo, train_every) + (", noisy warm-up" if warmup_noise else "")
     return {"contender": name, "seed": seed, "steps": result.summary.frames,
             "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(result.summary.returns[-10:])),
-            "eval_mean": result.eval.mean, "eval_std": result.eval.std, **saturation}
+            "eval_mean": result.eval.mean, "eval_std": result.eval.std,
+            "eval_returns": [round(float(r), 1) for r in result.eval.returns], **saturation}
 
 
 def sb3_model(algo: str, env: object, seed: int, train_every: int | None) -> object:
@@ -274,7 +275,11 @@ def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | N
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     last10 = [e["r"] for e in model.ep_info_buffer][-10:]
     model.get_env().close()  # the engine's worker process, with --engine_env
-    mean, std = evaluate_policy(model, Monitor(gym.make(ENV_ID)), n_eval_episodes=EVAL_EPISODES, deterministic=True)
+    if algo == "td3" and not swap:  # its actor, for a later look at the gait (gait_check.py beside the results)
+        with atomic_path(folder / "actor.pt") as tmp:
+            torch.save(model.actor.state_dict(), tmp)
+    returns, _ = evaluate_policy(model, Monitor(gym.make(ENV_ID)), n_eval_episodes=EVAL_EPISODES,
+                                 deterministic=True, return_episode_rewards=True)
     saturation = {"saturated": sb3_saturation(model)} if algo == "sac" else {}
     name = label("swap" if swap else "sb3", algo, train_every) + "".join(
         f", {piece}" for piece, on in (("rlpytorch exploration", our_exploration), ("rlpytorch replay", our_replay),
@@ -282,8 +287,9 @@ def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | N
                                        ("first reset seeded as the engine seeds it", engine_reset_seed)) if on)
     return {"contender": name, "seed": seed,
             "steps": model.num_timesteps,
-            "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(last10)), "eval_mean": float(mean),
-            "eval_std": float(std), **saturation}
+            "wall_s": wall, "cpu_s": cpu, "last10_train_mean": float(np.mean(last10)),
+            "eval_mean": float(np.mean(returns)), "eval_std": float(np.std(returns)),
+            "eval_returns": [round(float(r), 1) for r in returns], **saturation}
 
 
 def report(out: Path) -> str:
