@@ -1,7 +1,8 @@
 """How the final TD3 policies run (the HalfCheetah note's section 27): each policy's greedy action on
 50 episodes of a fresh ``gym.make("HalfCheetah-v5")`` reset with seeds 10,000-10,049, and per episode
 the return, the mean forward speed, the share of steps spent upside down (the torso's pitch, the
-observation's second entry, with a negative cosine) and the net turns of the torso (pitch change / 2 pi).
+observation's second entry, with a negative cosine), the net turns of the torso (pitch change / 2 pi),
+the mean pitch, and the actions' mean size and share of entries at their bounds (|a| > 0.99).
 
 A policy is ours (a run folder with ``last.pt``, from ``bench_mujoco_sac.py --contender rlpytorch``)
 or SB3's (an ``actor.pt``, its actor's weights, from ``--contender sb3 --algo td3``). Both are read
@@ -44,17 +45,21 @@ def sb3(actor_file: Path) -> Policy:
 
 def episode(policy: Policy, env: gym.Env, seed: int) -> dict:
     obs, _ = env.reset(seed=seed)
-    first_pitch, total, speeds, upside_down, done = obs[1], 0.0, [], 0, False
+    first_pitch, total, speeds, pitches, actions, done = obs[1], 0.0, [], [], [], False
     while not done:
         with torch.no_grad():
             action = policy(torch.as_tensor(obs, dtype=torch.float32)[None])[0]
         obs, reward, terminated, truncated, info = env.step(action.numpy())
         total, done = total + reward, terminated or truncated
         speeds.append(info["x_velocity"])
-        upside_down += math.cos(obs[1]) < 0
+        pitches.append(obs[1])
+        actions.append(action.numpy())
+    pitch, a = np.array(pitches), np.abs(np.array(actions))
     return {"return": round(total, 1), "speed": round(float(np.mean(speeds)), 3),
-            "upside_down": round(upside_down / len(speeds), 3),
-            "turns": round(float((obs[1] - first_pitch) / (2 * math.pi)), 2)}
+            "upside_down": round(float(np.mean(np.cos(pitch) < 0)), 3),
+            "turns": round(float((pitch[-1] - first_pitch) / (2 * math.pi)), 2),
+            "pitch": round(float(pitch.mean()), 3), "action_size": round(float(a.mean()), 3),
+            "at_bounds": round(float(np.mean(a > 0.99)), 3)}
 
 
 def main() -> None:
@@ -71,7 +76,11 @@ def main() -> None:
         upside = np.array([e["upside_down"] for e in episodes])
         print(f"{path}: return {returns.mean():,.0f} +- {returns.std():,.0f} (lowest {returns.min():,.0f}); "
               f"upside down {upside.mean():.0%} of steps, in {np.sum(upside > 0.5)} of {EPISODES} episodes "
-              f"more than half; turns {np.mean([e['turns'] for e in episodes]):+.2f}", flush=True)
+              f"more than half; turns {np.mean([e['turns'] for e in episodes]):+.2f}; "
+              f"speed {np.mean([e['speed'] for e in episodes]):.2f}, "
+              f"pitch {np.mean([e['pitch'] for e in episodes]):+.3f}, "
+              f"|a| {np.mean([e['action_size'] for e in episodes]):.3f}, "
+              f"at bounds {np.mean([e['at_bounds'] for e in episodes]):.1%}", flush=True)
         found[str(path)] = episodes
     write_text_atomically(args.out, json.dumps(found, indent=1))
 
