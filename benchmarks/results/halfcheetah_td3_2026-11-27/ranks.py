@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-26), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-27), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead, the one-sided
 Mann-Whitney p that the first lies below the second, and the two-sided p:
@@ -61,6 +61,11 @@ GROUPS["ours, shipped, section 26's new seeds"] = ["result_rlpytorch_shipped_s26
 GROUPS["SB3, section 26's new seeds"] = ["result_sb3_s26_td3_seed*.json"]
 GROUPS["ours, shipped, with section 26"] = GROUPS["ours, shipped"] + GROUPS["ours, shipped, section 26's new seeds"]
 GROUPS["SB3, with section 26"] = GROUPS["SB3"] + GROUPS["SB3, section 26's new seeds"]
+# Section 27: SB3 at seeds 13-16 and ours at 27-28, named apart again.
+GROUPS["SB3, section 27's new seeds"] = ["result_sb3_s27_td3_seed*.json"]
+GROUPS["ours, shipped, with section 27"] = (
+    GROUPS["ours, shipped, with section 26"] + ["result_rlpytorch_shipped_s27_td3_seed*.json"])
+GROUPS["SB3, with section 27"] = GROUPS["SB3, with section 26"] + GROUPS["SB3, section 27's new seeds"]
 COMPARED = [
     ("ours", "SB3"),
     ("ours, split streams", "SB3"),
@@ -92,6 +97,8 @@ COMPARED = [
     ("ours, shipped, with section 26", "SB3, with section 26"),
     ("SB3, section 26's new seeds", "SB3"),
     ("ours, shipped, section 26's new seeds", "ours, shipped"),
+    ("ours, shipped, with section 27", "SB3, with section 27"),
+    ("SB3, section 27's new seeds", "SB3, with section 26"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 

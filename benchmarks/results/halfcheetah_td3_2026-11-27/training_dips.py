@@ -24,10 +24,12 @@ HERE = Path(__file__).parent
 WINDOW, FROM_FRAMES, NEIGHBOURS = 100, 50_000, 5
 SHARES = (0.5, 0.75)
 GROUPS = {
-    "ours, shipped": ["rlpytorch_td3_sumloss", "rlpytorch_shipped_td3", "rlpytorch_shipped_s26_td3"],
-    "ours, every split-stream run": ["rlpytorch_td3_streams", "rlpytorch_td3_sumloss", "rlpytorch_td3_sumloss_warmupnoise",
-                                     "rlpytorch_shipped_td3", "rlpytorch_shipped_s26_td3"],
-    "SB3": ["sb3_td3", "sb3_s26_td3"],
+    "ours, shipped": ["rlpytorch_td3_sumloss", "rlpytorch_shipped_td3", "rlpytorch_shipped_s26_td3",
+                      "rlpytorch_shipped_s27_td3"],
+    "ours, every split-stream run": ["rlpytorch_td3_streams", "rlpytorch_td3_sumloss",
+                                     "rlpytorch_td3_sumloss_warmupnoise", "rlpytorch_shipped_td3",
+                                     "rlpytorch_shipped_s26_td3", "rlpytorch_shipped_s27_td3"],
+    "SB3": ["sb3_td3", "sb3_s26_td3", "sb3_s27_td3"],
 }
 
 
