@@ -12,11 +12,13 @@ batch 256, one update per step, automatic temperature); TD3, its defaults plus
 and updates, one after each step (``--train_every N``: N updates after each N
 steps, both sides). Reported per run: the mean return of the last 10 training
 episodes, a deterministic evaluation over 10 episodes after training (not
-timed; each episode's return too), wall seconds of training, and CPU seconds of this process (the
-engine's threads included, the hosted environment's worker process not;
-rlpytorch's also cover its set-up and the final evaluation, seconds against
-the hour of training). Each run writes ``progress.csv`` (``frames``, ``time``,
-``return_mean``) under ``--out`` as it goes, for ``python -m rlpytorch.plot``.
+timed; each episode's return too), wall seconds of training, and CPU seconds
+of this process (the engine's threads included, the hosted environment's
+worker process not; rlpytorch's also cover its set-up and the final
+evaluation, seconds against the hour of training). Each run writes
+``progress.csv`` (``frames``, ``time``, ``return_mean``) under ``--out`` as it
+goes, for ``python -m rlpytorch.plot``, and its final weights: rlpytorch's
+checkpoint ``last.pt``, SB3's TD3 its actor's ``actor.pt``.
 
 ``--contender swap`` (TD3 only) is the experiment that splits a gap between the
 two: Stable-Baselines3's loop (its environment, replay buffer, warm-up,
