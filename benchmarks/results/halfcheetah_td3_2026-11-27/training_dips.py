@@ -35,7 +35,8 @@ GROUPS = {
 
 def pair_returns(progress: Path) -> tuple[np.ndarray, np.ndarray]:
     """(frames, return of the two episodes ended in the 2,000 steps before) for each logged window."""
-    rows = list(csv.DictReader(progress.open()))
+    with progress.open() as f:
+        rows = list(csv.DictReader(f))
     ours = "episodes" in rows[0]
     sums, frames, pairs, last = {0: 0.0}, [], [], 0
     for row in rows:
