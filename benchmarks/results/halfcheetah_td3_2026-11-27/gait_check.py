@@ -37,6 +37,9 @@ def ours(folder: Path) -> Policy:
 def sb3(actor_file: Path) -> Policy:
     """SB3's TD3 actor (``mu``: 17-400-300-6, ReLU, tanh), rebuilt from its weights."""
     weights = torch.load(actor_file, weights_only=True)
+    if not any(k.startswith("mu.") for k in weights):
+        raise SystemExit(f"{actor_file}: not an SB3 TD3 actor's weights (no 'mu.' entries); "
+                         "give ours as its run folder")
     net = torch.nn.Sequential(torch.nn.Linear(17, 400), torch.nn.ReLU(), torch.nn.Linear(400, 300),
                               torch.nn.ReLU(), torch.nn.Linear(300, 6), torch.nn.Tanh())
     net.load_state_dict({k.removeprefix("mu."): v for k, v in weights.items() if k.startswith("mu.")})
