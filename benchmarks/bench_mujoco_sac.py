@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from functools import partial
 from pathlib import Path
@@ -134,6 +135,49 @@ def sb3_model(algo: str, env: object, seed: int, train_every: int | None) -> obj
         dims = env.action_space.shape[0]
         kwargs["action_noise"] = NormalActionNoise(np.zeros(dims), TD3_ACTION_NOISE * np.ones(dims))
     return (SAC if algo == "sac" else TD3)("MlpPolicy", env, **kwargs)
+
+
+class SB3UpdateStats:
+    """Stable-Baselines3's TD3 updates logged as rlpytorch's TD3 logs its own, for ``progress.csv``
+    (``columns``; ``pop()``: their means over the updates since the last call): ``q``, the first
+    critic's mean on the update's batch before its step; ``critic_loss``; the global gradient
+    norms before each optimizer step; ``actor_loss`` on the actor's updates. Read through hooks
+    that draw no random number, so that the run stays SB3's own, draw for draw."""
+
+    columns = ("q", "critic_loss", "critic_grad_norm", "actor_loss", "actor_grad_norm")
+
+    def __init__(self, model: object) -> None:
+        from rlpytorch.core.stats import RunningMean
+
+        self.means = RunningMean()
+        self.model = model
+        model.critic.register_forward_hook(self.record_q)  # the update's Q; the targets are another module
+        for name, net in (("critic", model.critic), ("actor", model.actor)):
+            net.optimizer.register_step_pre_hook(partial(self.record_grad_norm, f"{name}_grad_norm"))
+        self.sb3_train = model.train
+        model.train = self.train
+
+    def record_q(self, module: object, inputs: object, output: tuple[torch.Tensor, ...]) -> None:
+        if torch.is_grad_enabled():
+            self.means.add({"q": output[0].detach().mean().item()})
+
+    def record_grad_norm(self, key: str, optimizer: torch.optim.Optimizer, args: object, kwargs: object) -> None:
+        from rlpytorch.models.interface import clip_grad_norm
+
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        self.means.add({key: clip_grad_norm(params, math.inf)})
+
+    def train(self, gradient_steps: int, batch_size: int) -> None:
+        """SB3's ``train``, then its losses as it logged them: their means over the call's updates."""
+        before = self.model._n_updates
+        self.sb3_train(gradient_steps, batch_size)
+        logged, delay = self.model.logger.name_to_value, self.model.policy_delay
+        self.means.add({"critic_loss": logged["train/critic_loss"]})
+        if self.model._n_updates // delay > before // delay:  # the actor moved in this call
+            self.means.add({"actor_loss": logged["train/actor_loss"]})
+
+    def pop(self) -> dict[str, float]:
+        return self.means.pop()
 
 
 class EngineRows:
@@ -272,8 +316,9 @@ def run_sb3(algo: str, steps: int, seed: int, folder: Path, train_every: int | N
         seed_first_reset_as_engine(model, seed)
     if swap:
         swap_in_ours(model, seed, our_exploration, our_replay)
+    updates = SB3UpdateStats(model) if algo == "td3" and not swap else None
     wall, cpu = time.perf_counter(), time.process_time()
-    model.learn(steps, callback=sb3_progress(folder))
+    model.learn(steps, callback=sb3_progress(folder, updates=updates))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     last10 = [e["r"] for e in model.ep_info_buffer][-10:]
     model.get_env().close()  # the engine's worker process, with --engine_env
