@@ -151,3 +151,21 @@ def test_engine_reset_seed_seeds_gymnasiums_first_reset_as_the_engine_seeds_game
     bench.seed_first_reset_as_engine(sb3, 5)
     sb3.learn(1)  # learn()'s first reset reads the seed
     np.testing.assert_array_equal(sb3.replay_buffer.observations[0, 0], expected)
+
+
+def test_sb3_update_stats_log_sb3s_updates_without_changing_the_run(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = importlib.import_module("bench_mujoco_sac")
+
+    def run(logged: bool) -> tuple[list[torch.Tensor], dict[str, float] | None]:
+        sb3 = SB3TD3("MlpPolicy", gym.make(bench.ENV_ID), learning_starts=WARM_UP, batch_size=16, seed=0,
+                     device="cpu", policy_kwargs={"net_arch": [8, 8]})
+        stats = bench.SB3UpdateStats(sb3) if logged else None
+        sb3.learn(STEPS)
+        return weights(sb3.actor) + weights(sb3.critic), stats and stats.pop()
+
+    plain, _ = run(False)
+    hooked, means = run(True)
+    assert all(torch.equal(a, b) for a, b in zip(plain, hooked, strict=True))  # the hooks draw nothing
+    assert set(means) == set(bench.SB3UpdateStats.columns)
+    assert means["critic_loss"] > 0 and means["critic_grad_norm"] > 0 and means["actor_grad_norm"] > 0
