@@ -1,4 +1,4 @@
-"""The HalfCheetah note's group figures for TD3 (sections 13-27), from the ``result_*.json``
+"""The HalfCheetah note's group figures for TD3 (sections 13-28), from the ``result_*.json``
 files beside this script: each group's runs, median and range, and for each pair of groups
 compared in the note, in how many pairs of runs the first is ahead, the one-sided
 Mann-Whitney p that the first lies below the second, and the two-sided p:
@@ -66,6 +66,11 @@ GROUPS["SB3, section 27's new seeds"] = ["result_sb3_s27_td3_seed*.json"]
 GROUPS["ours, shipped, with section 27"] = (
     GROUPS["ours, shipped, with section 26"] + ["result_rlpytorch_shipped_s27_td3_seed*.json"])
 GROUPS["SB3, with section 27"] = GROUPS["SB3, with section 26"] + GROUPS["SB3, section 27's new seeds"]
+# Section 28: SB3 at seeds 17-19 (its updates logged) and ours at 29, named apart again.
+GROUPS["SB3, section 28's new seeds"] = ["result_sb3_s28_td3_seed*.json"]
+GROUPS["ours, shipped, with section 28"] = (
+    GROUPS["ours, shipped, with section 27"] + ["result_rlpytorch_shipped_s28_td3_seed*.json"])
+GROUPS["SB3, with section 28"] = GROUPS["SB3, with section 27"] + GROUPS["SB3, section 28's new seeds"]
 COMPARED = [
     ("ours", "SB3"),
     ("ours, split streams", "SB3"),
@@ -99,6 +104,8 @@ COMPARED = [
     ("ours, shipped, section 26's new seeds", "ours, shipped"),
     ("ours, shipped, with section 27", "SB3, with section 27"),
     ("SB3, section 27's new seeds", "SB3, with section 26"),
+    ("ours, shipped, with section 28", "SB3, with section 28"),
+    ("SB3, section 28's new seeds", "SB3, with section 27"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
