@@ -68,6 +68,15 @@ def main() -> None:
             leads.append(column)
     print(f"\nleads (every SB3 run beyond ours' range, one side, at 2+ of {[s // 1000 for s in LEVEL]}K): "
           f"{', '.join(leads) or 'none'}")
+    print("\nrelative to q (looked at after the reading, so a description, not a test):")
+    for column in ("critic_loss", "critic_grad_norm", "actor_grad_norm"):
+        for step in LEVEL + LATER:
+            mine = sorted(r[step][column] / r[step]["q"] for r in ours.values() if step in r and column in r[step])
+            other = {name: r[step][column] / r[step]["q"] for name, r in theirs.items() if step in r}
+            if mine and other:
+                cells = ", ".join(f"{v:.3f} ({sum(m < v for m in mine)} below)" for v in other.values())
+                print(f"  {column} / q at {step // 1000}K: ours median {median(mine):.3f} "
+                      f"({mine[0]:.3f} to {mine[-1]:.3f}); SB3 {cells}")
 
 
 if __name__ == "__main__":
