@@ -16,7 +16,8 @@ timed; each episode's return too), wall seconds of training, and CPU seconds
 of this process (the engine's threads included, the hosted environment's
 worker process not; rlpytorch's also cover its set-up and the final
 evaluation, seconds against the hour of training). Each run writes
-``progress.csv`` (``frames``, ``time``, ``return_mean``) under ``--out`` as it
+``progress.csv`` (``frames``, ``time``, ``return_mean``; SB3's TD3 also its
+updates' ``q``, losses and gradient norms, as ours logs its own) under ``--out`` as it
 goes, for ``python -m rlpytorch.plot``, and its final weights: rlpytorch's
 checkpoint ``last.pt``, SB3's TD3 its actor's ``actor.pt``.
 
