@@ -10,13 +10,11 @@ seeds 30-34); the one-sided Mann-Whitney p that SB3's lie above. Beside it, the 
 the five short ones), SB3's with its updates logged (three and five).
 """
 
-import csv
-from pathlib import Path
 from statistics import median
 
 from scipy.stats import mannwhitneyu
+from update_stats import HERE, rows
 
-HERE = Path(__file__).resolve().parent
 DECLARED = {"SB3": ["short_sb3_td3"], "ours": ["short_rlpytorch_td3"]}
 ALL = {"SB3": ["short_sb3_td3", "sb3_s28_td3"],
        "ours": ["short_rlpytorch_td3", "rlpytorch_td3_sumloss", "rlpytorch_td3_sumloss_warmupnoise",
@@ -27,13 +25,8 @@ COLUMNS = ("critic_grad_norm", "critic_loss")
 
 def ratios(folders: list[str], column: str, step: int) -> list[float]:
     """``column / q`` in the row at ``step`` of every run under ``folders``."""
-    values = []
-    for folder in folders:
-        for run in sorted(HERE.glob(f"{folder}/seed*")):
-            with open(run / "progress.csv") as f:
-                row = next(r for r in csv.DictReader(f) if int(float(r["frames"])) == step)
-            values.append(float(row[column]) / float(row["q"]))
-    return values
+    steps = [rows(run)[step] for folder in folders for run in sorted(HERE.glob(f"{folder}/seed*"))]
+    return [row[column] / row["q"] for row in steps]
 
 
 def compare(groups: dict[str, list[str]], column: str, step: int) -> str:
