@@ -71,6 +71,10 @@ GROUPS["SB3, section 28's new seeds"] = ["result_sb3_s28_td3_seed*.json"]
 GROUPS["ours, shipped, with section 28"] = (
     GROUPS["ours, shipped, with section 27"] + ["result_rlpytorch_shipped_s28_td3_seed*.json"])
 GROUPS["SB3, with section 28"] = GROUPS["SB3, with section 27"] + GROUPS["SB3, section 28's new seeds"]
+# Section 29: SB3 at seed 20 and ours at 30, beside each other, named apart again.
+GROUPS["ours, shipped, with section 29"] = (
+    GROUPS["ours, shipped, with section 28"] + ["result_rlpytorch_shipped_s29_td3_seed*.json"])
+GROUPS["SB3, with section 29"] = GROUPS["SB3, with section 28"] + ["result_sb3_s29_td3_seed*.json"]
 COMPARED = [
     ("ours", "SB3"),
     ("ours, split streams", "SB3"),
@@ -106,6 +110,7 @@ COMPARED = [
     ("SB3, section 27's new seeds", "SB3, with section 26"),
     ("ours, shipped, with section 28", "SB3, with section 28"),
     ("SB3, section 28's new seeds", "SB3, with section 27"),
+    ("ours, shipped, with section 29", "SB3, with section 29"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
