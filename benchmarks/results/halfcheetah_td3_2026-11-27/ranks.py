@@ -111,6 +111,7 @@ COMPARED = [
     ("ours, shipped, with section 28", "SB3, with section 28"),
     ("SB3, section 28's new seeds", "SB3, with section 27"),
     ("ours, shipped, with section 29", "SB3, with section 29"),
+    ("swap + our exploration, replay", "SB3, with section 29"),
 ]
 METRICS = ("eval_mean", "last10_train_mean", "last100_at_200K")
 
