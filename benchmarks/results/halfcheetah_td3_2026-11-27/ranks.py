@@ -71,7 +71,7 @@ GROUPS["SB3, section 28's new seeds"] = ["result_sb3_s28_td3_seed*.json"]
 GROUPS["ours, shipped, with section 28"] = (
     GROUPS["ours, shipped, with section 27"] + ["result_rlpytorch_shipped_s28_td3_seed*.json"])
 GROUPS["SB3, with section 28"] = GROUPS["SB3, with section 27"] + GROUPS["SB3, section 28's new seeds"]
-# Section 29: SB3 at seed 20 and ours at 30, beside each other, named apart again.
+# Section 29: SB3 at seeds 20-21 and ours at 30-31, a pair at a time side by side, named apart again.
 GROUPS["ours, shipped, with section 29"] = (
     GROUPS["ours, shipped, with section 28"] + ["result_rlpytorch_shipped_s29_td3_seed*.json"])
 GROUPS["SB3, with section 29"] = GROUPS["SB3, with section 28"] + ["result_sb3_s29_td3_seed*.json"]
