@@ -18,7 +18,7 @@ from ranks import METRICS, runs
 from scipy.stats import mannwhitneyu
 
 OURS, SB3 = "ours, shipped, with section 29", "SB3, with section 29"
-SIZES = (5, 10, 20, 35, 50, 80)
+SIZES = (5, 10, 20, 35, 50, 60, 65, 80)
 DRAWS = 2000
 
 
