@@ -150,12 +150,15 @@ PRESETS: dict[str, Preset] = {
 def resolve(game: Any, preset: str | None, env_kwargs: dict[str, Any]) -> tuple[str, Preset]:
     """A hosted game's name and set-up: its factory (taking no arguments)
     and the preset's hooks. `game` is "gym:<id>", "pz:<module>" (a PettingZoo
-    ParallelEnv, `elfpy.pz_host`) or a callable factory."""
+    game, `elfpy.pz_host`) or a callable factory (an AECEnv it returns is
+    stepped turn by turn, `elfpy.pz_host.as_parallel`)."""
     if callable(game):
         if preset is not None:
             raise ValueError("a preset applies to 'gym:<id>' games, not to a factory")
+        from elfpy.pz_host import make_from_factory
+
         name = getattr(game, "__name__", type(game).__name__)
-        return f"py:{name}", Preset(functools.partial(game, **env_kwargs))
+        return f"py:{name}", Preset(functools.partial(make_from_factory, game, **env_kwargs))
     if game.startswith("pz:"):
         if preset is not None:
             raise ValueError(f"a preset applies to 'gym:<id>' games, not to the PettingZoo game '{game}'")
