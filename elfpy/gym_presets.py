@@ -25,6 +25,7 @@ import numpy as np
 # registering function of one that only declares a gymnasium.envs entry point
 # (which gymnasium 1.x no longer loads by itself).
 _PLUGINS = {"ALE/": "ale_py", "MiniGrid-": "minigrid", "BabyAI-": "minigrid", "MinAtar/": "minatar.gym:register_envs"}
+_EXTRAS = {"ale_py": "atari", "minigrid": "minigrid", "minatar.gym": "minatar"}  # the package's extra (setup.py)
 
 
 def registered_spec(env_id: str) -> Any:
@@ -38,7 +39,11 @@ def registered_spec(env_id: str) -> Any:
     for prefix, plugin in _PLUGINS.items():
         module, _, register = plugin.partition(":")
         if env_id.startswith(prefix):
-            imported = importlib.import_module(module)
+            try:
+                imported = importlib.import_module(module)
+            except ImportError:
+                raise ValueError(f"game 'gym:{env_id}' needs {module.partition('.')[0]}: "
+                                 f"pip install 'elf-platform[{_EXTRAS[module]}]'") from None
             if register and env_id not in gymnasium.registry:
                 getattr(imported, register)()
     return gymnasium.spec(env_id)

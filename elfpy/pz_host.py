@@ -78,7 +78,9 @@ def make_parallel_env(module: str, **kwargs: Any) -> Any:
     try:
         found = importlib.import_module(module)
     except ImportError as error:
-        raise ValueError(f"game 'pz:{module}': cannot import {module!r} ({error})") from None
+        missing_ours = (error.name or "").partition(".")[0] in ("pettingzoo", "mpe2")  # what our extra installs
+        hint = ": pip install 'elf-platform[pettingzoo]'" if missing_ours else ""
+        raise ValueError(f"game 'pz:{module}': cannot import {module!r} ({error}){hint}") from None
     if hasattr(found, "parallel_env"):
         return found.parallel_env(**kwargs)
     if hasattr(found, "env"):

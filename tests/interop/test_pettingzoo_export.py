@@ -3,9 +3,6 @@ checked with PettingZoo's own tests, then against the games' rules."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
@@ -146,9 +143,3 @@ def test_single_seat_and_simultaneous_games_are_refused_where_they_do_not_fit():
     with pytest.raises(ValueError, match="'duel' is not turn-based.*parallel_env"):
         ez.env("duel")
 
-
-def test_without_pettingzoo_the_import_names_the_extra_to_install():
-    code = "import sys; sys.modules['pettingzoo'] = None; import elfpy.pettingzoo"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode != 0
-    assert "pip install 'elf-platform[pettingzoo]'" in done.stderr.strip().splitlines()[-1]
