@@ -15,9 +15,10 @@ import elfpy.video
 from rlpytorch import plot, tune
 
 
-def hide(monkeypatch, *modules: str) -> None:
-    for module in modules:
-        monkeypatch.setitem(sys.modules, module, None)
+def hide(monkeypatch, module: str) -> None:
+    """`module` and its submodules (an earlier test may have imported them) cannot be imported."""
+    for name in [name for name in sys.modules if name.startswith(module + ".")] + [module]:
+        monkeypatch.setitem(sys.modules, name, None)
 
 
 def last_line(text: str) -> str:
