@@ -42,7 +42,7 @@ try:
 except ImportError as error:
     raise ImportError(f"elfpy.pettingzoo needs PettingZoo ({error}): pip install 'elf-platform[pettingzoo]'") from None
 
-from elfpy.context import Batch, GameContext
+from elfpy.context import Batch, GameContext, games
 from elfpy.vector import _observation_space
 
 _TAG = "seats"
@@ -83,6 +83,10 @@ class NativeParallelEnv(ParallelEnv):
     """A native game with several seats as a PettingZoo ParallelEnv (see module docstring)."""
 
     def __init__(self, game: str, **game_options: Any) -> None:
+        if not isinstance(game, str) or game not in games():
+            # A hosted game's agents may leave one by one, which this class does not follow; a
+            # PettingZoo game is one already.
+            raise ValueError(f"parallel_env takes a native game ({', '.join(games())}), got {game!r}")
         probe = GameContext(game, num_games=1, num_threads=1, **game_options)
         try:
             name, seats, keys = probe.game, probe.num_seats, probe.spec()

@@ -24,17 +24,18 @@ def test_go_passes_pettingzoos_aec_api_and_seed_tests():
     seed_test(lambda: ez.env("go"), num_cycles=500)
 
 
-def test_every_native_game_with_several_seats_is_offered():
+def test_every_native_game_with_several_seats_passes_the_parallel_api_test_with_its_defaults():
     several = []
     for game in elfpy.games():
         probe = elfpy.GameContext(game, num_games=1, num_threads=1)
         if probe.num_seats > 1:
-            several.append(game)
+            several.append((game, probe.num_seats))
         probe.stop()
-    for game in several:
+    assert "duel" in dict(several)
+    for game, seats in several:
         env = ez.parallel_env(game)
-        observations, _ = env.reset(seed=0)
-        assert set(observations) == set(env.possible_agents) == {f"player_{i}" for i in range(len(env.agents))}
+        assert env.possible_agents == [f"player_{seat}" for seat in range(seats)]
+        parallel_api_test(env, num_cycles=200)
         env.close()
 
 
@@ -142,4 +143,6 @@ def test_single_seat_and_simultaneous_games_are_refused_where_they_do_not_fit():
         ez.parallel_env("cartpole")
     with pytest.raises(ValueError, match="'duel' is not turn-based.*parallel_env"):
         ez.env("duel")
+    with pytest.raises(ValueError, match="parallel_env takes a native game .* got 'pz:mpe2.simple_spread_v3'"):
+        ez.parallel_env("pz:mpe2.simple_spread_v3")
 
