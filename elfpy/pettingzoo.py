@@ -29,6 +29,7 @@ Seeds, as Gymnasium's: `reset(seed=s)` starts a new game context seeded s;
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -107,7 +108,7 @@ class NativeParallelEnv(ParallelEnv):
         # One space object per agent, as PettingZoo asks (each agent's space is seeded on its own).
         self._observation_spaces = {agent: self._joint({k: _observation_space(keys[k]) for k in self._observation_keys})
                                     for agent in self.possible_agents}
-        self._action_spaces = {agent: self._joint({k: keys[k].space for k in self._action_keys})
+        self._action_spaces = {agent: self._joint({k: copy.deepcopy(keys[k].space) for k in self._action_keys})
                                for agent in self.possible_agents}
         self._seeds = _SeedSequence()
         self._context: GameContext | None = None

@@ -35,6 +35,8 @@ def test_every_native_game_with_several_seats_passes_the_parallel_api_test_with_
     for game, seats in several:
         env = ez.parallel_env(game)
         assert env.possible_agents == [f"player_{seat}" for seat in range(seats)]
+        spaces = [env.action_space(agent) for agent in env.possible_agents]
+        assert len({id(space) for space in spaces}) == seats  # each agent's space is seeded on its own
         parallel_api_test(env, num_cycles=200)
         env.close()
 
