@@ -79,6 +79,29 @@ def copy_whole(source: Path, target: Path) -> None:
         raise
 
 
+# What the defaults use: training logs to TensorBoard unless --no-tensorboard, configs are YAML, hosted
+# games reach their workers through cloudpickle. torch is the release the README names (scripts/setup.sh
+# installs it first; which build, CPU or CUDA, depends on the index).
+REQUIRED = ["numpy", "tqdm", "pyyaml", "tensorboard", "gymnasium>=1.0", "cloudpickle", "typing_extensions",
+            "torch==2.13.0"]
+# The optional parts, each named by the one line that a command needing it prints when it is missing
+# ("pip install 'elf-platform[plot]'"); pinned where requirements.txt pins them.
+EXTRAS = {
+    "plot": ["matplotlib"],  # python -m rlpytorch.plot
+    "tune": ["optuna", "matplotlib"],  # python -m rlpytorch.tune (and its study.png)
+    "ray": ["ray"],  # rlpytorch.launch --backend ray
+    "wandb": ["wandb"],  # --track wandb
+    "video": ["imageio", "imageio-ffmpeg", "pillow"],  # evaluate --video: GIF or MP4, MiniRTS drawn with Pillow
+    "atari": ["ale-py==0.12.1", "opencv-python-headless"],  # gym:ALE/<game>, preset="atari" (OpenCV resizes)
+    "envpool": ["envpool==1.2.5"],  # envpool:<task>
+    "minigrid": ["minigrid==3.2.0"],  # gym:MiniGrid-<...>, gym:BabyAI-<...>
+    "minatar": ["minatar==1.0.15"],  # gym:MinAtar/<game>
+    "mujoco": ["mujoco==4.0.0"],  # gym:HalfCheetah-v5 and the other MuJoCo tasks
+    "pettingzoo": ["pettingzoo==1.27.0", "mpe2==1.1.1"],  # elfpy.pettingzoo; pz:<module>, the MPE configs
+    "sb3": ["stable-baselines3"],  # elfpy.sb3
+}
+EXTRAS["all"] = sorted({requirement for extra in EXTRAS.values() for requirement in extra})
+
 setup(
     name="elf-platform",
     version="0.1.0",
@@ -88,7 +111,7 @@ setup(
     ext_modules=[CMakeExtension("elfpy._elf")],
     cmdclass={"build": CleanBuild, "build_ext": CMakeBuild},
     python_requires=">=3.10",
-    # torch: scripts/setup.sh installs a pinned build first (which one depends on the index).
-    install_requires=["numpy", "tqdm", "pyyaml", "gymnasium>=1.0", "torch", "typing_extensions"],
+    install_requires=REQUIRED,
+    extras_require=EXTRAS,
     zip_safe=False,
 )

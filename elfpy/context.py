@@ -231,8 +231,9 @@ class GameContext:
     ignored. Extra keyword arguments are the game's options (`game_options`).
 
     Python-hosted games: `game` is `"gym:<Gymnasium id>"`, `"pz:<module>"`
-    (a PettingZoo ParallelEnv from `<module>.parallel_env`, one seat per
-    agent: `elfpy.pz_host`) or a callable that returns an environment; they run in `num_workers` processes (default: one
+    (a PettingZoo ParallelEnv from `<module>.parallel_env`, or its AEC `env`
+    turn by turn, one seat per agent: `elfpy.pz_host`) or a callable that
+    returns an environment; they run in `num_workers` processes (default: one
     per CPU), the extra keyword arguments go to the environment, `preset`
     names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), the
     hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`),

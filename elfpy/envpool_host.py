@@ -85,8 +85,10 @@ def engine_threads(num_games: int) -> int:
 def make_pool(task: str, num_envs: int, num_threads: int, seed: int, options: dict[str, Any]) -> Any:
     """envpool's pool of `num_envs` environments of `task`, in sync mode
     (batch_size = num_envs, so a send may name any subset)."""
-    import envpool
-
+    try:
+        import envpool
+    except ImportError:
+        raise ValueError(f"game '{PREFIX}{task}' needs envpool: pip install 'elf-platform[envpool]'") from None
     if task not in envpool.list_all_envs():
         raise ValueError(f"game '{PREFIX}{task}': envpool has no task '{task}' (envpool.list_all_envs() lists them)")
     try:

@@ -30,8 +30,8 @@ arrays) before it is stored, e.g. text into token ids;
 The factory and hooks reach the workers through cloudpickle, so lambdas and
 functions of the user's script work too.
 
-A PettingZoo ParallelEnv (`"pz:<module>"` or a factory returning one) is
-hosted the same way with one seat per agent: see `elfpy.pz_host`.
+A PettingZoo ParallelEnv or AECEnv (`"pz:<module>"` or a factory returning
+one) is hosted the same way with one seat per agent: see `elfpy.pz_host`.
 
 Rendering. Games that draw with pygame (classic control, MPE) start SDL when
 they first render, which looks for a display and a sound device and, without

@@ -25,6 +25,7 @@ import numpy as np
 # registering function of one that only declares a gymnasium.envs entry point
 # (which gymnasium 1.x no longer loads by itself).
 _PLUGINS = {"ALE/": "ale_py", "MiniGrid-": "minigrid", "BabyAI-": "minigrid", "MinAtar/": "minatar.gym:register_envs"}
+_EXTRAS = {"ale_py": "atari", "minigrid": "minigrid", "minatar.gym": "minatar"}  # the package's extra (setup.py)
 
 
 def registered_spec(env_id: str) -> Any:
@@ -38,7 +39,11 @@ def registered_spec(env_id: str) -> Any:
     for prefix, plugin in _PLUGINS.items():
         module, _, register = plugin.partition(":")
         if env_id.startswith(prefix):
-            imported = importlib.import_module(module)
+            try:
+                imported = importlib.import_module(module)
+            except ImportError:
+                raise ValueError(f"game 'gym:{env_id}' needs {module.partition('.')[0]}: "
+                                 f"pip install 'elf-platform[{_EXTRAS[module]}]'") from None
             if register and env_id not in gymnasium.registry:
                 getattr(imported, register)()
     return gymnasium.spec(env_id)
@@ -150,12 +155,15 @@ PRESETS: dict[str, Preset] = {
 def resolve(game: Any, preset: str | None, env_kwargs: dict[str, Any]) -> tuple[str, Preset]:
     """A hosted game's name and set-up: its factory (taking no arguments)
     and the preset's hooks. `game` is "gym:<id>", "pz:<module>" (a PettingZoo
-    ParallelEnv, `elfpy.pz_host`) or a callable factory."""
+    game, `elfpy.pz_host`) or a callable factory (an AECEnv it returns is
+    stepped turn by turn, `elfpy.pz_host.as_parallel`)."""
     if callable(game):
         if preset is not None:
             raise ValueError("a preset applies to 'gym:<id>' games, not to a factory")
+        from elfpy.pz_host import make_from_factory
+
         name = getattr(game, "__name__", type(game).__name__)
-        return f"py:{name}", Preset(functools.partial(game, **env_kwargs))
+        return f"py:{name}", Preset(functools.partial(make_from_factory, game, **env_kwargs))
     if game.startswith("pz:"):
         if preset is not None:
             raise ValueError(f"a preset applies to 'gym:<id>' games, not to the PettingZoo game '{game}'")

@@ -1,10 +1,20 @@
-"""PettingZoo ParallelEnv games hosted under GameContext: one seat per agent.
+"""PettingZoo games hosted under GameContext: one seat per agent.
 
 `GameContext("pz:mpe2.simple_spread_v3", num_games=8, continuous_actions=True)`
 imports `mpe2.simple_spread_v3`, calls its `parallel_env(**kwargs)` in each
 worker process (`elfpy.gym_host` runs them), and seats agent
 `possible_agents[i]` at seat i (`gc.seat_names`). A factory returning a
 ParallelEnv works the same way. Tags route seats with `add_tag(seats=[...])`.
+
+Turn-based (AEC) games. A module with `env()` and no `parallel_env()`
+(`"pz:pettingzoo.classic.tictactoe_v3"`), or a factory returning an AECEnv,
+is stepped turn by turn through PettingZoo's own `turn_based_aec_to_parallel`:
+each engine step is one AEC step, every seat gets a row and replies, and only
+the action of the agent to move (`agent_selection`) is applied; the others'
+are ignored (classic games show it: their `action_mask` is zero). Not
+`aec_to_parallel`: it steps every agent once per parallel step, which holds
+only for environments that update once per cycle, so it refuses any that
+does not declare `is_parallelizable` (tictactoe among them).
 
 Keys. Each agent's observation is written on its own seat's row under the
 Gymnasium host's names (an array is `s`, a Dict one key per entry). When the
@@ -31,6 +41,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,15 +55,37 @@ def is_parallel_env(env: Any) -> bool:
     return hasattr(env, "possible_agents") and callable(getattr(env, "observation_space", None))
 
 
+def as_parallel(env: Any) -> Any:
+    """An AECEnv as PettingZoo's `turn_based_aec_to_parallel` steps it (see
+    module docstring); any other environment as it is."""
+    # An AECEnv exists only once pettingzoo is imported: Gymnasium games never import it here.
+    pettingzoo = sys.modules.get("pettingzoo")
+    if pettingzoo is None or not isinstance(env, pettingzoo.AECEnv):
+        return env
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    return turn_based_aec_to_parallel(env)
+
+
+def make_from_factory(factory: Any, /, **kwargs: Any) -> Any:
+    """`factory(**kwargs)`, an AECEnv it returns stepped turn by turn (`as_parallel`)."""
+    return as_parallel(factory(**kwargs))
+
+
 def make_parallel_env(module: str, **kwargs: Any) -> Any:
-    """`<module>.parallel_env(**kwargs)`, e.g. module "mpe2.simple_spread_v3"."""
+    """`<module>.parallel_env(**kwargs)`, e.g. module "mpe2.simple_spread_v3",
+    else its AEC `env(**kwargs)` stepped turn by turn (`as_parallel`)."""
     try:
         found = importlib.import_module(module)
     except ImportError as error:
-        raise ValueError(f"game 'pz:{module}': cannot import {module!r} ({error})") from None
-    if not hasattr(found, "parallel_env"):
-        raise ValueError(f"game 'pz:{module}': module {module!r} has no parallel_env()")
-    return found.parallel_env(**kwargs)
+        missing_ours = (error.name or "").partition(".")[0] in ("pettingzoo", "mpe2")  # what our extra installs
+        hint = ": pip install 'elf-platform[pettingzoo]'" if missing_ours else ""
+        raise ValueError(f"game 'pz:{module}': cannot import {module!r} ({error}){hint}") from None
+    if hasattr(found, "parallel_env"):
+        return found.parallel_env(**kwargs)
+    if hasattr(found, "env"):
+        return as_parallel(found.env(**kwargs))
+    raise ValueError(f"game 'pz:{module}': module {module!r} has neither parallel_env() nor env()")
 
 
 def agent_group(agent: str) -> str:

@@ -9,7 +9,7 @@ in as `infos[i]["terminal_observation"]`, with `"TimeLimit.truncated"` set for
 time limits: the engine's semantics, so this is a thin translation. The
 spaces are `elfpy.vector`'s: the game's own (a MultiDiscrete's counts, a
 Box's per-element bounds, a Dict of several action keys).
-Importing this module needs stable-baselines3 installed.
+Importing this module needs stable-baselines3 (`pip install 'elf-platform[sb3]'`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from stable_baselines3.common.vec_env import VecEnv
+
+try:
+    from stable_baselines3.common.vec_env import VecEnv
+except ImportError as error:
+    raise ImportError(f"elfpy.sb3 needs Stable-Baselines3 ({error}): pip install 'elf-platform[sb3]'") from None
 
 from elfpy.vector import NativeVectorEnv, make_vector
 

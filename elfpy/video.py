@@ -50,6 +50,11 @@ def check_drawable(game: Any) -> None:
     if not (is_hosted(game) or game == "minirts"):
         raise ValueError(f"game '{game}' cannot draw itself: videos are made for Python-hosted games "
                          f"(rendered with render_mode='rgb_array') and MiniRTS")
+    try:
+        import imageio  # noqa: F401  (writes the frames)
+        import PIL  # noqa: F401  (draws MiniRTS; imageio's GIFs)
+    except ImportError as error:
+        raise ValueError(f"videos need {error.name}: pip install 'elf-platform[video]'") from None
 
 
 def record(game: Any, make_policy: Callable[[], Policy], episodes: int, folder: str | Path, *,

@@ -36,7 +36,7 @@ on a terminal a bar over the runs.
 sets its visible GPUs), on the cluster at ``--ray_address`` (else
 ``RAY_ADDRESS``, else a Ray started on this machine). The runs' folders must be
 on a file system every node sees; resuming, retrying and the done markers are
-as above. Ray is optional (``pip install ray``); only this backend imports it.
+as above. Ray is optional (``pip install 'elf-platform[ray]'``); only this backend imports it.
 """
 
 from __future__ import annotations
@@ -369,7 +369,7 @@ def import_ray(parser: argparse.ArgumentParser) -> Any:
     try:
         import ray
     except ImportError:
-        parser.error("--backend ray needs the ray package: pip install ray")
+        parser.error("--backend ray needs the ray package: pip install 'elf-platform[ray]'")
     return ray
 
 

@@ -137,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> list[Curve]:
     parser.add_argument("--title", default="", help="title of the figure (default: none)")
     args = parser.parse_args(argv)
     try:
+        import matplotlib  # noqa: F401  (checked first: no run's files are read for a plot that cannot be drawn)
+    except ImportError:
+        parser.error("drawing needs matplotlib: pip install 'elf-platform[plot]'")
+    try:
         curves = load_curves(args.runs, args.x, args.y)
     except (OSError, ValueError) as error:  # a missing folder or file, a column it lacks: one line
         parser.error(str(error))

@@ -401,6 +401,11 @@ def main(argv: Sequence[str] | None = None) -> Any:
     passthrough = argv[argv.index("--") + 1:] if "--" in argv else []
     parser = tune_parser()
     args = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
+    try:
+        import matplotlib  # noqa: F401  (study.png)
+        import optuna  # noqa: F401
+    except ImportError as error:
+        parser.error(f"the search needs {error.name}: pip install 'elf-platform[tune]'")
     if args.eval_every < 1 or min(args.trials, args.startup_trials, args.prune_after) < 0:
         parser.error("--eval_every must be >= 1, --trials, --startup_trials and --prune_after >= 0")
     try:

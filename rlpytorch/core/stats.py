@@ -191,7 +191,7 @@ class WandbRun:
         try:
             import wandb
         except ImportError:
-            raise ArgsError("--track wandb needs the wandb package: pip install wandb") from None
+            raise ArgsError("--track wandb needs the wandb package: pip install 'elf-platform[wandb]'") from None
         id_file = log_dir / self.ID_FILE
         run_id = id_file.read_text().strip() if id_file.exists() else uuid.uuid4().hex[:12]
         if not re.fullmatch(r"[\w-]+", run_id):

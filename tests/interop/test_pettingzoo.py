@@ -300,3 +300,56 @@ def test_a_dict_action_space_gives_every_seat_one_key_per_entry_and_reaches_env_
         expected = 10.0 * seats + (seats + 1) % 3 + 0.25 * seats + 1.0
         np.testing.assert_allclose(np.asarray(batch["r"]), expected, rtol=1e-5)
 
+
+
+def _tictactoe_factory():
+    from pettingzoo.classic import tictactoe_v3
+
+    return tictactoe_v3.env()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("game", ["pz:pettingzoo.classic.tictactoe_v3", _tictactoe_factory],
+                         ids=["module_without_parallel_env", "factory"])
+def test_an_aec_game_is_stepped_turn_by_turn_as_the_environment_steps_directly(game):
+    """tictactoe_v3 has no parallel_env(): each engine step is one turn, both
+    seats reply, the mover's action is played (pz_host, "Turn-based games")."""
+    from pettingzoo.classic import tictactoe_v3
+
+    gc = elfpy.GameContext(game, num_games=1, num_workers=1, seed=0, deterministic=True)
+    assert gc.seat_names == ("player_1", "player_2")
+    inputs = ["observation", "action_mask", "final_observation", "r", "terminal"]
+    gc.add_tag("turn", batch_size=2, inputs=inputs, replies=["a"])
+    rng = np.random.default_rng(0)
+    rows = []
+    with gc:
+        for _, batch in zip(range(40), gc, strict=False):
+            assert batch.seats.tolist() == [0, 1]
+            actions = [int(rng.choice(np.flatnonzero(mask))) if mask.any() else int(rng.integers(9))
+                       for mask in batch["action_mask"]]  # a waiting seat's action is ignored, whatever it is
+            rows.append(({k: batch[k].copy() for k in inputs}, actions))
+            batch.reply({"a": np.array(actions, np.int64)})
+
+    direct = tictactoe_v3.env()
+    direct.reset(seed=game_seed(0, 0))
+    agents = direct.possible_agents
+    wins = 0
+    for (row, actions), (after, _) in zip(rows, rows[1:], strict=False):
+        for seat, agent in enumerate(agents):
+            seen = direct.observe(agent)
+            np.testing.assert_array_equal(row["observation"][seat], seen["observation"])
+            np.testing.assert_array_equal(row["action_mask"][seat], seen["action_mask"])
+        (mover,) = np.flatnonzero(row["action_mask"].any(axis=1))  # one seat to move at a time
+        assert agents[mover] == direct.agent_selection
+        direct.step(actions[mover])
+        for seat, agent in enumerate(agents):
+            assert after["r"][seat] == direct.rewards[agent]
+        if all(direct.terminations.values()):
+            assert after["terminal"].all()
+            for seat, agent in enumerate(agents):
+                np.testing.assert_array_equal(after["final_observation"][seat], direct.observe(agent)["observation"])
+            wins += after["r"].any()
+            direct.reset()
+        else:
+            assert not after["terminal"].any()
+    assert wins >= 1  # a won game's rewards reached both seats

@@ -71,7 +71,8 @@ def test_a_damaged_run_id_is_named(tmp_path: Path, fake_wandb) -> None:
 
 def test_a_missing_wandb_is_one_clear_error(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "wandb", None)  # import wandb fails as when it is not installed
-    with pytest.raises(ArgsError, match=r"^--track wandb needs the wandb package: pip install wandb$"):
+    message = r"^--track wandb needs the wandb package: pip install 'elf-platform\[wandb\]'$"
+    with pytest.raises(ArgsError, match=message):
         StatsLogger(log_dir=tmp_path, tensorboard=False, echo=False, track="wandb")
 
 

@@ -152,7 +152,8 @@ def test_the_ray_backend_without_ray_is_one_clear_error(monkeypatch, capsys) -> 
     with pytest.raises(SystemExit) as stop:
         launch.main(["--backend", "ray"])
     assert stop.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1].endswith("--backend ray needs the ray package: pip install ray")
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.endswith("--backend ray needs the ray package: pip install 'elf-platform[ray]'")
 
 
 def test_the_ray_backend_runs_the_grid_as_tasks_with_resources_and_resumes(tmp_path: Path, monkeypatch,
