@@ -7,15 +7,36 @@ taking ``(s, legal)`` and returning ``(policy, value)`` (``python -m
 rlpytorch.train --method alphazero`` writes one beside each checkpoint);
 without ``--load`` the search uses equal priors and value 0. Commands: protocol_version, name, version,
 known_command, list_commands, boardsize, clear_board, komi, play, genmove,
-undo, final_score, showboard, quit. Errors (illegal moves, unknown commands,
-bad arguments: a vertex off the board or malformed, a komi that is not a
-finite decimal number) are answered ``? message``, and so is a command that
-fails for any other reason: no command ends the engine but ``quit`` or the
-end of its input. The search of a genmove is kept, and the next genmove
-starts from its subtree of the moves played since (``--no-reuse_tree``: a
-fresh search each time). After the game's end (two passes in a row) ``genmove``
-answers ``pass`` and changes nothing (GTP's genmove never fails); ``play``
-is refused until ``undo`` or ``clear_board``.
+undo, final_score, final_status_list, time_settings, kgs-time_settings,
+time_left, showboard, quit.
+
+Every number is range-checked. A command-line option out of range (a komi
+not finite or beyond 10000, a board size other than 9, 13 or 19 or one the
+network cannot evaluate, playouts or leaves below 1, ...) is refused in one
+line before the engine speaks. Errors (illegal moves, unknown commands, bad
+arguments: a vertex off the board or malformed, a komi that is not a finite
+decimal number, a time that is not a GTP int, 0 to 2^31 - 1) are answered
+``? message``; ``boardsize`` of a size the network cannot play answers ``?
+unacceptable size``; a command that fails for any other reason is answered
+so too: no command ends the engine but ``quit`` or the end of its input.
+
+The search of a genmove is kept, and the next genmove starts from its
+subtree of the moves played since (``--no-reuse_tree``: a fresh search each
+time). Without a clock each search makes ``--playouts`` simulations. With
+one (``time_settings``: GTP's absolute time or Canadian byo-yomi;
+``kgs-time_settings``: also none and Japanese byo-yomi) each search runs
+until its share of the time left is spent (``elfpy.go.clock.move_budget``:
+the main time left over the moves still to come, plus what byo-yomi gives
+each move for certain, less ``--lag_buffer`` seconds), at most
+``--max_playouts``; ``time_left`` tells the engine its time, and between two
+``time_left`` it takes each genmove's time off its own clock. ``clear_board``
+restarts the clocks.
+
+After the game's end (two passes in a row) ``genmove`` answers ``pass`` and
+changes nothing (GTP's genmove never fails); ``play`` resumes the game, as
+GNU Go plays on. Scoring is Tromp-Taylor: ``final_score`` counts every stone
+on the board, so ``final_status_list`` lists them all ``alive`` (one string a
+line), none ``dead`` and none in ``seki``.
 
 The network file is read by ``elfpy.network_file.load_network``, which
 refuses any file that could run code.
