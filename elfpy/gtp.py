@@ -105,7 +105,7 @@ class GtpEngine:
         self.time_control: clock.TimeControl | None = None  # None: no clock, each search makes `playouts`
         self.clocks = {"b": clock.ClockState(0.0), "w": clock.ClockState(0.0)}  # each side's time left
         self._evaluation_errors: dict[int, str | None] = {}  # board size -> why the evaluator cannot play it
-        if board_size not in BOARD_SIZES:
+        if not isinstance(board_size, int) or board_size not in BOARD_SIZES:
             raise ValueError(f"board_size must be one of {', '.join(map(str, BOARD_SIZES))}, got {board_size}")
         if (error := self._evaluation_error(board_size)) is not None:
             raise ValueError(f"board_size {board_size}: the network cannot evaluate a {board_size}x{board_size} "
