@@ -29,6 +29,6 @@ class FakeClock:
         return evaluate
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")  # the class, no state: hypothesis's tests may take it too
 def fake_clock() -> type[FakeClock]:
     return FakeClock

@@ -221,15 +221,18 @@ def test_the_process_answers_every_command_and_lives_until_quit():
 
 
 GTP_WORDS = st.sampled_from(["b", "w", "D4", "E5", "pass", "resign", "Z99", "D0", "D4,W", "T19", "N13", "x", "nan",
-                             "-3.5", "9", "13", "19", "7", "", "1e3"])
+                             "-3.5", "9", "13", "19", "7", "", "1e3", "0", "2147483648", "alive", "dead", "seki",
+                             "none", "absolute", "byoyomi", "canadian"])
 COMMANDS = st.sampled_from(["play", "genmove", "undo", "clear_board", "final_score", "showboard", "komi",
-                            "boardsize", "known_command", "fly", "quit"])
+                            "boardsize", "known_command", "fly", "quit", "final_status_list", "time_settings",
+                            "kgs-time_settings", "time_left"])
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(COMMANDS, st.lists(GTP_WORDS, max_size=3)), max_size=12))
-def test_any_command_sequence_gets_one_well_formed_answer_per_command(commands):
-    with GtpEngine(playouts=2) as engine:
+@given(st.lists(st.tuples(COMMANDS, st.lists(GTP_WORDS, max_size=4)), max_size=12))
+def test_any_command_sequence_gets_one_well_formed_answer_per_command(fake_clock, commands):
+    fake = fake_clock(tick=0.125)  # a clock the commands set is spent in evaluations, not seconds
+    with GtpEngine(fake.evaluator(), playouts=2, now=fake.now) as engine:
         for name, args in commands:
             response, done = engine.handle(" ".join([name, *args]))
             answers = answers_of(response)
