@@ -475,7 +475,7 @@ def main(argv: list[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--load", default="", help="network exported with torch.export (default: no network)")
     parser.add_argument("--playouts", type=int, default=play.PLAYOUTS,
-                        help="simulations per genmove without a clock (default: %(default)s)")
+                        help="simulations per genmove (default: %(default)s) while no clock is set")
     parser.add_argument("--leaves", type=int, default=play.LEAVES,
                         help="leaves evaluated together per search step (default: %(default)s)")
     parser.add_argument("--board_size", type=int, default=play.BOARD_SIZE, help="board side (default: %(default)s)")
