@@ -1,8 +1,8 @@
 // Tree search (games/go/mcts.h) and the "go_mcts" self-play game: visit
 // counts on a position with one winning move (exact end-of-game values and a
 // fixed evaluator), leaves in flight, tree reuse, root noise, bad
-// evaluations, whole self-play games through the engine, and a failure while
-// searches wait for their evaluations.
+// evaluations, whole self-play games through the engine, a search ended early
+// by move_now, and a failure while searches wait for their evaluations.
 #include <cmath>
 #include <map>
 #include <set>
@@ -321,6 +321,43 @@ TEST(fast_searches_report_their_moves_with_no_visits_at_the_fraction_asked) {
   CHECK(full >= 70 && full <= 130);
   CHECK_THROWS(elf::Context("go_mcts", 1, 1, 0, true, elf::Options({{"playouts", "4"}, {"fast_playouts", "8"}})),
                std::invalid_argument, "fast_playouts");
+}
+
+TEST(move_now_ends_the_search_of_the_move_under_way_and_only_that_one) {
+  // With external_moves, the reply move_now = 1 plays the move from what the search has (here: the root's
+  // priors, after the step that expanded it); the next move's search still runs to `playouts`.
+  elf::Options options({{"playouts", "40"}, {"leaves", "2"}, {"external_moves", "true"}, {"resign_threshold", "-1"}});
+  elf::Context ctx("go_mcts", 1, 1, 0, true, options);
+  ctx.AddTag(elf::testing::MakeTag("eval", 2, {"move"}, {"policy", "value", "play", "move_now"}));
+  ctx.Start();
+  std::vector<int> steps_per_move;
+  int steps = 0;
+  while (steps_per_move.size() < 2) {
+    const elf::BatchRef ref = elf::testing::NextBatch(ctx);
+    const int32_t* seats = elf::testing::Seats(ctx, ref);
+    const int64_t* move = elf::testing::Input<int64_t>(ctx, ref, "move");
+    float* policy = elf::testing::Reply<float>(ctx, ref, "policy");
+    float* value = elf::testing::Reply<float>(ctx, ref, "value");
+    int64_t* play = elf::testing::Reply<int64_t>(ctx, ref, "play");
+    int64_t* move_now = elf::testing::Reply<int64_t>(ctx, ref, "move_now");
+    for (int i = 0; i < ref.size; ++i) {
+      if (seats[i] == 0 && move[i] >= 0) {
+        steps_per_move.push_back(steps);
+        steps = 0;
+      }
+    }
+    ++steps;
+    for (int i = 0; i < ref.size; ++i) {
+      for (int a = 0; a < 82; ++a) policy[i * 82 + a] = 1.0f / 82;
+      value[i] = 0.0f;
+      play[i] = 0;
+      move_now[i] = steps_per_move.empty() ? 1 : 0;  // during the first move only
+    }
+    ctx.SubmitReplies(ref);
+  }
+  ctx.Stop();
+  CHECK_EQ(steps_per_move[0], 1);
+  CHECK(steps_per_move[1] >= 40 / 2);  // 40 simulations, at most 2 a step
 }
 
 TEST(a_bad_evaluation_or_a_failed_evaluator_stops_every_search) {

@@ -1,5 +1,6 @@
 """GNU Go as an opponent over GTP: a client for a GTP program's process
-(``GtpProcess``), GNU Go's (``GnuGo``) and one match game against a ``GtpEngine``.
+(``GtpProcess``), GNU Go's (``GnuGo``) and one match game against a
+``GtpEngine`` (``play_game``), with or without a referee's clock.
 
 GNU Go runs with Tromp-Taylor's rules as far as it has them: area scoring
 (``--chinese-rules``), positional superko, and every dead stone captured
@@ -10,12 +11,15 @@ it in ``/usr/games`` (``apt-get install gnugo``; ``scripts/setup.sh`` does).
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from elfpy.go import play
+from elfpy.go import clock, play
 from elfpy.gtp import GtpEngine
 
 TROMP_TAYLOR = ("--chinese-rules", "--positional-superko", "--capture-all-dead")
@@ -98,38 +102,70 @@ class MatchGame:
     ours: str  # our colour, "b" or "w"
     moves: int
     resigned: str | None  # the colour that resigned, if one did
-    score: str  # our Tromp-Taylor result ("B+3.5"), or "" after a resignation
+    score: str  # our Tromp-Taylor result ("B+3.5"), or "" after a resignation or a loss on time
     gnugo_score: str  # GNU Go's own count of the same board
+    out_of_time: str | None = None  # the colour that lost on time, if one did (a game with a clock)
 
     @property
     def winner(self) -> str:
-        if self.resigned:
-            return "w" if self.resigned == "b" else "b"
+        loser = self.resigned or self.out_of_time
+        if loser:
+            return "w" if loser == "b" else "b"
         return self.score[0].lower()
 
 
-def play_game(engine: GtpEngine, gnugo: GnuGo, ours: str) -> MatchGame:
+def play_game(engine: GtpEngine, gnugo: GnuGo, ours: str, time_control: clock.TimeControl | None = None,
+              now: Callable[[], float] = time.monotonic) -> MatchGame:
     """Plays ``engine`` as ``ours`` against ``gnugo`` from the empty board until
-    two passes in a row, a resignation or 2 N^2 moves; each side's move goes to
-    the other, which refuses an illegal one (GtpEngine by its answer, GNU Go by
-    RuntimeError)."""
+    two passes in a row, a resignation, a loss on time or 2 N^2 moves; each
+    side's move goes to the other, which refuses an illegal one (GtpEngine by
+    its answer, GNU Go by RuntimeError).
+
+    With `time_control` the referee keeps a clock as gogui-twogtp does: both
+    programs are sent the control (``time_settings``) before the first move
+    and the mover its time left (``time_left``, whole seconds) before each
+    genmove; each genmove's time, by `now`, comes off the mover's clock, and
+    a side that overruns it loses on time."""
     limit = 2 * engine.board_size ** 2
-    color, passes, resigned = "b", 0, None
+    clocks = None if time_control is None else dict.fromkeys("bw", time_control.start())
+    if time_control is not None:
+        _tell_engine(engine, time_control.command())
+        gnugo.send(time_control.command())
+    color, passes, resigned, out_of_time = "b", 0, None, None
     while passes < 2 and len(engine.moves) < limit:
+        if clocks is not None:
+            left = clocks[color]
+            time_left = f"time_left {color} {math.floor(max(left.seconds, 0))} {left.stones}"
+            if color == ours:
+                _tell_engine(engine, time_left)
+            else:
+                gnugo.send(time_left)
+        started = now()
         if color == ours:
             move = engine.handle(f"genmove {color}")[0][2:].strip()
-            if move != "resign":
-                gnugo.send(f"play {color} {move}")
         else:
             move = gnugo.send(f"genmove {color}")
-            if move.lower() != "resign":
-                answer = engine.handle(f"play {color} {move}")[0]
-                if not answer.startswith("="):
-                    raise RuntimeError(f"GNU Go played {color} {move}, which the engine refuses: {answer.strip()}")
+        if clocks is not None:
+            clocks[color] = clock.spend(time_control, clocks[color], now() - started)
+            if clocks[color].out_of_time:
+                out_of_time = color
+                break
+        if move.lower() != "resign":
+            if color == ours:
+                gnugo.send(f"play {color} {move}")
+            else:
+                _tell_engine(engine, f"play {color} {move}", f"GNU Go played {color} {move}")
         if move.lower() == "resign":
             resigned = color
             break
         passes = passes + 1 if move.lower() == "pass" else 0
         color = "w" if color == "b" else "b"
-    score = "" if resigned else engine.handle("final_score")[0][2:].strip()
-    return MatchGame(ours, len(engine.moves), resigned, score, gnugo.send("final_score"))
+    score = "" if resigned or out_of_time else engine.handle("final_score")[0][2:].strip()
+    return MatchGame(ours, len(engine.moves), resigned, score, gnugo.send("final_score"), out_of_time)
+
+
+def _tell_engine(engine: GtpEngine, command: str, what: str = "") -> None:
+    """Sends `command` to `engine`; RuntimeError naming it (or `what`) if the engine refuses it."""
+    answer = engine.handle(command)[0]
+    if not answer.startswith("="):
+        raise RuntimeError(f"{what or command}, which the engine refuses: {answer.strip()}")

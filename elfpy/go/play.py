@@ -131,6 +131,7 @@ class TreeSearch:
                  sampled_moves: int = 0, seed: int = 0, reuse_tree: bool = REUSE_TREE) -> None:
         self.evaluator = evaluator
         self.board_size = board_size
+        self.playouts = playouts
         options = _options(board_size, komi, moves, to_move)
         self.max_moves = options["max_moves"]
         self.moves = len(moves)
@@ -143,7 +144,7 @@ class TreeSearch:
                                      pass_only_when_done=pass_only_when_done, reuse_tree=reuse_tree,
                                      external_moves=True, **options)
         self._gc.add_tag("eval", batch_size=leaves, inputs=["s", "legal", "move", "visits", "root_value", "terminal"],
-                         replies=["policy", "value", "play"])
+                         replies=["policy", "value", "play", "move_now"])
         self._gc.start()
         self._batches = iter(self._gc)
         self._held = None  # the batch that reported this search's move, answered by the next play or genmove
@@ -158,8 +159,11 @@ class TreeSearch:
         """Whether `play` may follow: a genmove came last, and the game goes on."""
         return self._held is not None and self.usable
 
-    def genmove(self) -> SearchResult:
-        """The searched move for `to_move`, played (see `search`)."""
+    def genmove(self, stop: Callable[[], bool] | None = None) -> SearchResult:
+        """The searched move for `to_move`, played (see `search`). `stop`, if
+        given, is asked after each step's evaluations; once it answers True the
+        move is played from the visits so far rather than at `playouts` (a
+        player on a clock: `stop` says its time for the move is spent)."""
         if not self.usable:
             raise RuntimeError("the game of this search is over")
         if self._held is not None:  # a genmove for the other side: the search goes on from its root
@@ -171,7 +175,7 @@ class TreeSearch:
             first = int(np.flatnonzero(batch.seats == 0)[0])
             move = int(batch["move"][first])
             if move == -1:
-                self._answer(batch, play=0)
+                self._answer(batch, play=0, stop=stop)
                 batch = next(self._batches)
                 continue
             self._held = batch
@@ -193,10 +197,12 @@ class TreeSearch:
         self.over = action == self.board_size ** 2 and self._last_was_pass
         self._last_was_pass = action == self.board_size ** 2
 
-    def _answer(self, batch, play: int) -> None:
+    def _answer(self, batch, play: int, stop: Callable[[], bool] | None = None) -> None:
         replies = _evaluate(self.evaluator, batch)
         replies["play"] = np.zeros(len(batch), np.int64)
         replies["play"][batch.seats == 0] = play
+        replies["move_now"] = np.zeros(len(batch), np.int64)
+        replies["move_now"][batch.seats == 0] = stop is not None and stop()
         batch.reply(replies)
 
     def close(self) -> None:
@@ -212,6 +218,23 @@ class TreeSearch:
 def _evaluate(evaluator: Evaluator, batch) -> dict[str, np.ndarray]:
     policy, value = evaluator(batch["s"], batch["legal"])
     return {"policy": np.asarray(policy, np.float32), "value": np.asarray(value, np.float32).reshape(len(batch))}
+
+
+def evaluation_error(evaluator: Evaluator, board_size: int, batch_size: int) -> str | None:
+    """Why `evaluator` cannot evaluate `batch_size` positions of a
+    `board_size` board (a network exported for one board size fails on any
+    other), or None when it answers them with a policy and a value of their
+    shapes."""
+    planes = elfpy.GameContext("go", num_games=1, num_threads=1, board_size=board_size).spec()["s"].shape
+    s = np.zeros((batch_size, *planes), np.uint8)
+    legal = np.ones((batch_size, board_size * board_size + 1), np.uint8)
+    try:
+        policy, value = evaluator(s, legal)
+    except Exception as error:  # whatever a network raises on a shape it was not made for
+        return f"{type(error).__name__}: {error}"
+    if np.shape(policy) != legal.shape or np.size(value) != batch_size:
+        return f"policy {list(np.shape(policy))} and value {list(np.shape(value))} for {batch_size} positions"
+    return None
 
 
 def uniform_evaluator(s: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from elfpy.go import clock, play
 from elfpy.go import gnugo as gnugo_module
-from elfpy.go import play
 from elfpy.go.gnugo import GnuGo, GtpProcess, play_game
 from elfpy.gtp import GtpEngine, load_evaluator
 
@@ -54,10 +54,37 @@ def test_whole_games_against_gnugo_through_the_gtp_process_and_commands_after_th
                 assert moves <= 2 * 81
             assert ours.send("final_score") == gnugo.send("final_score")
             assert [ours.send(f"genmove {c}") for c in "bw"] == ["pass", "pass"]
-            with pytest.raises(RuntimeError, match="illegal move"):
-                ours.send("play b A1")
+            assert ours.send("play b pass") == gnugo.send("play b pass") == ""  # a move after the end: both play on
             assert ours.send("undo") == "" and ours.send("clear_board") == gnugo.send("clear_board") == ""
     assert ours.process.returncode == 0
+
+
+def test_a_match_on_a_clock_refereed_as_gogui_twogtp_does_is_never_lost_on_time(fake_clock):
+    """Both programs get time_settings, the mover time_left before each genmove; the referee takes each
+    genmove's time off the mover's clock. Time passes 1/16 s per evaluation of ours (none while GNU Go
+    thinks), so each of our searches is a count of evaluations, checked against the budget it was given."""
+    fake = fake_clock(tick=1 / 16)
+    engine = GtpEngine(fake.evaluator(), playouts=8, pass_only_when_done=True, lag_buffer=0.5, now=fake.now)
+    searches = []  # (budget, clock before the move, evaluations)
+    genmove = engine.commands["genmove"]
+
+    def recorded_genmove(args: list[str]) -> str:
+        budget, before, calls = engine.move_budget(args[0]), engine.clocks[args[0]], fake.calls
+        answer = genmove(args)
+        searches.append((budget, before, fake.calls - calls))
+        return answer
+
+    engine.commands["genmove"] = recorded_genmove
+    control = clock.TimeControl(clock.CANADIAN, 10, 5, 5)  # 10 s, then 5 s for each 5 stones
+    with engine, GnuGo(level=1, seed=0) as gnugo:
+        game = play_game(engine, gnugo, "b", control, now=fake.now)
+    assert game.out_of_time is None and game.resigned is None and game.score == game.gnugo_score
+    assert len(searches) > 20 and all(budget > 0 for budget, _, _ in searches)
+    for budget, _, calls in searches:  # each search stopped at the first evaluation that reached its budget
+        assert (calls - 1) * fake.tick < budget <= calls * fake.tick
+    in_byo_yomi = [before for _, before, _ in searches if before.stones > 0]
+    assert len(in_byo_yomi) > 10  # main time ran out: the moves went on in the periods, as time_left told
+    assert engine.clocks["b"].seconds >= 0 and not engine.clocks["b"].out_of_time  # its own count agrees
 
 
 def test_a_refused_setup_command_raises_and_leaves_no_process(monkeypatch):

@@ -123,3 +123,27 @@ def test_a_kept_search_ends_with_the_game():
         assert not tree.usable
         with pytest.raises(RuntimeError, match="over"):
             tree.genmove()
+
+
+def test_a_search_told_to_stop_moves_on_what_it_has_and_the_next_search_runs_in_full():
+    """`stop` (the go_mcts reply move_now) ends a move's search after the first step it answers True:
+    at once, the move is the priors' best (no visit yet); the next move's search runs to `playouts`."""
+    logits = np.random.default_rng(1).normal(size=82).astype(np.float32)
+    calls = 0
+
+    def evaluator(s, legal):  # fixed priors, value 0; counts its calls
+        nonlocal calls
+        calls += 1
+        policy = np.exp(logits)[None] * legal
+        return policy / policy.sum(axis=1, keepdims=True), np.zeros(len(s), np.float32)
+
+    with play.TreeSearch(evaluator, 9, 7.5, [], "b", playouts=64, leaves=4) as tree:
+        first = tree.genmove(stop=lambda: True)
+        assert calls == 1 and first.action == int(np.argmax(logits)) and first.visits.sum() == 0
+        steps = []
+        second = tree.genmove(stop=lambda: steps.append(1) or len(steps) == 5)
+        assert len(steps) == 5 and calls == 1 + 1 + 5  # the first move's batch, answered first, then 5 steps
+        assert second.visits[second.action] == second.visits.max() > 0
+        calls = 0
+        tree.genmove()
+        assert calls >= 64 // 4  # 64 simulations, at most 4 a step

@@ -28,7 +28,10 @@
 // none, a + 1: action a): a move made outside, by an opponent such as another
 // GTP program, played at the root in that step before the search goes on, so
 // that a match keeps the subtree of both sides' moves (elfpy.gtp). The move
-// must be legal; otherwise the step fails with an error naming it.
+// must be legal; otherwise the step fails with an error naming it. It also
+// takes `move_now` (seat 0's; 1: end this move's search now): the move is
+// played from the visits so far (at least the root's priors) instead of at
+// `playouts`, so that a player on a clock stops when its time is spent.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -68,7 +71,7 @@ class GoMcts : public Game {
     bool reuse_tree = true;
     bool external_moves = false;
     Key<uint8_t> s, legal, root_s;
-    Key<int64_t> move, play;
+    Key<int64_t> move, play, move_now;
     Key<float> visits, player, root_value, policy, value;
     Key<int32_t> resign_check_key;
   };
@@ -132,6 +135,7 @@ class GoMcts : public Game {
     if (config.external_moves) {
       config.play = spec.DiscreteAction("play", n * n + 2, "seat 0: a move made outside to play now (0: none, a + 1: "
                                                            "action a)");
+      config.move_now = spec.DiscreteAction("move_now", 2, "seat 0: 1 ends this move's search now (0: at playouts)");
     }
     return config;
   }
@@ -176,15 +180,18 @@ class GoMcts : public Game {
     leaves_.clear();
     record_move_ = kNoMove;
     resign_outcome_ = 0;
+    bool move_now = false;  // only the search under way ends early, not the next move's
     if (config_.external_moves) {
       const int64_t play = replies[0].Scalar(config_.play);
       if (play > 0 && PlayExternalMove(static_cast<int>(play - 1), rng)) return {true, false};
+      move_now = replies[0].Scalar(config_.move_now) == 1;
     }
     bool moved = false;
     while (leaves_.empty()) {
-      if (search_.root_expanded() && search_.simulations() >= playouts_) {
+      if (search_.root_expanded() && (search_.simulations() >= playouts_ || move_now)) {
         if (moved) break;  // one record per step: send this one first (a step without leaves)
         moved = true;
+        move_now = false;
         if (PlayMove(rng)) return {true, false};
         continue;
       }
