@@ -44,7 +44,7 @@ from typing import IO, Any
 
 __all__ = ["LOCK_FILE", "TEMPORARY_FILES", "FolderError", "FolderGoneError", "FolderInUseError", "FolderLock",
            "append_line", "atomic_path", "deferred_signals", "lock_folder", "stop_signals_handled",
-           "write_atomically", "write_text_atomically", "writing_into"]
+           "stops_passed_on", "write_atomically", "write_text_atomically", "writing_into"]
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 TEMPORARY_FILES = ".*.tmp*"  # the names of atomic_path's temporary files (a glob)
@@ -66,10 +66,36 @@ def stop_signals_handled(handler: Callable[[int], Any]) -> Iterator[None]:
         if signal.getsignal(number) not in (None, signal.SIG_IGN):
             previous[number] = signal.signal(number, lambda number, frame: handler(number))
     try:
+        if _waiting_stops and _waiting_stops[-1]:  # signals a stops_passed_on block kept for this handler
+            waiting = list(dict.fromkeys(_waiting_stops[-1]))
+            _waiting_stops[-1].clear()
+            for number in waiting:
+                handler(number)
         yield
     finally:
         for number, handler_before in previous.items():
             signal.signal(number, handler_before)
+
+
+_waiting_stops: list[list[int]] = []  # per stops_passed_on block, the signals kept for the next handler
+
+
+@contextlib.contextmanager
+def stops_passed_on() -> Iterator[None]:
+    """Within the block, a SIGINT or SIGTERM waits for the next handler that
+    ``stop_signals_handled`` installs in it (a run's loop, which then stops
+    after its first batch and saves), which gets it as it is installed; one no
+    handler took is delivered, when the block ends, to the handler in place
+    before it."""
+    waiting: list[int] = []
+    with stop_signals_handled(waiting.append):
+        _waiting_stops.append(waiting)
+        try:
+            yield
+        finally:
+            _waiting_stops.remove(waiting)
+    for number in dict.fromkeys(waiting):
+        signal.raise_signal(number)
 
 
 @contextlib.contextmanager

@@ -60,7 +60,7 @@ from typing import Any
 
 import torch
 
-from elfpy.files import FolderError, deferred_signals, lock_folder, stop_signals_handled
+from elfpy.files import FolderError, deferred_signals, lock_folder, stop_signals_handled, stops_passed_on
 
 from .core import distributed
 from .core.args_provider import (
@@ -267,7 +267,8 @@ class Training:
         """Train ``frames`` more frames (or until ``--stop_at_return``); Ctrl-C
         stops after the batch at hand, saves, and returns a summary marked interrupted."""
         try:
-            summary = self.session.learn(frames)
+            with stops_passed_on():  # a stop before the loop stops it at its start: it saves
+                summary = self.session.learn(frames)
         except BaseException as error:
             self._take_back(error)
             raise
