@@ -9,6 +9,9 @@ part; a Ctrl-C or ``kill`` during the write takes effect once the file is in
 place, and no temporary file stays behind (on any other failure it is removed;
 one left by SIGKILL, which nothing can hold off, is removed by the next run
 in the folder: ``rlpytorch.run.run_dir.write_run_files``). Its cost: about 1 ms a file.
+A signal that arrives before the code that handles it is in place
+(``stops_passed_on``: a run's loop, not started yet) is kept and given to
+that handler as it is installed.
 A writer that wants a file name (imageio, matplotlib) gets one from
 ``atomic_path``, the same mechanism: SGF records, pictures, plots and videos
 land whole too.

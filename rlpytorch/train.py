@@ -36,7 +36,15 @@ logs, evaluates and saves.
 line's settings over it (e.g. a larger ``--num_frames``), and its training
 state (``rlpytorch.run.resume`` says what that holds and when it is exact);
 from Python, ``rlpytorch.config(resume=FOLDER, num_frames=...)``. A new run
-refuses a ``--save_dir`` that already holds a run.
+refuses a ``--save_dir`` that already holds a run, and any run a folder that
+another process holds (``rlpytorch.run.run_dir``). A resumed run continues one
+history: its logs are cut back to the checkpoint's frame first.
+
+From the first line to ``close()``, SIGTERM stops a run as Ctrl-C does: before
+the run is built it takes back what it wrote; after, the loop stops at once
+(or after the batch at hand) and saves. An error leaves ``last.pt`` where the
+state is sound, or else takes the try back; the message says which command
+goes on.
 
 The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
 (130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
