@@ -87,7 +87,7 @@ from .models.base import CheckpointError
 from .recipes import RECIPES
 from .run.launcher_watch import watch_launcher
 from .run.resume import read_resume_checkpoint, resume_argument, resumed_config
-from .run.run_dir import LAST_CHECKPOINT, check_run_dir, remover, resolve_run_dir, write_run_files
+from .run.run_dir import LAST_CHECKPOINT, check_run_dir, holds_run, remover, resolve_run_dir, write_run_files
 from .run.single_process import RunSummary
 
 __all__ = ["MethodChoice", "Run", "Training", "chosen_method", "command_line", "components", "config", "main",
@@ -294,8 +294,11 @@ class Training:
         if _checkpoint_mark(self.folder) != self._checkpoint_at_start:
             error.add_note(f"--resume {self.folder} continues the run from its last checkpoint")
             return
+        written = holds_run(self.folder)  # else it failed before writing (a refused setting): nothing to say
         with deferred_signals():  # a second Ctrl-C waits until it is done
             self._undo()
+        if not written:
+            return
         if self._checkpoint_at_start is not None:
             error.add_note(f"--resume {self.folder} continues the run from its last checkpoint (this try's "
                            "configuration and record taken back)")
