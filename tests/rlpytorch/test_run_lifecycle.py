@@ -25,7 +25,6 @@ import torch
 import yaml
 
 import rlpytorch
-from elfpy.files import FolderError, FolderInUseError, lock_folder
 from rlpytorch import train
 from rlpytorch.models.base import read_checkpoint
 
@@ -288,21 +287,3 @@ def test_a_save_that_fails_for_room_or_permission_is_one_line_and_takes_the_try_
     message = one_line_error([*SMALL, "--num_frames", "1000", "--save_dir", str(new)])
     assert re.search(f"cannot write into {new}: .*nothing of the run was kept", message)
     assert not new.exists()
-
-
-def test_a_folder_lock_is_refused_while_held_and_free_once_its_holder_is_killed(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", "import sys; from elfpy.files import lock_folder; "
-                               "lock = lock_folder(sys.argv[1]); print('held', flush=True); sys.stdin.read()",
-                               str(tmp_path / "f")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        assert holder.stdout.readline() == "held\n"
-        with pytest.raises(FolderInUseError, match=f"folder {tmp_path / 'f'} is in use by process {holder.pid}"):
-            lock_folder(tmp_path / "f")
-    finally:
-        holder.kill()
-        holder.wait()
-    with lock_folder(tmp_path / "f"):
-        assert (tmp_path / "f" / ".lock").read_text() == f"{os.getpid()}\n"
-    assert os.listdir(tmp_path / "f") == []  # released: its file gone too
-    assert issubclass(FolderInUseError, FolderError)
