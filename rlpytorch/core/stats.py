@@ -330,12 +330,13 @@ def cut_history(log_dir: Path, frames: int, log_bytes: int) -> None:
     kept = [row for row in rows if not _frames(row) > frames]
     if len(kept) == len(rows):
         return
-    write_text_atomically(path, _csv_text(columns, kept, header=True))
     log = log_dir / "log.txt"
-    if log.exists() and log.stat().st_size > log_bytes:
-        with open(log, "rb") as file:
-            before = file.read(log_bytes)
-        write_atomically(log, lambda file: file.write(before))
+    with writing_into(log_dir):
+        write_text_atomically(path, _csv_text(columns, kept, header=True))
+        if log.exists() and log.stat().st_size > log_bytes:
+            with open(log, "rb") as file:
+                before = file.read(log_bytes)
+            write_atomically(log, lambda file: file.write(before))
 
 
 def _read_rows(path: Path) -> tuple[list[dict[str, str]], list[str]]:
