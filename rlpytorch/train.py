@@ -204,7 +204,8 @@ class Training:
     """A run, built and ready to learn: ``learn(frames)`` trains that many more
     frames (as often as wanted; each later call starts the games afresh, as a
     resumed run does), ``evaluate()`` plays the final evaluation, ``close()``
-    (or leaving a ``with`` block) releases the games and the logs.
+    (or leaving a ``with`` block) releases the games, the logs and the run's
+    folder (``elfpy.files.lock_folder``: no other process writes into it until then).
 
     ``command`` is the command line written into the run's ``run.yaml`` (the
     Python call when not given)."""
@@ -233,7 +234,7 @@ class Training:
                 print("effective configuration:\n" + format_config(config), flush=True)
             if self.folder is not None:
                 write_run_files(self.folder, config, command, resumed[0] if resumed else None)
-                if history is not None and self.folder == resumed[0].parent.absolute():
+                if history is not None and self.folder.resolve() == resumed[0].parent.resolve():
                     cut_history(self.folder, history["frames"], history["log_bytes"])
                 print(f"run folder: {self.folder}", flush=True)
 
