@@ -17,7 +17,9 @@ runs in a session of its own, so a terminal's Ctrl-C reaches it only so, once:
 a second signal would stop it unsaved), saves and ends with
 ``train.INTERRUPTED``; no queued run starts, and the same command resumes
 every run that did not finish. A run that ended that way is reported as
-stopped, not done and not failed. A launcher killed outright (SIGKILL) cannot
+stopped, not done and not failed. One sweep at a time runs in an ``--out``
+folder (``elfpy.files.lock_folder``): the same command started twice is
+refused, naming the process that runs the sweep. A launcher killed outright (SIGKILL) cannot
 stop its runs; each notices within a second and stops itself the same way
 (``rlpytorch.run.launcher_watch``; an ``--entry`` module of one's own calls
 its ``watch_launcher()`` to do so).
@@ -59,7 +61,7 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-from elfpy.files import stop_signals_handled, write_text_atomically
+from elfpy.files import lock_folder, stop_signals_handled, write_text_atomically
 
 from .core.args_provider import read_config_file
 from .run.launcher_watch import LAUNCHER_PID
@@ -411,6 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = args.out.absolute() if ray else args.out  # Ray's workers may start in another folder
     runs = plan_runs(out, parse_seeds(args.seeds), sets)
     bases = option_bases({name.partition(".")[0] for name, _ in sets if "." in name}, args.config, passthrough)
+    sweep_lock = lock_folder(out, "--out")  # one sweep at a time in a folder (its runs lock their own)
     todo = [run for run in runs if not run.done]
     entry = ["-m", args.entry, *(["--config", args.config] if args.config else []), *passthrough]
     where = (f"Ray tasks of {args.cpus_per_run:g} CPU(s), {args.gpus_per_run:g} GPU(s)" if ray
@@ -427,6 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  f"in {args.out}\n")
     finally:
         progress.close()
+        sweep_lock.release()
     failed = [run for run, code in zip(todo, codes, strict=True) if code not in (0, INTERRUPTED)]
     stopped = [run for run, code in zip(todo, codes, strict=True) if code == INTERRUPTED]
     for run in failed:

@@ -36,7 +36,15 @@ logs, evaluates and saves.
 line's settings over it (e.g. a larger ``--num_frames``), and its training
 state (``rlpytorch.run.resume`` says what that holds and when it is exact);
 from Python, ``rlpytorch.config(resume=FOLDER, num_frames=...)``. A new run
-refuses a ``--save_dir`` that already holds a run.
+refuses a ``--save_dir`` that already holds a run, and any run a folder that
+another process holds (``rlpytorch.run.run_dir``). A resumed run continues one
+history: its logs are cut back to the checkpoint's frame first.
+
+From the first line to ``close()``, SIGTERM stops a run as Ctrl-C does: before
+the run is built it takes back what it wrote; after, the loop stops at once
+(or after the batch at hand) and saves. An error leaves ``last.pt`` where the
+state is sound, or else takes the try back; the message says which command
+goes on.
 
 The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
 (130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
@@ -60,6 +68,8 @@ from typing import Any
 
 import torch
 
+from elfpy.files import FolderError, deferred_signals, lock_folder, stop_signals_handled, stops_passed_on
+
 from .core import distributed
 from .core.args_provider import (
     ArgsError,
@@ -71,12 +81,13 @@ from .core.args_provider import (
     setting,
 )
 from .core.game_loader import GameLoader
+from .core.stats import cut_history
 from .learners.trainer import EvalResult
 from .models.base import CheckpointError
 from .recipes import RECIPES
 from .run.launcher_watch import watch_launcher
 from .run.resume import read_resume_checkpoint, resume_argument, resumed_config
-from .run.run_dir import check_run_dir, remover, resolve_run_dir, write_run_files
+from .run.run_dir import LAST_CHECKPOINT, check_run_dir, holds_run, remover, resolve_run_dir, write_run_files
 from .run.single_process import RunSummary
 
 __all__ = ["MethodChoice", "Run", "Training", "chosen_method", "command_line", "components", "config", "main",
@@ -193,7 +204,8 @@ class Training:
     """A run, built and ready to learn: ``learn(frames)`` trains that many more
     frames (as often as wanted; each later call starts the games afresh, as a
     resumed run does), ``evaluate()`` plays the final evaluation, ``close()``
-    (or leaving a ``with`` block) releases the games and the logs.
+    (or leaving a ``with`` block) releases the games, the logs and the run's
+    folder (``elfpy.files.lock_folder``: no other process writes into it until then).
 
     ``command`` is the command line written into the run's ``run.yaml`` (the
     Python call when not given)."""
@@ -208,34 +220,47 @@ class Training:
             recipe.check_settings(config)  # before anything is written
         distributed.init_from_env(recipe.learner_device(config))
         self.main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
-        self.folder = resolve_run_dir(config["save_dir"]) if self.main_rank else None
-        if self.folder is not None:
-            check_run_dir(self.folder, resumed[0] if resumed else None)
-        config["save_dir"] = str(self.folder or "")
-        self.folder = self.folder.absolute() if self.folder is not None else None  # what Run reports
+        folder = resolve_run_dir(config["save_dir"]) if self.main_rank else None
+        config["save_dir"] = str(folder or "")
+        self.folder = folder.absolute() if folder is not None else None  # what Run reports
         if not self.main_rank:
             config["progress"] = False
         self._settings = config
         command = list(command) if command is not None else ["rlpytorch.train(config)"]
+        history = resumed[1]["resume"].get("history") if resumed else None
 
         def announce() -> None:
             if self.main_rank:
                 print("effective configuration:\n" + format_config(config), flush=True)
             if self.folder is not None:
                 write_run_files(self.folder, config, command, resumed[0] if resumed else None)
+                if history is not None and self.folder.resolve() == resumed[0].parent.resolve():
+                    cut_history(self.folder, history["frames"], history["log_bytes"])
                 print(f"run folder: {self.folder}", flush=True)
 
-        self._undo = remover(self.folder)  # a run that fails before its first frame leaves nothing behind
+        # Until close(), SIGTERM stops the run as Ctrl-C does (the loop's own handlers stop it
+        # after the batch at hand): a run stopped before it trains takes back what it wrote.
+        self._held = contextlib.ExitStack()
+        self._held.enter_context(stop_signals_handled(_interrupt))
+        self._undo = remover(self.folder)  # a try that writes no checkpoint leaves nothing behind
+        self._lock = None
         try:
-            torch.manual_seed(config["seed"])
-            torch.set_num_threads(config["torch_threads"])
-            with settings_checked():
-                loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
-                self.session = recipe.start(config, loader, self.folder, resumed, self.main_rank, announce)
+            if self.folder is not None:
+                self._lock = lock_folder(self.folder, "--save_dir")
+                check_run_dir(self.folder, resumed[0] if resumed else None)
+            self._checkpoint_at_start = _checkpoint_mark(self.folder)
+            try:
+                torch.manual_seed(config["seed"])
+                torch.set_num_threads(config["torch_threads"])
+                with settings_checked():
+                    loader = GameLoader.from_config({**config, "seed": distributed.rank_seed(config["seed"])})
+                    self.session = recipe.start(config, loader, self.folder, resumed, self.main_rank, announce)
+            except BaseException as error:
+                self._take_back(error)  # so that the same --save_dir works on the next try
+                raise
         except BaseException:
-            self._undo()  # so that the same --save_dir works on the next try
+            self._release()
             raise
-        self._frames_at_start = self.session.frames
 
     @property
     def frames(self) -> int:
@@ -251,14 +276,37 @@ class Training:
         """Train ``frames`` more frames (or until ``--stop_at_return``); Ctrl-C
         stops after the batch at hand, saves, and returns a summary marked interrupted."""
         try:
-            summary = self.session.learn(frames)
-        except BaseException:
-            if self.session.frames == self._frames_at_start:
-                self._undo()
+            with stops_passed_on():  # a stop before the loop stops it at its start: it saves
+                summary = self.session.learn(frames)
+        except BaseException as error:
+            self._take_back(error)
             raise
         self.session.logger.note(f"trained {summary.frames:,} frames in {summary.seconds:.1f}s "
                                  f"({summary.fps:,.0f} FPS)")
+        if summary.interrupted and self.folder is not None:
+            self.session.logger.note(f"stopped by a signal, saved: --resume {self.folder} continues the run")
         return summary
+
+    def _take_back(self, error: BaseException) -> None:
+        """After ``error``: take back what this try wrote unless it wrote a
+        checkpoint, and say in a note on ``error`` which command goes on."""
+        if self.folder is None:
+            return
+        if _checkpoint_mark(self.folder) != self._checkpoint_at_start:
+            error.add_note(f"--resume {self.folder} continues the run from its last checkpoint")
+            return
+        written = holds_run(self.folder)  # else it failed before writing (a refused setting): nothing to say
+        with deferred_signals():  # a second Ctrl-C waits until it is done
+            self._undo()
+        if not written:
+            return
+        if self._checkpoint_at_start is not None:
+            error.add_note(f"--resume {self.folder} continues the run from its last checkpoint (this try's "
+                           "configuration and record taken back)")
+        elif not self.folder.exists():
+            error.add_note(f"nothing of the run was kept: the same command starts it again in {self.folder}")
+        else:
+            error.add_note(f"{self.folder} could not be taken back: remove it to start the run again")
 
     def evaluate(self) -> EvalResult | None:
         """The final evaluation (``--eval_at_end``, ``--eval_episodes``, ``--eval_sampler``), on rank 0."""
@@ -270,7 +318,16 @@ class Training:
         return result
 
     def close(self) -> None:
-        self.session.close()
+        try:
+            self.session.close()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Give up the run's folder and the stop handler."""
+        if self._lock is not None:
+            self._lock.release()
+        self._held.close()
 
     def __enter__(self) -> Training:
         return self
@@ -324,8 +381,26 @@ def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: S
     config file, a checkpoint) is one line on stderr and exit status 1."""
     try:
         return main(argv)
-    except (ArgsError, CheckpointError) as error:
-        sys.exit(f"{prog}: error: {error}")
+    except (ArgsError, CheckpointError, FolderError) as error:
+        sys.exit(f"{prog}: error: {'; '.join([str(error), *getattr(error, '__notes__', [])])}")
+    except KeyboardInterrupt as error:  # a stop signal outside a run's loop (which saves and returns)
+        print(f"{prog}: interrupted" + "".join(f"; {note}" for note in getattr(error, "__notes__", [])),
+              file=sys.stderr)
+        sys.exit(INTERRUPTED)
+
+
+def _interrupt(number: int) -> None:
+    raise KeyboardInterrupt
+
+
+def _checkpoint_mark(folder: Path | None) -> tuple[int, int] | None:
+    """Which ``last.pt`` is in ``folder`` (None: none): a new one (written whole, then
+    moved into place) has another inode and time."""
+    try:
+        found = (folder / LAST_CHECKPOINT).stat() if folder is not None else None
+    except FileNotFoundError:
+        return None
+    return (found.st_ino, found.st_mtime_ns) if found is not None else None
 
 
 class _CallableModule(types.ModuleType):

@@ -5,7 +5,14 @@ the run's folder, also as a line of ``log.txt``, a row of ``progress.csv`` and
 TensorBoard scalars (``torch.utils.tensorboard``). Each line of ``log.txt``
 and each row of ``progress.csv`` lands whole (one write, flushed to disk:
 ``elfpy.files.append_line``); a new column rewrites ``progress.csv``
-atomically.
+atomically. A folder removed while the run writes into it, a full disk or a
+read-only folder end the run with one line (``elfpy.files.writing_into``).
+
+A resumed run continues one history: ``cut_history`` first cuts
+``progress.csv`` and ``log.txt`` back to its checkpoint (``history_mark``,
+kept in the checkpoint, says where they stood), so that each frame count is
+logged once and in order however the earlier try ended, and TensorBoard's
+reader drops the steps past the last row kept (``SummaryWriter(purge_step=...)``).
 
 With ``--track wandb`` the same records also go to a Weights & Biases run
 (``WandbRun``), kept in the run's folder (``wandb/``; ``WANDB_MODE=offline``
@@ -30,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from elfpy.files import append_line, write_text_atomically
+from elfpy.files import append_line, write_atomically, write_text_atomically, writing_into
 
 from .args_provider import ArgsError, Configurable, setting
 
-__all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "WandbRun", "format_record"]
+__all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "WandbRun", "cut_history", "format_record", "history_mark"]
 
 
 class EpisodeStats:
@@ -249,16 +256,20 @@ class StatsLogger(Configurable):
             if self.tensorboard:
                 from torch.utils.tensorboard import SummaryWriter
 
-                self._tb = SummaryWriter(str(self.log_dir))
+                # A resumed run: the reader drops what an earlier try logged past the rows kept.
+                frames = [_frames(row) for row in self._rows if not math.isnan(_frames(row))]
+                purge = int(max(frames)) + 1 if frames else None
+                self._tb = SummaryWriter(str(self.log_dir), purge_step=purge)
             if self.track != "none":
                 self._tracker = TRACKERS[self.track](self.log_dir, self.run_config)
 
     def log(self, record: Mapping[str, float]) -> None:
         """Write one record; ``record["frames"]`` is the x axis of TensorBoard."""
         self.records.append(dict(record))
+        if self.log_dir is not None:  # the row first: cut_history goes by the rows
+            with writing_into(self.log_dir):
+                self._write_csv(record)
         self.note(self.formatter(record))
-        if self.log_dir is not None:
-            self._write_csv(record)
         if self._tb is not None:
             step = int(record.get("frames", 0))
             for key, value in record.items():
@@ -272,15 +283,11 @@ class StatsLogger(Configurable):
         if self.echo:
             print(line, flush=True)
         if self.log_dir is not None:
-            append_line(self.log_dir / "log.txt", line)
+            with writing_into(self.log_dir):
+                append_line(self.log_dir / "log.txt", line)
 
     def _read_csv(self) -> None:
-        path = self.log_dir / "progress.csv"
-        if path.exists():
-            with open(path, newline="") as f:
-                reader = csv.DictReader(f)
-                self._rows = list(reader)
-                self.columns = list(reader.fieldnames or [])
+        self._rows, self.columns = _read_rows(self.log_dir / "progress.csv")
 
     def _write_csv(self, record: Mapping[str, float]) -> None:
         self._rows.append(dict(record))
@@ -293,12 +300,7 @@ class StatsLogger(Configurable):
             append_line(path, self._csv_text([record]).removesuffix("\n"))
 
     def _csv_text(self, rows: Iterable[Mapping[str, Any]], header: bool = False) -> str:
-        text = io.StringIO()
-        writer = csv.DictWriter(text, fieldnames=self.columns, restval="", lineterminator="\n")
-        if header:
-            writer.writeheader()
-        writer.writerows(rows)
-        return text.getvalue()
+        return _csv_text(self.columns, rows, header)
 
     def close(self) -> None:
         """Close the TensorBoard writer and the tracker's run (the log files are closed after each line)."""
@@ -306,3 +308,58 @@ class StatsLogger(Configurable):
             self._tb.close()
         if self._tracker is not None:
             self._tracker.close()
+
+
+def history_mark(log_dir: Path) -> int:
+    """Where a run's history stands in ``log_dir``: the size of its ``log.txt``
+    (0 without one), which a checkpoint keeps for ``cut_history``."""
+    path = log_dir / "log.txt"
+    return path.stat().st_size if path.exists() else 0
+
+
+def cut_history(log_dir: Path, frames: int, log_bytes: int) -> None:
+    """Cut the history in ``log_dir`` back to a checkpoint at ``frames``
+    (``history_mark`` then was ``log_bytes``): the rows of ``progress.csv``
+    past ``frames`` go, and with them what ``log.txt`` got after the
+    checkpoint. Rows at ``frames`` or before stay, and so does all of
+    ``log.txt`` when no row is past them (the run ended at its checkpoint: its
+    last stats line and notes came after it). A record's row is written before
+    its line, so a line past the checkpoint always has its row past it too."""
+    path = log_dir / "progress.csv"
+    rows, columns = _read_rows(path)
+    kept = [row for row in rows if not _frames(row) > frames]
+    if len(kept) == len(rows):
+        return
+    log = log_dir / "log.txt"
+    with writing_into(log_dir):
+        write_text_atomically(path, _csv_text(columns, kept, header=True))
+        if log.exists() and log.stat().st_size > log_bytes:
+            with open(log, "rb") as file:
+                before = file.read(log_bytes)
+            write_atomically(log, lambda file: file.write(before))
+
+
+def _read_rows(path: Path) -> tuple[list[dict[str, str]], list[str]]:
+    """The rows and the columns of a ``progress.csv`` (none when there is no file)."""
+    if not path.exists():
+        return [], []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        return list(reader), list(reader.fieldnames or [])
+
+
+def _frames(row: Mapping[str, str]) -> float:
+    """A row's frame count (NaN where it has none)."""
+    try:
+        return float(row.get("frames") or "nan")
+    except ValueError:
+        return math.nan
+
+
+def _csv_text(columns: list[str], rows: Iterable[Mapping[str, Any]], header: bool = False) -> str:
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=columns, restval="", lineterminator="\n")
+    if header:
+        writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue()

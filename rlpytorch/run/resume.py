@@ -29,6 +29,12 @@ Under torchrun rank 0 saves its own state and every rank resumes from it: the
 models and optimizers are the same on every rank, and each other rank keeps its
 own random streams (seeded from its rank), so such a resume continues the run
 exactly in what it learned, not draw for draw on the other ranks.
+
+Each checkpoint also holds ``history``: its frame count and how far ``log.txt``
+had come. A run resumed in its checkpoint's folder first cuts ``progress.csv``
+and ``log.txt`` back to that frame (``rlpytorch.core.stats.cut_history``), and
+its TensorBoard writer purges the steps past it, so that after a kill at any
+moment each frame count is logged once and in order, under either runner.
 """
 
 from __future__ import annotations

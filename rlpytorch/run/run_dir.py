@@ -15,14 +15,20 @@ Every training run writes into one folder (``--save_dir``, by default
 ``python -m rlpytorch.evaluate --load <folder>`` evaluates its ``last.pt``;
 ``python -m rlpytorch.train --resume <folder>`` continues the run in it. A new
 run refuses a folder that already holds a run (``check_run_dir``): nothing is
-overwritten. A run that fails before it trains a frame (a bad option, a
-missing ``--load``) takes back what it wrote (``remover``), so the
-same ``--save_dir`` works on the next try. Every file lands whole
+overwritten. While a run writes into its folder it holds it
+(``elfpy.files.lock_folder``): a second run started on it is refused, naming
+the process that holds it. A try that ends without writing a checkpoint of
+its own (a bad option, a missing ``--load``, a signal before the first
+checkpoint, a full disk) takes back what it wrote (``remover``): a new run's
+folder is removed, so the same ``--save_dir`` works on the next try; a
+resumed run's ``config.yaml`` and ``run.yaml`` are put back as they were, so
+``--resume`` goes on from the last checkpoint. Every file lands whole
 (``elfpy.files``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import platform
@@ -37,7 +43,7 @@ import numpy as np
 import torch
 import yaml
 
-from elfpy.files import TEMPORARY_FILES, write_text_atomically
+from elfpy.files import TEMPORARY_FILES, write_text_atomically, writing_into
 
 from ..core.args_provider import ArgsError, setting
 from ..models.base import CheckpointNotFoundError
@@ -47,7 +53,9 @@ __all__ = [
     "check_run_dir",
     "checkpoint_path",
     "holds_run",
+    "remover",
     "resolve_run_dir",
+    "run_record",
     "save_dir_setting",
     "versions",
     "write_run_files",
@@ -84,7 +92,8 @@ def holds_run(run_dir: Path) -> bool:
 def check_run_dir(run_dir: Path, resumed_from: Path | None = None) -> None:
     """Refuse to write a run into a folder that holds another run: a new run
     (``resumed_from`` None) needs a folder without one, and a resumed run its
-    checkpoint's own folder (it continues there) or one without a run."""
+    checkpoint's own folder (it continues there, and its ``run.yaml`` must be
+    readable) or one without a run."""
     if not holds_run(run_dir):
         return
     if resumed_from is None:
@@ -93,13 +102,35 @@ def check_run_dir(run_dir: Path, resumed_from: Path | None = None) -> None:
     if run_dir.resolve() != resumed_from.parent.resolve():
         raise ArgsError(f"--save_dir {run_dir} already holds a run; a run resumed from {resumed_from} "
                          f"continues in {resumed_from.parent} or in a folder without a run")
+    run_record(run_dir)
+
+
+def run_record(run_dir: Path) -> dict[str, Any]:
+    """What ``run.yaml`` in ``run_dir`` records (empty without one); ``ArgsError``
+    in one line when it is damaged."""
+    run_file = run_dir / "run.yaml"
+    if not run_file.exists():
+        return {}
+    try:
+        record = yaml.safe_load(run_file.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        first = str(error).strip().splitlines()[0][:80]
+        raise ArgsError(f"{run_file} is damaged ({first}): repair it, or move it away to resume "
+                         "without the record of the earlier tries") from None
+    if not isinstance(record, dict) or not isinstance(record.get("resumed", []), list):
+        raise ArgsError(f"{run_file} is damaged (not a record of a run): repair it, or move it away to resume "
+                         "without the record of the earlier tries")
+    return record
 
 
 def remover(run_dir: Path | None) -> Callable[[], None]:
-    """What removes everything written into ``run_dir`` from now on: the folder
-    itself when it does not exist yet, else the files added (a resumed run's
-    rewritten ``config.yaml`` and ``run.yaml`` stay)."""
+    """What takes back everything written into ``run_dir`` from now on: the
+    folder itself when it does not exist yet, else the files added, and the
+    run's files rewritten since (``config.yaml``, ``run.yaml``) put back as they
+    were. What it cannot remove (a folder made read-only) it leaves."""
     existed = set(run_dir.iterdir()) if run_dir is not None and run_dir.is_dir() else None
+    kept = {name: (run_dir / name).read_bytes() for name in ("config.yaml", "run.yaml")
+            if existed is not None and (run_dir / name).is_file()}
 
     def undo() -> None:
         if run_dir is None:
@@ -107,36 +138,40 @@ def remover(run_dir: Path | None) -> Callable[[], None]:
         if existed is None:
             shutil.rmtree(run_dir, ignore_errors=True)
             return
-        for path in set(run_dir.iterdir()) - existed if run_dir.is_dir() else ():
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
+        with contextlib.suppress(OSError):
+            for path in set(run_dir.iterdir()) - existed if run_dir.is_dir() else ():
+                if path.is_dir():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+            for name, content in kept.items():
+                if (run_dir / name).read_bytes() != content:
+                    write_text_atomically(run_dir / name, content.decode())
 
     return undo
 
 
 def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[str],
                     resumed_from: Path | None = None) -> None:
-    """Create ``run_dir`` and write ``config.yaml`` and ``run.yaml`` into it. A
+    """Write ``config.yaml`` and ``run.yaml`` into ``run_dir`` (made if missing). A
     resumed run (``resumed_from``, its checkpoint) rewrites ``config.yaml`` with
     its own effective configuration and appends itself to ``run.yaml``'s ``resumed``,
     and removes the temporary files a run killed while saving (SIGKILL) left behind."""
+    first = run_record(run_dir) if resumed_from is not None else {}  # a damaged record: before any write
     run_dir.mkdir(parents=True, exist_ok=True)
-    for stale in run_dir.glob(TEMPORARY_FILES):
-        stale.unlink()
-    write_text_atomically(run_dir / "config.yaml", yaml.safe_dump(dict(config), sort_keys=True))
     about = {
         "command": shlex.join(command),
         "cwd": os.getcwd(),
         "started": datetime.datetime.now().isoformat(timespec="seconds"),
         "versions": versions(),
     }
-    run_file = run_dir / "run.yaml"
     if resumed_from is not None:
-        first = yaml.safe_load(run_file.read_text()) if run_file.exists() else {}
         about = {**first, "resumed": [*first.get("resumed", []), {**about, "from": str(resumed_from)}]}
-    write_text_atomically(run_file, yaml.safe_dump(about, sort_keys=False))
+    with writing_into(run_dir):
+        for stale in run_dir.glob(TEMPORARY_FILES):
+            stale.unlink()
+        write_text_atomically(run_dir / "config.yaml", yaml.safe_dump(dict(config), sort_keys=True))
+        write_text_atomically(run_dir / "run.yaml", yaml.safe_dump(about, sort_keys=False))
 
 
 def versions() -> dict[str, Any]:

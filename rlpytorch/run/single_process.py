@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import sys
@@ -14,11 +15,11 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from elfpy.files import deferred_signals, stop_signals_handled
+from elfpy.files import FolderError, deferred_signals, stop_signals_handled, writing_into
 
 from ..core import distributed
 from ..core.args_provider import Configurable, setting
-from ..core.stats import StatsLogger
+from ..core.stats import StatsLogger, history_mark
 from ..learners.trainer import Trainer
 from .resume import random_states, set_random_states
 
@@ -90,7 +91,11 @@ class SingleProcessRun(Configurable):
     saves, and returns a summary marked ``interrupted``; one that arrives
     during a checkpoint takes effect once it is written, and those arriving
     while the run stops and saves are noted only. Any other exception stops
-    the engine and propagates.
+    the engine, writes ``last.pt`` at the frame reached where the training
+    state is sound (the error came from the games, not from inside an update,
+    and the checkpoint can be written), so that ``--resume`` continues from
+    there, and propagates. Each checkpoint keeps where the logs stood
+    (``history``: ``rlpytorch.core.stats.cut_history``).
     """
 
     trainer: Trainer
@@ -120,6 +125,7 @@ class SingleProcessRun(Configurable):
         self._agreed_at = 0  # the update after which the ranks last agreed whether to stop
         self._frames_all_ranks = 0
         self._resumed: dict[str, Any] | None = None  # the runner's part of a loaded training state
+        self._updating = False  # inside the trainer's update: an error there leaves its state unsound
         self.until = self.num_frames  # where the run at hand stops (run's ``until``)
         if self.restart_games_at_save and self.fresh_context is None:
             raise ValueError("restart_games_at_save needs fresh_context, which makes the games' next context")
@@ -156,7 +162,9 @@ class SingleProcessRun(Configurable):
     def _train(self, window: Any) -> None:
         """The trainer's train callback; every window is learned from here."""
         self.frames_learned += window_frames(window)
+        self._updating = True
         self.trainer.train(window)
+        self._updating = False  # (not on an error: the update may be half made)
 
     def loop(self, start: Any, step: Any, stop: Any) -> RunSummary:
         """The loop itself, over ``start()``, ``step()`` (one batch) and ``stop()``."""
@@ -172,6 +180,7 @@ class SingleProcessRun(Configurable):
                                  unit_scale=True)
         start()
         with stop_signals_handled(lambda number: setattr(summary, "interrupted", True)):  # while it stops
+            failure = None
             try:
                 with stop_signals_handled(functools.partial(_ask_to_stop, summary)):  # while it trains
                     while not summary.interrupted and not self._finished(summary):
@@ -180,10 +189,15 @@ class SingleProcessRun(Configurable):
                         self._after_step(summary)
             except KeyboardInterrupt:
                 summary.interrupted = True
+            except Exception as error:
+                failure = error
             finally:
                 stop()
                 self._show_progress()  # the frames and mean return of the final stats line
                 self._bar.close()
+            if failure is not None:
+                self._save_on_the_way_out()
+                raise failure
             self._finish_run()
         summary.frames, summary.updates = trainer.frames, trainer.updates
         summary.seconds = time.perf_counter() - self._start_time
@@ -202,6 +216,17 @@ class SingleProcessRun(Configurable):
         if frames != self._marks["log"]:
             self._marks["log"] = frames
             self._log()
+
+    def _save_on_the_way_out(self) -> None:
+        """After an error: ``last.pt`` at the frame reached, unless the state is
+        unsound (an update broke off, or the learner's state is lost) or written
+        already; a save that fails too (a full disk) leaves the last checkpoint."""
+        if self.save_dir is None or self._updating or self._marks["save"] == self.trainer.frames:
+            return
+        with contextlib.suppress(FolderError):
+            state = self.training_state()
+            if state is not None:
+                self._save(state=state)
 
     def _finished(self, summary: RunSummary) -> bool:
         """Whether the budget or target is reached; with several ranks
@@ -279,7 +304,8 @@ class SingleProcessRun(Configurable):
         if result.mean > self._best_eval:
             self._best_eval = result.mean
             if self.save_dir is not None:
-                model.save(self.save_dir / "best.pt", args=self.run_config)
+                with writing_into(self.save_dir):
+                    model.save(self.save_dir / "best.pt", args=self.run_config)
 
     def _current_model(self) -> Any:
         """The model with the newest weights in this process: the learner."""
@@ -306,7 +332,10 @@ class SingleProcessRun(Configurable):
         runner = {"marks": marks, "best_eval": float(self._best_eval), "frames_learned": self.frames_learned,
                   "elapsed": time.perf_counter() - self._start_time, "engine_starts": self.engine_starts,
                   "frames_all_ranks": self._frames_all_ranks}
-        return {"trainer": self.trainer.training_state(), "runner": runner, "random": random_states()}
+        log_dir = self.logger.log_dir
+        history = {"frames": self.trainer.frames, "log_bytes": history_mark(log_dir) if log_dir is not None else 0}
+        return {"trainer": self.trainer.training_state(), "runner": runner, "random": random_states(),
+                "history": history}
 
     def load_training_state(self, state: Mapping[str, Any]) -> None:
         """Continue from ``state`` (what ``training_state`` returned), with the
@@ -340,10 +369,12 @@ class SingleProcessRun(Configurable):
             self._marks["save"] = previous
             raise
 
-    def _save(self, name: str | None = None) -> None:
+    def _save(self, name: str | None = None, state: Mapping[str, Any] | None = None) -> None:
+        """``name`` (if given) and ``last.pt``, with ``state`` (by default the training state now)."""
         if self.save_dir is None:
             return
         model = self.trainer.mi["model"]
-        state = self.training_state()
-        for file in ([name] if name is not None else []) + ["last.pt"]:
-            model.save(self.save_dir / file, args=self.run_config, resume=state)
+        state = state or self.training_state()
+        with writing_into(self.save_dir):
+            for file in ([name] if name is not None else []) + ["last.pt"]:
+                model.save(self.save_dir / file, args=self.run_config, resume=state)

@@ -3,7 +3,7 @@
 import csv
 import math
 
-from rlpytorch.core.stats import EpisodeStats, RunningMean, StatsLogger, format_record
+from rlpytorch.core.stats import EpisodeStats, RunningMean, StatsLogger, cut_history, format_record, history_mark
 
 
 def test_episode_stats_summarize_the_last_window():
@@ -76,3 +76,18 @@ def test_logger_writes_stdout_text_log_csv_and_tensorboard(tmp_path, capsys):
         {"frames": "200.0", "return_mean": "6.0", "loss": "0.5"},
     ]
     assert list(tmp_path.glob("events.out.tfevents.*"))
+
+
+def test_the_history_is_cut_back_to_a_checkpoint_and_kept_whole_when_nothing_is_past_it(tmp_path):
+    logger = StatsLogger(log_dir=tmp_path, tensorboard=False, echo=False)
+    logger.log({"frames": 100.0})
+    logger.log({"frames": 200.0})
+    mark = history_mark(tmp_path)  # a checkpoint at 200 frames
+    logger.log({"frames": 300.0})
+    logger.note("a note of the killed try")
+    before = (tmp_path / "log.txt").read_bytes()
+    cut_history(tmp_path, 300, mark)  # nothing past 300: all stays
+    assert (tmp_path / "log.txt").read_bytes() == before
+    cut_history(tmp_path, 200, mark)
+    assert (tmp_path / "progress.csv").read_text() == "frames\n100.0\n200.0\n"
+    assert (tmp_path / "log.txt").read_bytes() == before[:mark] and before[:mark].decode().endswith("F 200\n")

@@ -266,3 +266,43 @@ def kill_processes_naming(folder: Path) -> None:
                 os.kill(int(cmdline.parent.name), signal.SIGKILL)
         except OSError:
             pass  # ended meanwhile, or not ours to read
+
+
+WAITING_TRAIN = """
+import sys, time
+from pathlib import Path
+args = sys.argv[1:]
+folder = Path(args[args.index("--save_dir") + 1])
+with open(folder.parent.parent / "calls.txt", "a") as f:
+    f.write("x")
+(folder / "started").touch()
+while not (folder.parent.parent / "go").exists():
+    time.sleep(0.01)
+"""
+
+
+def test_the_same_sweep_started_twice_is_refused_in_one_line_naming_the_first(tmp_path: Path) -> None:
+    from rlpytorch.train import command_line
+
+    (tmp_path / "waiting_train.py").write_text(WAITING_TRAIN)
+    out = tmp_path / "sweep"
+    argv = ["--entry", "waiting_train", "--seeds", "0", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    first = subprocess.Popen([sys.executable, "-m", "rlpytorch.launch", *argv], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        while not (out / "default" / "seed0" / "started").exists():
+            assert first.poll() is None, first.communicate()
+            time.sleep(0.01)  # polls for a file; pytest-timeout bounds a hang
+        with pytest.raises(SystemExit) as exit_:
+            command_line(launch.main, "python -m rlpytorch.launch", argv)
+        assert str(exit_.value.code) == (f"python -m rlpytorch.launch: error: --out {out} is in use by process "
+                                         f"{first.pid}: one process writes into it at a time")
+        (out / "go").touch()
+        assert first.wait() == 0, first.communicate()
+    finally:
+        if first.poll() is None:
+            first.kill()
+        first.communicate()
+    assert (out / "calls.txt").read_text() == "x"  # its one run trained once
+    assert launch.main(argv) == 0 and (out / "calls.txt").read_text() == "x"  # free again, and done
