@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 import torch
-import yaml
 
 from elfpy.files import TEMPORARY_FILES, write_text_atomically
 
 from ..core.args_provider import ArgsError, setting
+from ..core.plain_yaml import dump_yaml, load_yaml
 from ..models.base import CheckpointNotFoundError
 
 __all__ = [
@@ -125,7 +125,7 @@ def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in run_dir.glob(TEMPORARY_FILES):
         stale.unlink()
-    write_text_atomically(run_dir / "config.yaml", yaml.safe_dump(dict(config), sort_keys=True))
+    write_text_atomically(run_dir / "config.yaml", dump_yaml(dict(config)))
     about = {
         "command": shlex.join(command),
         "cwd": os.getcwd(),
@@ -134,9 +134,9 @@ def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[
     }
     run_file = run_dir / "run.yaml"
     if resumed_from is not None:
-        first = yaml.safe_load(run_file.read_text()) if run_file.exists() else {}
+        first = load_yaml(run_file.read_text()) if run_file.exists() else {}
         about = {**first, "resumed": [*first.get("resumed", []), {**about, "from": str(resumed_from)}]}
-    write_text_atomically(run_file, yaml.safe_dump(about, sort_keys=False))
+    write_text_atomically(run_file, dump_yaml(about, sort_keys=False))
 
 
 def versions() -> dict[str, Any]:
