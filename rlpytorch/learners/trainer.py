@@ -32,7 +32,7 @@ from ..acting.act import RecurrentStates, act, previous_actions
 from ..acting.prev_inputs import add_final_inputs
 from ..acting.sampler import Sampler
 from ..core import distributed
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, at_least, setting
 from ..core.stats import EpisodeStats, RunningMean
 from ..core.transfer import HostStaging, staging_for
 from ..models.base import Model
@@ -72,7 +72,7 @@ def learner_device_setting() -> Any:
 
 def actor_sync_setting() -> Any:
     """How often the acting copy follows the learner, a setting of every trainer."""
-    return setting(1, "copy the learner into the actor every N updates")
+    return setting(1, "copy the learner into the actor every N updates", bounds=at_least(1))
 
 
 class Method(Protocol):
@@ -391,7 +391,7 @@ class Evaluator(Configurable):
 
     model: Model
     num_games: int
-    eval_episodes: int = setting(100, "episodes per evaluation", aliases=("episodes",))
+    eval_episodes: int = setting(100, "episodes per evaluation", aliases=("episodes",), bounds=at_least(0))
     eval_sampler: str = setting("greedy", "how the evaluated policy acts", choices=("greedy", "multinomial"))
     device: str = "cpu"
     seed: int | None = None
