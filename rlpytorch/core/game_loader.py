@@ -3,9 +3,9 @@
 It builds ``elfpy.GameContext`` objects with the tags a trainer or evaluator
 needs (and the reply key ``h`` of a recurrent model), and reads the
 observation spec and action count from the game's spec. This is the one
-module of rlpytorch that touches the engine, and it imports ``elfpy`` only
-when a context is made (``context_factory`` can replace it, e.g. with a test
-double).
+module of rlpytorch that touches the engine, and it makes a context only
+through ``context_factory`` (which a test double can replace); the engine's
+counts are bounded by ``elfpy.context.MAX_COUNT`` already when parsed.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ class GameLoader(Configurable):
     num_games: int = setting(64, "games run at once", bounds=at_least(1, MAX_COUNT))
     num_threads: int = setting(0, "engine worker threads (0: one per core; gym games: one per worker process)",
                                bounds=at_least(0, MAX_COUNT))
-    seed: int = setting(0, "seed of the games, the sampler and the model initialization")
+    seed: int = setting(0, "seed of the games, the sampler and the model initialization",
+                        bounds=at_least(0, 2**64 - 1))
     deterministic: bool = setting(False, "same batches for the same seed, whatever the threads")
     actor_batch: int = setting(64, "rows per actor batch", bounds=at_least(1, MAX_COUNT))
     alternate: bool = setting(False, "alternating sampler: the actor's batches are the two halves of the games, "
