@@ -23,6 +23,7 @@ import torch
 
 from .acting.prev_inputs import prev_shapes
 from .core.args_provider import ArgsError, ArgsProvider, Configurable, at_least, format_config, setting
+from .core.devices import check_devices
 from .core.game_loader import GameLoader, parse_options
 from .learners.trainer import EvalResult, Evaluator, device_setting
 from .models.base import Model, read_checkpoint
@@ -68,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
     config = provider.parse(argv, defaults=trained)
     if not config["load"]:
         provider.parser.error("--load is required")
+    check_devices(config, provider.args.values())
     print("effective configuration:\n" + format_config(config), flush=True)
     torch.set_num_threads(config["torch_threads"])
 

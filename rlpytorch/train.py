@@ -70,6 +70,7 @@ from .core.args_provider import (
     read_config_file,
     setting,
 )
+from .core.devices import check_devices
 from .core.game_loader import GameLoader
 from .learners.trainer import EvalResult
 from .models.base import CheckpointError
@@ -206,6 +207,7 @@ class Training:
         recipe = RECIPES[config["method"]]
         with settings_checked():
             recipe.check_settings(config)  # before anything is written
+            check_devices(config, arguments(config["method"]).args.values())
         distributed.init_from_env(recipe.learner_device(config))
         self.main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
         self.folder = resolve_run_dir(config["save_dir"]) if self.main_rank else None

@@ -72,6 +72,7 @@ __all__ = [
     "setting",
     "shipped_configs",
     "short_repr",
+    "short_text",
 ]
 
 _SETTING = "rlpytorch.setting"  # field metadata: the setting's help, type, choices and aliases
@@ -114,8 +115,8 @@ def short_repr(value: Any) -> str:
     return text if len(text) <= QUOTED_PREFIX + 5 else text[:QUOTED_PREFIX] + "..."
 
 
-def _prefix(text: str) -> str:
-    """``text`` itself, unquoted, cut after ``QUOTED_PREFIX`` characters."""
+def short_text(text: str) -> str:
+    """``text`` itself, unquoted, cut after ``QUOTED_PREFIX`` characters (then "...")."""
     return text if len(text) <= QUOTED_PREFIX else text[:QUOTED_PREFIX] + "..."
 
 
@@ -166,18 +167,21 @@ def setting(
     aliases: Sequence[str] = (),
     type: Callable[[str], Any] | None = None,
     bounds: Bounds | None = None,
+    check: Callable[[Any], None] | None = None,
 ) -> Any:
     """A dataclass field that is a setting: its default and help, stated here only.
 
     The type is taken from the default when not given (``bool`` defaults become
     ``--name/--no-name`` switches); ``default=None`` needs an explicit type.
     ``aliases`` are other command-line names (e.g. ``("episodes",)``);
-    ``bounds`` the numbers it allows (its default among them).
+    ``bounds`` the numbers it allows (its default among them); ``check`` a
+    function that raises ValueError, saying why, for a value it refuses (e.g.
+    ``rlpytorch.core.devices.device_name``).
     """
     if bounds is not None and default is not None and default not in bounds:
         raise ArgsError(f"default {default!r} is not {bounds}")
     info = {"help": help, "choices": tuple(choices) if choices is not None else None,
-            "aliases": tuple(aliases), "type": type, "bounds": bounds}
+            "aliases": tuple(aliases), "type": type, "bounds": bounds, "check": check}
     return dataclasses.field(default=default, metadata={_SETTING: info})
 
 
@@ -188,7 +192,7 @@ def part(cls: type[Configurable]) -> Any:
 
 @dataclass(frozen=True)
 class Arg:
-    """One setting as the parser sees it: name, default, help, type, choices, aliases, bounds."""
+    """One setting as the parser sees it: name, default, help, type, choices, aliases, bounds, check."""
 
     name: str
     default: Any
@@ -197,6 +201,7 @@ class Arg:
     choices: Sequence[Any] | None = None
     aliases: Sequence[str] = ()
     bounds: Bounds | None = None
+    check: Callable[[Any], None] | None = None
 
     @classmethod
     def of_field(cls, field: dataclasses.Field) -> Arg:
@@ -251,6 +256,11 @@ class Arg:
             raise ArgsError(f"{short_repr(converted)} is not one of {list(self.choices)}")
         if self.bounds is not None and converted not in self.bounds:
             raise ArgsError(f"must be {self.bounds}, got {short_repr(converted)}")
+        if self.check is not None:
+            try:
+                self.check(converted)
+            except ValueError as error:
+                raise ArgsError(f"{short_repr(converted)}: {error}") from None
         return converted
 
 
@@ -451,7 +461,7 @@ class _Parser(argparse.ArgumentParser):
     def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:
         namespace, extras = self.parse_known_args(args, namespace)
         if extras:
-            self.error(f"unrecognized arguments: {' '.join(_prefix(extra) for extra in extras)}")
+            self.error(f"unrecognized arguments: {' '.join(short_text(extra) for extra in extras)}")
         return namespace
 
     def error(self, message: str) -> NoReturn:

@@ -33,6 +33,7 @@ from ..acting.prev_inputs import add_final_inputs
 from ..acting.sampler import Sampler
 from ..core import distributed
 from ..core.args_provider import Configurable, at_least, setting
+from ..core.devices import device_name
 from ..core.stats import EpisodeStats, RunningMean
 from ..core.transfer import HostStaging, staging_for
 from ..models.base import Model
@@ -57,17 +58,18 @@ __all__ = [
 
 def device_setting() -> Any:
     """The torch device, a setting of training and of evaluation."""
-    return setting("cpu", "torch device of models and batches: cpu, cuda, cuda:1, ...")
+    return setting("cpu", "torch device of models and batches: cpu, cuda, cuda:1, ...", check=device_name)
 
 
 def actor_device_setting() -> Any:
     """Where the acting model runs, a setting of every trainer."""
-    return setting("", "torch device of the acting model (empty: --device)")
+    return setting("", "torch device of the acting model (empty: --device)", check=device_name)
 
 
 def learner_device_setting() -> Any:
     """Where the learner runs, a setting of every trainer."""
-    return setting("", "torch device of the learner and its train windows (empty: --device)")
+    return setting("", "torch device of the learner and its train windows (empty: --device)",
+                   check=device_name)
 
 
 def actor_sync_setting() -> Any:

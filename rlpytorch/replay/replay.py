@@ -33,6 +33,7 @@ import torch
 from torch import Tensor
 
 from ..core.args_provider import Bounds, Configurable, above, at_least, setting
+from ..core.devices import device_name
 from .lanes import FINAL, LaneStore
 from .nstep import nstep_targets
 from .prioritized import PrioritizedSampler
@@ -65,7 +66,8 @@ class Replay(Configurable):
     frame_stack: int = setting(0, "observations [k, H, W] of k stacked frames stored one frame per step (0: off)",
                                bounds=at_least(0))
     replay_device: str = setting("", "where the stored frames live and stacks are rebuilt (--frame_stack): "
-                                 "host memory (empty) or a torch device, e.g. cuda: sampled frames never cross the bus")
+                                 "host memory (empty) or a torch device, e.g. cuda: sampled frames never cross the bus",
+                                 check=device_name)
     gamma: float = 0.99
     sequence_length: int = 0
     joint_seats: int = 0  # S > 0: one lane per game, rows [S, ...] of every seat (joint transitions)
