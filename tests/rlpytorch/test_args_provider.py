@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 import yaml
+from bombs import aliased_yaml, nested_shared_lists
 
 from rlpytorch.core.args_provider import (
     SHIPPED_CONFIGS,
@@ -203,23 +204,6 @@ def test_every_shipped_config_is_accepted_by_its_entry_point(name):
     provider = ArgsProvider(train.components(train.chosen_method(argv)))  # go9's method is alphazero
     config = provider.parse(argv)
     assert {key: config[key] for key in read_config_file(name)} == provider.load_config(name)
-
-
-def nested_shared_lists(depth: int, width: int = 9) -> list:
-    """A list of ``width`` references to one list of ``width`` references to ...:
-    small in memory and in a pickle, ``width ** depth`` elements written out."""
-    value: list = ["x"] * width
-    for _ in range(depth - 1):
-        value = [value] * width
-    return value
-
-
-def aliased_yaml(depth: int, width: int = 9) -> str:
-    """A "billion laughs": the value of ``lr`` lists anchored lists, each of
-    ``width`` aliases of the one before (``width ** depth`` elements written out)."""
-    lines = ["lr:", f"- &a0 [{', '.join(['x'] * width)}]"]
-    lines += [f"- &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, depth)]
-    return "\n".join(lines) + "\n"
 
 
 @dataclass
