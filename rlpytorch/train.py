@@ -46,7 +46,6 @@ apart; 1 for a refused setting.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import functools
@@ -65,6 +64,7 @@ from .core.args_provider import (
     ArgsError,
     ArgsProvider,
     Configurable,
+    OneLineParser,
     convert_from,
     format_config,
     read_config_file,
@@ -151,13 +151,13 @@ def config(file: str | Path | None = None, /, **settings: Any) -> Any:
 def chosen_method(argv: Sequence[str] | None, resumed: Mapping[str, Any] | None = None) -> str:
     """``--method`` from the command line, else from ``--config``, else that of
     the ``resumed`` run's configuration, else the default."""
-    pre = argparse.ArgumentParser(prog=PROG, add_help=False, allow_abbrev=False)
-    pre.add_argument("--method", choices=tuple(RECIPES))
+    method = next(arg for arg in MethodChoice.settings() if arg.name == "method")
+    pre = OneLineParser(prog=PROG, add_help=False, allow_abbrev=False)
+    pre.add_argument("--method", type=method.read)
     pre.add_argument("--config")
     known, _ = pre.parse_known_args(argv)
     if known.method is not None:
         return known.method
-    method = next(arg for arg in MethodChoice.settings() if arg.name == "method")
     in_file = read_config_file(known.config).get("method") if known.config is not None else None
     if in_file is not None:
         return convert_from(known.config, method, in_file)

@@ -62,6 +62,7 @@ __all__ = [
     "Bounds",
     "Configurable",
     "HelpFormatter",
+    "OneLineParser",
     "above",
     "at_least",
     "convert_from",
@@ -353,7 +354,7 @@ class ArgsProvider:
         self.parser = self._build_parser(description, prog, epilog)
 
     def _build_parser(self, description: str | None, prog: str | None, epilog: str | None) -> argparse.ArgumentParser:
-        parser = _Parser(
+        parser = OneLineParser(
             prog=prog,
             description=description,
             epilog=epilog,
@@ -453,7 +454,7 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     return values
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose errors are one line: no usage (which
     lists every option of a run: dozens of lines before the one that matters),
     and unrecognized arguments quoted by their prefix only."""

@@ -19,7 +19,7 @@ from gymnasium import spaces
 
 from elfpy.context import MAX_COUNT
 
-from .args_provider import Configurable, at_least, setting
+from .args_provider import Configurable, at_least, setting, short_repr
 from .distributions import BEHAVIOUR_LOGP, BEHAVIOUR_PI
 from .spaces import action_keys, action_space
 
@@ -227,7 +227,7 @@ def parse_options(text: str, literal: bool = False) -> dict[str, Any]:
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
         if not sep:
-            raise ValueError(f"game option {item!r} is not name=value")
+            raise ValueError(f"game option {short_repr(item)} is not name=value")
         options[name.strip()] = _literal(value.strip()) if literal else value.strip()
     return options
 

@@ -35,6 +35,8 @@ PROG = "python -m rlpytorch.train"
     (["--method", "dqn", "--replay_capacity", "0"], "argument --replay_capacity: must be >= 1, got 0"),
     (["--method", "alphazero", "--num_frames", "0"], "argument --num_frames: must be >= 1, got 0"),
     (["--device", "cdua"], "argument --device: 'cdua': not a device of cpu, cuda, mps (e.g. cpu, cuda, cuda:1)"),
+    (["--method", "m" * 5000], f"argument --method: '{'m' * 60}'... is not one of ['actor_critic', 'ppo', 'dqn', "
+                               "'r2d2', 'drqn', 'ddpg', 'td3', 'sac', 'maddpg', 'alphazero']"),
 ])
 def test_a_number_out_of_range_is_one_line_before_anything_is_written(tmp_path, capsys, argv, refused):
     run = tmp_path / "run"
@@ -43,6 +45,12 @@ def test_a_number_out_of_range_is_one_line_before_anything_is_written(tmp_path, 
     assert exit_.value.code == 2
     assert capsys.readouterr().err == f"{PROG}: error: {refused}\n"
     assert not run.exists()
+
+
+def test_a_long_value_the_games_refuse_is_quoted_by_its_prefix(tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        train.command_line(train.main, "prog", ["--game_options", "o" * 5000, "--save_dir", str(tmp_path / "run")])
+    assert str(exit_.value.code) == f"prog: error: a setting was refused: game option '{'o' * 60}'... is not name=value"
 
 
 def unusable_cuda() -> str:
@@ -65,7 +73,8 @@ def test_a_device_this_torch_cannot_use_is_one_line_before_anything_is_written(t
 
 
 def test_a_configuration_names_a_device_for_another_machine_without_complaint():
-    assert rlpytorch.config(method="dqn", device="cuda:3", replay_device="cuda:1").device == "cuda:3"  # checked when a run starts
+    # (checked when a run starts)
+    assert rlpytorch.config(method="dqn", device="cuda:3", replay_device="cuda:1").device == "cuda:3"
 
 
 @pytest.mark.parametrize("built_with, gpus, device, problem", [
