@@ -274,6 +274,11 @@ class GameContext:
                    "reshape_reward": reshape_reward, "step_timeout_s": step_timeout_s}
         self._source = open_source(game, num_games, num_threads, seed, deterministic, hosting, game_options)
         self._ctx = self._source.context
+        seats_per_game = self._ctx.num_seats()
+        if num_games * seats_per_game > MAX_COUNT:  # the engine numbers every seat of every game in a C++ int
+            self._source.close()
+            raise ValueError(f"num_games must be at most {MAX_COUNT // seats_per_game} for '{self._source.name}' "
+                             f"(2**31 - 1 seats in all, {seats_per_game} a game), got {num_games}")
         self.game = self._source.name
         seats = self._source.key_seats
         self._keys = {k["name"]: _key_spec(k, seats.get(k["name"].removeprefix("final_"))) for k in self._ctx.keys()}

@@ -47,6 +47,14 @@ def test_a_tag_size_the_engine_cannot_hold_is_refused_naming_the_tag_and_argumen
     gc.stop()
 
 
+def test_more_seats_than_the_engine_can_number_are_refused_naming_num_games():
+    refused = (r"^num_games must be at most 268435455 for 'go_mcts' \(2\*\*31 - 1 seats in all, 8 a game\), "
+               r"got 300000000$")
+    with pytest.raises(ValueError, match=refused):
+        elfpy.GameContext("go_mcts", num_games=300_000_000, num_threads=1)
+    elfpy.GameContext("go_mcts", num_games=2, num_threads=1).stop()
+
+
 def test_a_seat_the_engine_cannot_hold_is_refused_naming_the_tag():
     gc = elfpy.GameContext("cartpole", num_games=2, num_threads=1)
     refused = r"^tag 'train': a seat must be an integer from 0 to 2\*\*31 - 1, got 4294967296$"
