@@ -4,6 +4,9 @@ checkpoint whose stored settings are not plain values."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 import torch
 from bombs import aliased_yaml, nested_shared_lists
@@ -124,6 +127,23 @@ def test_yaml_the_platform_writes_it_reads_back_whatever_is_shared():
     assert load_yaml(text) == {"versions": shared, "resumed": [{"versions": shared}]}
     with pytest.raises(AliasNotAllowed):
         load_yaml("a: &x 1\nb: *x\n")
+
+
+YAML_CALLS = {"load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all", "dump", "safe_dump",
+              "dump_all", "safe_dump_all"}
+
+
+def test_every_yaml_file_the_platform_reads_or_writes_goes_through_plain_yaml():
+    root = Path(__file__).resolve().parents[2]
+    calls = []
+    folders = ("rlpytorch", "elfpy", "benchmarks", "examples")
+    sources = [path for folder in folders for path in root.glob(f"{folder}/**/*.py")]
+    for path in sorted(sources):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in YAML_CALLS and \
+                    isinstance(node.value, ast.Name) and node.value.id == "yaml":
+                calls.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert calls and all(call.startswith("rlpytorch/core/plain_yaml.py:") for call in calls), calls
 
 
 def save_checkpoint(path, args):
