@@ -206,8 +206,10 @@ class Training:
         resumed = read_resume_checkpoint(resume) if resume else None
         recipe = RECIPES[config["method"]]
         with settings_checked():
-            recipe.check_settings(config)  # before anything is written
-            check_devices(config, arguments(config["method"]).args.values())
+            provider = arguments(config["method"])
+            provider.check(config)  # before anything is written
+            recipe.check_settings(config)
+            check_devices(config, provider.args.values())
         distributed.init_from_env(recipe.learner_device(config))
         self.main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
         self.folder = resolve_run_dir(config["save_dir"]) if self.main_rank else None

@@ -388,6 +388,14 @@ class ArgsProvider:
         config.pop("config")
         return config
 
+    def check(self, config: Mapping[str, Any]) -> None:
+        """Refuse (``ArgsError``) a value of ``config`` that the command line
+        would refuse for its setting: a configuration built in Python
+        (``dataclasses.replace``) is held to the parser's rules too."""
+        for name, value in config.items():
+            if name in self.args:
+                self.args[name].convert(value)
+
     def load_config(self, path: str | Path) -> dict[str, Any]:
         """Read a YAML or JSON file (or a shipped config's name), checking every key against the declared args."""
         path = resolve_config(path)

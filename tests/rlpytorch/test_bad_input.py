@@ -5,6 +5,7 @@ checkpoint whose stored settings are not plain values."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,14 @@ def test_a_long_value_the_games_refuse_is_quoted_by_its_prefix(tmp_path):
     with pytest.raises(SystemExit) as exit_:
         train.command_line(train.main, "prog", ["--game_options", "o" * 5000, "--save_dir", str(tmp_path / "run")])
     assert str(exit_.value.code) == f"prog: error: a setting was refused: game option '{'o' * 60}'... is not name=value"
+
+
+def test_a_configuration_changed_in_python_is_held_to_the_same_ranges(tmp_path):
+    run = tmp_path / "run"
+    changed = dataclasses.replace(rlpytorch.config(save_dir=str(run), eval_at_end=False, progress=False), num_frames=0)
+    with pytest.raises(ArgsError, match="^num_frames: must be >= 1, got 0$"):
+        rlpytorch.train(changed)
+    assert not run.exists()
 
 
 def unusable_cuda() -> str:
