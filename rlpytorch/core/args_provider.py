@@ -76,7 +76,7 @@ __all__ = [
     "short_text",
 ]
 
-_SETTING = "rlpytorch.setting"  # field metadata: the setting's help, type, choices and aliases
+_SETTING = "rlpytorch.setting"  # field metadata: the setting's help, type, choices, aliases, bounds and check
 _PART = "rlpytorch.part"  # field metadata: a composed Configurable part
 SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # package data: the example configs, loaded by name
 
@@ -113,6 +113,7 @@ def short_repr(value: Any) -> str:
     """``repr(value)`` for an error message: at most about ``QUOTED_PREFIX``
     characters, then "...", computed without writing out the whole value."""
     text = _short.repr(value)
+    # (a string's own quotes and "..." may pass the prefix by 5 characters)
     return text if len(text) <= QUOTED_PREFIX + 5 else text[:QUOTED_PREFIX] + "..."
 
 
@@ -248,7 +249,7 @@ class Arg:
             raise ArgsError(f"expected {kind.__name__}, got {short_repr(value)}")
         try:
             converted = kind(value)
-        except (TypeError, ValueError, OverflowError, argparse.ArgumentTypeError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(inf)
             reason = f": {exc}" if kind not in (int, float) else ""  # int's own words repeat the whole value
             raise ArgsError(f"cannot read {short_repr(value)} as {getattr(kind, '__name__', kind)}{reason}") from exc
         if kind is int and isinstance(value, float) and value != converted:
