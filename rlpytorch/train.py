@@ -41,7 +41,8 @@ refuses a ``--save_dir`` that already holds a run.
 The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
 (130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
 it early, saved and resumable, so that a script or a launcher can tell the two
-apart; 1 for a refused setting.
+apart; 1 for a refused setting; 2 for a command line the parser refuses (an unknown
+option, a value of the wrong type or out of its setting's range), as argparse's.
 """
 
 from __future__ import annotations
