@@ -61,6 +61,7 @@ when iterating, until the next batch): copy what you keep.
 
 from __future__ import annotations
 
+import math
 import numbers
 import reprlib
 import weakref
@@ -318,6 +319,11 @@ class GameContext:
         """Declares an extra reply key that an actor replies and the history
         keeps for training tags: a policy `pi`, a value `V`, a recurrent state
         `h`, ... (the engine declares none itself). Before `add_tag`."""
+        where = f"key {reprlib.repr(name)}: "
+        for size in shape:
+            _check_count("a shape's size", size, 0, where)
+        if math.prod(shape) > MAX_COUNT:
+            raise ValueError(f"{where}shape {reprlib.repr(tuple(shape))} holds more than 2**31 - 1 elements a row")
         self._ctx.add_key(name, np.dtype(dtype).name, list(shape), meaning)
         self._keys[name] = KeySpec(name, np.dtype(dtype), tuple(shape), meaning, "extra", None)
 

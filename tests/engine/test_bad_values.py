@@ -67,3 +67,17 @@ def test_a_refusal_quotes_a_long_value_by_its_prefix():
     with pytest.raises(ValueError) as refused:
         elfpy.GameContext("cartpole", num_games="8" * 10_000)
     assert len(str(refused.value)) < 120
+
+
+@pytest.mark.parametrize("shape, refused", [
+    ([-1], r"key 'V': a shape's size must be an integer from 0 to 2\*\*31 - 1, got -1"),
+    ([1.5], r"key 'V': a shape's size must be an integer from 0 to 2\*\*31 - 1, got 1.5"),
+    ([2**63], r"key 'V': a shape's size must be an integer from 0 to 2\*\*31 - 1, got 9223372036854775808"),
+    ([2**20, 2**20], r"key 'V': shape \(1048576, 1048576\) holds more than 2\*\*31 - 1 elements a row"),
+])
+def test_a_key_shape_the_engine_cannot_hold_is_refused_naming_the_key(shape, refused):
+    gc = elfpy.GameContext("cartpole", num_games=2, num_threads=1)
+    with pytest.raises(ValueError, match=f"^{refused}$"):
+        gc.add_key("V", "float32", shape, "a value")
+    gc.add_key("V", "float32", [0], "a value")  # nothing half-added by the refusal
+    gc.stop()
