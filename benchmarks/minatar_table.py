@@ -31,7 +31,8 @@ import statistics
 from pathlib import Path
 
 import numpy as np
-import yaml
+
+from rlpytorch.core.plain_yaml import load_yaml
 
 # ``--read-figure`` on the figure of MinAtar 4241f24 gives these: (value, +-)
 # at each frame count, per game. Asterix 100K and SpaceInvaders 250K and 500K
@@ -58,7 +59,7 @@ def load_runs(root):
     """{game: {seed: (frames, return_mean) arrays}} of every run under ``root``."""
     runs = {}
     for csv_path in sorted(Path(root).rglob("progress.csv")):
-        config = yaml.safe_load((csv_path.parent / "config.yaml").read_text())
+        config = load_yaml((csv_path.parent / "config.yaml").read_text())
         with open(csv_path, newline="") as f:
             rows = [(float(r["frames"]), float(r["return_mean"])) for r in csv.DictReader(f)
                     if r["return_mean"] not in ("", "nan")]

@@ -61,7 +61,9 @@ when iterating, until the next batch): copy what you keep.
 
 from __future__ import annotations
 
+import math
 import numbers
+import reprlib
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -73,6 +75,7 @@ from elfpy import _elf
 from elfpy.sources import open_source
 
 _WAIT_SLICE_MS = 100  # how often a waiting run() returns to Python to see Ctrl-C and check the game source
+MAX_COUNT = 2**31 - 1  # the most games, threads, rows, steps or milliseconds: the engine counts them in a C++ int
 
 
 def games() -> list[str]:
@@ -210,6 +213,13 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _check_count(name: str, value: Any, low: int, where: str = "") -> None:
+    """Refuse ``value`` unless it is an integer from ``low`` to ``MAX_COUNT``
+    (a ValueError naming ``name``, after ``where``: the tag, if any)."""
+    if not _is_int(value) or not low <= value <= MAX_COUNT:
+        raise ValueError(f"{where}{name} must be an integer from {low} to 2**31 - 1, got {reprlib.repr(value)}")
+
+
 def _as_numpy(value: Any) -> np.ndarray:
     if isinstance(value, np.ndarray):
         return value
@@ -257,11 +267,20 @@ class GameContext:
                  reshape_reward: Callable[[Any, Any, float, bool], float] | None = None,
                  step_timeout_s: float | None = None, **game_options: Any) -> None:
         if not _is_int(seed) or not 0 <= seed < 2**64:
-            raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {seed!r}")
+            raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {reprlib.repr(seed)}")
+        _check_count("num_games", num_games, 1)
+        for name, count in (("num_threads", num_threads), ("num_workers", num_workers)):
+            if count is not None:
+                _check_count(name, count, 1)
         hosting = {"num_workers": num_workers, "preset": preset, "preprocess": preprocess,
                    "reshape_reward": reshape_reward, "step_timeout_s": step_timeout_s}
         self._source = open_source(game, num_games, num_threads, seed, deterministic, hosting, game_options)
         self._ctx = self._source.context
+        seats_per_game = self._ctx.num_seats()
+        if num_games * seats_per_game > MAX_COUNT:  # the engine numbers every seat of every game in a C++ int
+            self._source.close()
+            raise ValueError(f"num_games must be at most {MAX_COUNT // seats_per_game} for '{self._source.name}' "
+                             f"(2**31 - 1 seats in all, {seats_per_game} a game), got {num_games}")
         self.game = self._source.name
         seats = self._source.key_seats
         self._keys = {k["name"]: _key_spec(k, seats.get(k["name"].removeprefix("final_"))) for k in self._ctx.keys()}
@@ -301,6 +320,11 @@ class GameContext:
         """Declares an extra reply key that an actor replies and the history
         keeps for training tags: a policy `pi`, a value `V`, a recurrent state
         `h`, ... (the engine declares none itself). Before `add_tag`."""
+        where = f"key {reprlib.repr(name)}: "
+        for size in shape:
+            _check_count("a shape's size", size, 0, where)
+        if math.prod(shape) > MAX_COUNT:
+            raise ValueError(f"{where}shape {reprlib.repr(tuple(shape))} holds more than 2**31 - 1 elements a row")
         self._ctx.add_key(name, np.dtype(dtype).name, list(shape), meaning)
         self._keys[name] = KeySpec(name, np.dtype(dtype), tuple(shape), meaning, "extra", None)
 
@@ -312,9 +336,14 @@ class GameContext:
         is delivered partial once its first row has waited that long."""
         if isinstance(inputs, str) or isinstance(replies, str):
             raise TypeError("inputs and replies are lists of key names, e.g. inputs=['s']")
-        if timeout_ms is not None and (not _is_int(timeout_ms) or timeout_ms < 0):
-            raise ValueError(f"tag '{name}': timeout_ms must be an integer >= 0 (None: wait for a full batch), "
-                             f"got {timeout_ms!r}")
+        where = f"tag {reprlib.repr(name)}: "
+        if timeout_ms is not None and (not _is_int(timeout_ms) or not 0 <= timeout_ms <= MAX_COUNT):
+            raise ValueError(f"{where}timeout_ms must be an integer from 0 to 2**31 - 1 (None: wait for a full "
+                             f"batch), got {reprlib.repr(timeout_ms)}")
+        for setting, count in (("batch_size", batch_size), ("T", T), ("min_batch", min_batch)):
+            _check_count(setting, count, 1, where)
+        for seat in seats or ():
+            _check_count("a seat", seat, 0, where)
         self._ctx.add_tag(name, batch_size, list(inputs), list(replies), T,
                           -1 if timeout_ms is None else int(timeout_ms), min_batch, list(seats or []))
         self._tags[name] = len(self._tags)

@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from .acting.prev_inputs import prev_shapes
-from .core.args_provider import ArgsError, ArgsProvider, Configurable, format_config, setting
+from .core.args_provider import ArgsError, ArgsProvider, Configurable, at_least, format_config, setting
+from .core.devices import check_devices
 from .core.game_loader import GameLoader, parse_options
 from .learners.trainer import EvalResult, Evaluator, device_setting
 from .models.base import Model, read_checkpoint
@@ -49,7 +50,7 @@ class EvaluateScript(Configurable):
     progress: bool = progress_setting()
     video: str = setting("", "folder to save videos of evaluated episodes in (empty: none); games that draw "
                              "themselves: Python-hosted ones (rgb_array) and MiniRTS")
-    video_episodes: int = setting(1, "episodes saved as videos with --video")
+    video_episodes: int = setting(1, "episodes saved as videos with --video", bounds=at_least(1))
     video_format: str = setting("gif", "video file format", choices=("gif", "mp4"))
 
 
@@ -68,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
     config = provider.parse(argv, defaults=trained)
     if not config["load"]:
         provider.parser.error("--load is required")
+    check_devices(config, provider.args.values())
     print("effective configuration:\n" + format_config(config), flush=True)
     torch.set_num_threads(config["torch_threads"])
 

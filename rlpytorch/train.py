@@ -49,12 +49,12 @@ goes on.
 The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
 (130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
 it early, saved and resumable, so that a script or a launcher can tell the two
-apart; 1 for a refused setting.
+apart; 1 for a refused setting; 2 for a command line the parser refuses (an unknown
+option, a value of the wrong type or out of its setting's range), as argparse's.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import functools
@@ -75,11 +75,13 @@ from .core.args_provider import (
     ArgsError,
     ArgsProvider,
     Configurable,
+    OneLineParser,
     convert_from,
     format_config,
     read_config_file,
     setting,
 )
+from .core.devices import check_devices
 from .core.game_loader import GameLoader
 from .core.stats import cut_history
 from .learners.trainer import EvalResult
@@ -161,13 +163,13 @@ def config(file: str | Path | None = None, /, **settings: Any) -> Any:
 def chosen_method(argv: Sequence[str] | None, resumed: Mapping[str, Any] | None = None) -> str:
     """``--method`` from the command line, else from ``--config``, else that of
     the ``resumed`` run's configuration, else the default."""
-    pre = argparse.ArgumentParser(prog=PROG, add_help=False, allow_abbrev=False)
-    pre.add_argument("--method", choices=tuple(RECIPES))
+    method = next(arg for arg in MethodChoice.settings() if arg.name == "method")
+    pre = OneLineParser(prog=PROG, add_help=False, allow_abbrev=False)
+    pre.add_argument("--method", type=method.read)
     pre.add_argument("--config")
     known, _ = pre.parse_known_args(argv)
     if known.method is not None:
         return known.method
-    method = next(arg for arg in MethodChoice.settings() if arg.name == "method")
     in_file = read_config_file(known.config).get("method") if known.config is not None else None
     if in_file is not None:
         return convert_from(known.config, method, in_file)
@@ -217,7 +219,10 @@ class Training:
         resumed = read_resume_checkpoint(resume) if resume else None
         recipe = RECIPES[config["method"]]
         with settings_checked():
-            recipe.check_settings(config)  # before anything is written
+            provider = arguments(config["method"])
+            provider.check(config)  # before anything is written
+            recipe.check_settings(config)
+            check_devices(config, provider.args.values())
         distributed.init_from_env(recipe.learner_device(config))
         self.main_rank = distributed.is_main()  # only rank 0 logs, evaluates and saves
         folder = resolve_run_dir(config["save_dir"]) if self.main_rank else None

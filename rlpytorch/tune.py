@@ -48,6 +48,7 @@ from elfpy.files import atomic_path, stop_signals_handled
 
 from . import launch
 from .core.args_provider import ArgsError
+from .core.plain_yaml import load_yaml
 
 __all__ = ["Dimension", "Search", "main", "parse_dimension", "read_points"]
 
@@ -109,7 +110,7 @@ def parse_dimension(text: str) -> Dimension:
 def read_space_file(path: Path) -> list[Dimension]:
     """The settings of a YAML file of NAME: KIND:ARGS lines."""
     try:
-        values = yaml.safe_load(path.read_text())
+        values = load_yaml(path.read_text())
     except OSError as error:
         raise SearchError(f"--space_file {path}: {error.strerror or error}") from None
     except yaml.YAMLError as error:

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, at_least, setting
 from ..core.distributions import Deterministic, Distribution
 
 __all__ = ["Exploration"]
@@ -33,7 +33,7 @@ class Exploration(Configurable):
     low: Sequence[float]
     high: Sequence[float]
     action_noise: float = setting(0.1, "std of the Gaussian noise on a deterministic actor's actions, in units "
-                                       "of the Box's half-range (DDPG, TD3)")
+                                       "of the Box's half-range (DDPG, TD3)", bounds=at_least(0))
     warmup_noise: bool = setting(False, "a deterministic actor's noise is added to the warm-up's random actions too "
                                         "(clipped to the Box), as Stable-Baselines3 does")
     random_frames: int = 0

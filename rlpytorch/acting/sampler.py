@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Bounds, Configurable, at_least, setting
 from ..core.distributions import Categorical, Distribution
 
 __all__ = [
@@ -59,9 +59,12 @@ class Sampler(Configurable):
     """The actor's sampler, chosen by ``--sampler``; seeded (``seed``) for reproducible runs."""
 
     sampler: str = setting("multinomial", "how actions are drawn from pi", choices=SAMPLERS)
-    epsilon: float = setting(0.05, "exploration rate of epsilon_greedy (at the start, with a schedule)")
-    epsilon_final: float = setting(0.05, "epsilon_greedy with a schedule: the rate reached after --epsilon_frames")
-    epsilon_frames: int = setting(0, "epsilon_greedy: frames for epsilon to move linearly to epsilon_final (0: fixed)")
+    epsilon: float = setting(0.05, "exploration rate of epsilon_greedy (at the start, with a schedule)",
+                             bounds=Bounds(0, 1))
+    epsilon_final: float = setting(0.05, "epsilon_greedy with a schedule: the rate reached after --epsilon_frames",
+                                   bounds=Bounds(0, 1))
+    epsilon_frames: int = setting(0, "epsilon_greedy: frames for epsilon to move linearly to epsilon_final (0: fixed)",
+                                  bounds=at_least(0))
     seed: int | None = None
 
     def __post_init__(self) -> None:

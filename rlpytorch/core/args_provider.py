@@ -20,6 +20,12 @@ so ``--help`` reads like the run. Rules, so that a typo never goes unnoticed:
 
 - two components declaring the same name is an error when the parser is built;
 - an unknown command-line option or config-file key is an error;
+- a value is read the same way from the command line, a config file, a
+  checkpoint's stored settings and Python: of the setting's type, a plain value
+  (no list or mapping), one of its ``choices``, within its ``bounds``
+  (``setting(64, "games run at once", bounds=at_least(1))``); an error names the
+  setting and quotes at most a short prefix of the value (``short_repr``);
+- a YAML config may not hold aliases (``rlpytorch.core.plain_yaml``);
 - a config file (YAML or JSON, ``--config path``) sets values, and the command
   line overrides the file; ``--config NAME`` (no folder, no suffix) names one of
   the configs shipped in ``rlpytorch/configs`` (``--config cartpole_fast``), so an
@@ -36,20 +42,29 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
+import numbers
+import reprlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 from typing_extensions import Self
+
+from .plain_yaml import AliasNotAllowed, load_yaml
 
 __all__ = [
     "Arg",
     "ArgsError",
     "ArgsProvider",
+    "Bounds",
     "Configurable",
     "HelpFormatter",
+    "OneLineParser",
+    "above",
+    "at_least",
     "convert_from",
     "format_config",
     "part",
@@ -57,15 +72,93 @@ __all__ = [
     "resolve_config",
     "setting",
     "shipped_configs",
+    "short_repr",
+    "short_text",
 ]
 
-_SETTING = "rlpytorch.setting"  # field metadata: the setting's help, type, choices and aliases
+_SETTING = "rlpytorch.setting"  # field metadata: the setting's help, type, choices, aliases, bounds and check
 _PART = "rlpytorch.part"  # field metadata: a composed Configurable part
 SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # package data: the example configs, loaded by name
 
 
 class ArgsError(ValueError):
     """A duplicate, unknown or badly typed argument."""
+
+
+QUOTED_PREFIX = 60  # characters of a value an error message quotes at most
+
+
+class _ShortRepr(reprlib.Repr):
+    """``repr`` cut short: a string's first characters, a few elements of a
+    container, a few levels deep, so that quoting a huge value costs little."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel = 3
+        self.maxother = QUOTED_PREFIX
+
+    def repr_str(self, value: str, level: int) -> str:
+        return repr(value[:QUOTED_PREFIX]) + ("..." if len(value) > QUOTED_PREFIX else "")
+
+    def repr_int(self, value: int, level: int) -> str:
+        if value.bit_length() > 4 * QUOTED_PREFIX:  # its digits: more than a prefix, and slow to write
+            return f"an integer of {value.bit_length()} bits"
+        return super().repr_int(value, level)
+
+
+_short = _ShortRepr()
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)`` for an error message: at most about ``QUOTED_PREFIX``
+    characters, then "...", computed without writing out the whole value."""
+    text = _short.repr(value)
+    # (a string's own quotes and "..." may pass the prefix by 5 characters)
+    return text if len(text) <= QUOTED_PREFIX + 5 else text[:QUOTED_PREFIX] + "..."
+
+
+def short_text(text: str) -> str:
+    """``text`` itself, unquoted, cut after ``QUOTED_PREFIX`` characters (then "...")."""
+    return text if len(text) <= QUOTED_PREFIX else text[:QUOTED_PREFIX] + "..."
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The numbers a setting allows: from ``low`` to ``high``, an end included
+    unless it is ``*_open``. NaN is within no bounds."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+
+    def __contains__(self, value: float) -> bool:
+        above_low = value > self.low if self.low_open else value >= self.low
+        below_high = value < self.high if self.high_open else value <= self.high
+        return bool(above_low and below_high)
+
+    def __str__(self) -> str:
+        low, high = _number(self.low), _number(self.high)
+        if self.low > -math.inf and self.high < math.inf and not self.low_open and not self.high_open:
+            return f"from {low} to {high}"
+        ends = [f"{'>' if self.low_open else '>='} {low}" if self.low > -math.inf else "",
+                f"{'<' if self.high_open else '<='} {high}" if self.high < math.inf else ""]
+        return " and ".join(end for end in ends if end)
+
+
+def _number(value: float) -> str:
+    """An integer's digits (2147483647, not 2.14748e+09), else the shortest form."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def at_least(low: float, high: float = math.inf) -> Bounds:
+    """``low`` or more (up to ``high``)."""
+    return Bounds(low, high)
+
+
+def above(low: float) -> Bounds:
+    """More than ``low``."""
+    return Bounds(low, low_open=True)
 
 
 def setting(
@@ -75,15 +168,22 @@ def setting(
     choices: Sequence[Any] | None = None,
     aliases: Sequence[str] = (),
     type: Callable[[str], Any] | None = None,
+    bounds: Bounds | None = None,
+    check: Callable[[Any], None] | None = None,
 ) -> Any:
     """A dataclass field that is a setting: its default and help, stated here only.
 
     The type is taken from the default when not given (``bool`` defaults become
     ``--name/--no-name`` switches); ``default=None`` needs an explicit type.
-    ``aliases`` are other command-line names (e.g. ``("episodes",)``).
+    ``aliases`` are other command-line names (e.g. ``("episodes",)``);
+    ``bounds`` the numbers it allows (its default among them); ``check`` a
+    function that raises ValueError, saying why, for a value it refuses (e.g.
+    ``rlpytorch.core.devices.device_name``).
     """
+    if bounds is not None and default is not None and default not in bounds:
+        raise ArgsError(f"default {default!r} is not {bounds}")
     info = {"help": help, "choices": tuple(choices) if choices is not None else None,
-            "aliases": tuple(aliases), "type": type}
+            "aliases": tuple(aliases), "type": type, "bounds": bounds, "check": check}
     return dataclasses.field(default=default, metadata={_SETTING: info})
 
 
@@ -94,7 +194,7 @@ def part(cls: type[Configurable]) -> Any:
 
 @dataclass(frozen=True)
 class Arg:
-    """One setting as the parser sees it: name, default, help, type, choices, aliases."""
+    """One setting as the parser sees it: name, default, help, type, choices, aliases, bounds, check."""
 
     name: str
     default: Any
@@ -102,6 +202,8 @@ class Arg:
     type: Callable[[str], Any] | None = None
     choices: Sequence[Any] | None = None
     aliases: Sequence[str] = ()
+    bounds: Bounds | None = None
+    check: Callable[[Any], None] | None = None
 
     @classmethod
     def of_field(cls, field: dataclasses.Field) -> Arg:
@@ -118,25 +220,56 @@ class Arg:
         return type(self.default)
 
     def convert(self, value: Any) -> Any:
-        """Convert a config-file value, refusing values of the wrong kind."""
+        """Convert a config-file (or stored, or Python) value, refusing values
+        of the wrong kind, outside the choices or the bounds."""
+        try:
+            return self._converted(value)
+        except ArgsError as error:
+            raise ArgsError(f"{self.name}: {error}") from None
+
+    def read(self, text: str) -> Any:
+        """Convert a command-line value (argparse's ``type``): an error is
+        argparse's, which names the option."""
+        try:
+            return self._converted(text)
+        except ArgsError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    def _converted(self, value: Any) -> Any:
         kind = self.value_type
         if value is None:
             return None
+        if not isinstance(value, (str, numbers.Real)):  # a list or mapping: no setting holds one
+            raise ArgsError(f"expected a plain value, got {_kind_of(value)} {short_repr(value)}")
         if kind is bool:
             if not isinstance(value, bool):
-                raise ArgsError(f"{self.name}: expected true/false, got {value!r}")
+                raise ArgsError(f"expected true/false, got {short_repr(value)}")
             return value
         if kind in (int, float) and isinstance(value, bool):
-            raise ArgsError(f"{self.name}: expected {kind.__name__}, got {value!r}")
+            raise ArgsError(f"expected {kind.__name__}, got {short_repr(value)}")
         try:
             converted = kind(value)
-        except (TypeError, ValueError) as exc:
-            raise ArgsError(f"{self.name}: cannot read {value!r}: {exc}") from exc
+        except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(inf)
+            reason = f": {exc}" if kind not in (int, float) else ""  # int's own words repeat the whole value
+            raise ArgsError(f"cannot read {short_repr(value)} as {getattr(kind, '__name__', kind)}{reason}") from exc
         if kind is int and isinstance(value, float) and value != converted:
-            raise ArgsError(f"{self.name}: expected an integer, got {value!r}")
+            raise ArgsError(f"expected an integer, got {short_repr(value)}")
         if self.choices is not None and converted not in self.choices:
-            raise ArgsError(f"{self.name}: {converted!r} is not one of {list(self.choices)}")
+            raise ArgsError(f"{short_repr(converted)} is not one of {list(self.choices)}")
+        if self.bounds is not None and converted not in self.bounds:
+            raise ArgsError(f"must be {self.bounds}, got {short_repr(converted)}")
+        if self.check is not None:
+            try:
+                self.check(converted)
+            except ValueError as error:
+                raise ArgsError(f"{short_repr(converted)}: {error}") from None
         return converted
+
+
+def _kind_of(value: Any) -> str:
+    """'a list', 'a dict', ...: what a value is, for a message."""
+    name = type(value).__name__
+    return f"{'an' if name[:1] in 'aeiou' else 'a'} {name}"
 
 
 class Configurable:
@@ -222,7 +355,7 @@ class ArgsProvider:
         self.parser = self._build_parser(description, prog, epilog)
 
     def _build_parser(self, description: str | None, prog: str | None, epilog: str | None) -> argparse.ArgumentParser:
-        parser = argparse.ArgumentParser(
+        parser = OneLineParser(
             prog=prog,
             description=description,
             epilog=epilog,
@@ -237,15 +370,17 @@ class ArgsProvider:
                 _add_argument(group, arg)
         return parser
 
-    def parse(self, argv: Sequence[str] | None = None, defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def parse(self, argv: Sequence[str] | None = None, defaults: Mapping[str, Any] | None = None,
+              defaults_from: str = "the checkpoint's settings") -> dict[str, Any]:
         """Parse ``argv`` (default: ``sys.argv[1:]``).
 
         Precedence, lowest first: declared defaults, ``defaults`` (e.g. the
-        arguments saved in a checkpoint; keys not declared here are ignored),
-        the ``--config`` file, the command line.
+        arguments saved in a checkpoint, which an error calls ``defaults_from``;
+        keys not declared here are ignored), the ``--config`` file, the command line.
         """
         if defaults:
-            self.parser.set_defaults(**{k: v for k, v in defaults.items() if k in self.args})
+            self.parser.set_defaults(**{name: convert_from(defaults_from, self.args[name], value)
+                                        for name, value in defaults.items() if name in self.args})
         pre, _ = _config_only_parser().parse_known_args(argv)
         if pre.config is not None:
             self.parser.set_defaults(**self.load_config(pre.config))
@@ -254,13 +389,21 @@ class ArgsProvider:
         config.pop("config")
         return config
 
+    def check(self, config: Mapping[str, Any]) -> None:
+        """Refuse (``ArgsError``) a value of ``config`` that the command line
+        would refuse for its setting: a configuration built in Python
+        (``dataclasses.replace``) is held to the parser's rules too."""
+        for name, value in config.items():
+            if name in self.args:
+                self.args[name].convert(value)
+
     def load_config(self, path: str | Path) -> dict[str, Any]:
         """Read a YAML or JSON file (or a shipped config's name), checking every key against the declared args."""
         path = resolve_config(path)
         values = read_config_file(path)
-        unknown = sorted(set(values) - set(self.args))
+        unknown = sorted(set(values) - set(self.args), key=str)
         if unknown:
-            raise ArgsError(f"{path}: unknown arguments {unknown}")
+            raise ArgsError(f"{path}: unknown arguments {short_repr(unknown)}")
         return {name: convert_from(path, self.args[name], value) for name, value in values.items()}
 
 
@@ -298,17 +441,41 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         text = path.read_text()
     except OSError as error:
         raise ArgsError(f"--config {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise ArgsError(f"--config {path}: not a text file (not UTF-8)") from None
     try:
-        values = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+        values = json.loads(text) if str(path).endswith(".json") else load_yaml(text)
     except json.JSONDecodeError as error:
         raise ArgsError(f"{path}, line {error.lineno}, column {error.colno}: not valid JSON: {error.msg}") from None
+    except RecursionError:
+        raise ArgsError(f"{path}: not valid JSON: nested too deeply") from None
+    except AliasNotAllowed as error:
+        mark = error.problem_mark
+        raise ArgsError(f"{path}, line {mark.line + 1}, column {mark.column + 1}: {error.problem}") from None
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark
         raise ArgsError(f"{path}, line {mark.line + 1}, column {mark.column + 1}: not valid YAML: "
                         f"{error.problem}") from None
+    except yaml.YAMLError as error:
+        raise ArgsError(f"{path}: not valid YAML: {str(error).splitlines()[0]}") from None
     if not isinstance(values, dict):
         raise ArgsError(f"{path}: expected a mapping of argument names to values")
     return values
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors are one line: no usage (which
+    lists every option of a run: dozens of lines before the one that matters),
+    and unrecognized arguments quoted by their prefix only."""
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> argparse.Namespace:
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(short_text(extra) for extra in extras)}")
+        return namespace
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def _add_argument(group: argparse._ArgumentGroup, arg: Arg) -> None:
@@ -324,7 +491,7 @@ def _add_argument(group: argparse._ArgumentGroup, arg: Arg) -> None:
         group.add_argument(
             *flags,
             dest=arg.name,
-            type=arg.value_type,
+            type=arg.read,
             default=arg.default,
             choices=arg.choices,
             help=arg.help,

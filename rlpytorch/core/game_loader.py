@@ -3,9 +3,9 @@
 It builds ``elfpy.GameContext`` objects with the tags a trainer or evaluator
 needs (and the reply key ``h`` of a recurrent model), and reads the
 observation spec and action count from the game's spec. This is the one
-module of rlpytorch that touches the engine, and it imports ``elfpy`` only
-when a context is made (``context_factory`` can replace it, e.g. with a test
-double).
+module of rlpytorch that touches the engine, and it makes a context only
+through ``context_factory`` (which a test double can replace); the engine's
+counts are bounded by ``elfpy.context.MAX_COUNT`` already when parsed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from typing import Any
 
 from gymnasium import spaces
 
-from .args_provider import Configurable, setting
+from elfpy.context import MAX_COUNT
+
+from .args_provider import Configurable, at_least, setting, short_repr
 from .distributions import BEHAVIOUR_LOGP, BEHAVIOUR_PI
 from .spaces import action_keys, action_space
 
@@ -56,22 +58,24 @@ class GameLoader(Configurable):
         "cartpole", "game to play: a native game, or 'gym:<Gymnasium id>' or 'pz:<PettingZoo module>' (one seat "
         "per agent) hosted in worker processes"
     )
-    num_games: int = setting(64, "games run at once")
-    num_threads: int = setting(0, "engine worker threads (0: one per core; gym games: one per worker process)")
-    seed: int = setting(0, "seed of the games, the sampler and the model initialization")
+    num_games: int = setting(64, "games run at once", bounds=at_least(1, MAX_COUNT))
+    num_threads: int = setting(0, "engine worker threads (0: one per core; gym games: one per worker process)",
+                               bounds=at_least(0, MAX_COUNT))
+    seed: int = setting(0, "seed of the games, the sampler and the model initialization",
+                        bounds=at_least(0, 2**64 - 1))
     deterministic: bool = setting(False, "same batches for the same seed, whatever the threads")
-    actor_batch: int = setting(64, "rows per actor batch")
+    actor_batch: int = setting(64, "rows per actor batch", bounds=at_least(1, MAX_COUNT))
     alternate: bool = setting(False, "alternating sampler: the actor's batches are the two halves of the games, "
                                      "one half steps while the other's batch is on the device (--actor_batch unused)")
-    train_batch: int = setting(64, "games per train window")
-    T: int = setting(6, "rows per train window (consecutive windows share one row)")
+    train_batch: int = setting(64, "games per train window", bounds=at_least(1, MAX_COUNT))
+    T: int = setting(6, "rows per train window (consecutive windows share one row)", bounds=at_least(2, MAX_COUNT))
     game_options: str = setting(
         "",
         "the game's options, e.g. 'max_steps=200,foo=1' (gym games: keyword arguments "
         "of gymnasium.make, values as Python literals)",
     )
     num_workers: int = setting(0, "gym/pz games: worker processes hosting the environments; envpool games: "
-                                  "envpool's threads (0: one per core)")
+                                  "envpool's threads (0: one per core)", bounds=at_least(0, MAX_COUNT))
     preset: str = setting("", "gym games: a standard set-up from elfpy.gym_presets, e.g. 'atari'")
     obs_keys: str = setting("", "observation keys the model reads, comma-separated (empty: all with a shape)")
     context_factory: Callable[..., Any] = field(default=_elfpy_context, repr=False)
@@ -223,7 +227,7 @@ def parse_options(text: str, literal: bool = False) -> dict[str, Any]:
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
         if not sep:
-            raise ValueError(f"game option {item!r} is not name=value")
+            raise ValueError(f"game option {short_repr(item)} is not name=value")
         options[name.strip()] = _literal(value.strip()) if literal else value.strip()
     return options
 

@@ -32,7 +32,8 @@ from ..acting.act import RecurrentStates, act, previous_actions
 from ..acting.prev_inputs import add_final_inputs
 from ..acting.sampler import Sampler
 from ..core import distributed
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, at_least, setting
+from ..core.devices import device_name
 from ..core.stats import EpisodeStats, RunningMean
 from ..core.transfer import HostStaging, staging_for
 from ..models.base import Model
@@ -57,22 +58,23 @@ __all__ = [
 
 def device_setting() -> Any:
     """The torch device, a setting of training and of evaluation."""
-    return setting("cpu", "torch device of models and batches: cpu, cuda, cuda:1, ...")
+    return setting("cpu", "torch device of models and batches: cpu, cuda, cuda:1, ...", check=device_name)
 
 
 def actor_device_setting() -> Any:
     """Where the acting model runs, a setting of every trainer."""
-    return setting("", "torch device of the acting model (empty: --device)")
+    return setting("", "torch device of the acting model (empty: --device)", check=device_name)
 
 
 def learner_device_setting() -> Any:
     """Where the learner runs, a setting of every trainer."""
-    return setting("", "torch device of the learner and its train windows (empty: --device)")
+    return setting("", "torch device of the learner and its train windows (empty: --device)",
+                   check=device_name)
 
 
 def actor_sync_setting() -> Any:
     """How often the acting copy follows the learner, a setting of every trainer."""
-    return setting(1, "copy the learner into the actor every N updates")
+    return setting(1, "copy the learner into the actor every N updates", bounds=at_least(1))
 
 
 class Method(Protocol):
@@ -391,7 +393,7 @@ class Evaluator(Configurable):
 
     model: Model
     num_games: int
-    eval_episodes: int = setting(100, "episodes per evaluation", aliases=("episodes",))
+    eval_episodes: int = setting(100, "episodes per evaluation", aliases=("episodes",), bounds=at_least(0))
     eval_sampler: str = setting("greedy", "how the evaluated policy acts", choices=("greedy", "multinomial"))
     device: str = "cpu"
     seed: int | None = None

@@ -33,7 +33,7 @@ from torch import Tensor
 from ..acting.act import observations, replied_inputs
 from ..acting.prev_inputs import add_final_inputs
 from ..acting.sampler import Sampler
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, above, at_least, setting
 from ..core.game_loader import STATE_KEY
 from ..core.transfer import HostStaging
 from ..models.base import Model
@@ -136,9 +136,10 @@ class ValueTrainer(ActingRecord, Configurable):
     method: Any  # DQN, R2D2 or DRQN: step(mi, batch) -> (stats, priorities)
     sampler: Sampler
     replay: Replay
-    replay_ratio: float = setting(0.25, "learning updates per environment frame (after --learning_starts)")
-    learning_starts: int = setting(1000, "frames played before the first update")
-    replay_batch: int = setting(64, "transitions (or sequences) per update")
+    replay_ratio: float = setting(0.25, "learning updates per environment frame (after --learning_starts)",
+                                  bounds=above(0))
+    learning_starts: int = setting(1000, "frames played before the first update", bounds=at_least(0))
+    replay_batch: int = setting(64, "transitions (or sequences) per update", bounds=at_least(1))
     device: str = device_setting()
     actor_sync_every: int = actor_sync_setting()
     seats_per_game: int = 1

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from torch import Tensor
 
-from ..core.args_provider import Configurable, part, setting
+from ..core.args_provider import Bounds, Configurable, at_least, part, setting
 from ..core.distributions import actions_in, behaviour_key, policy_family, policy_of
 from ..models.base import Model
 from ..models.interface import ModelInterface
@@ -20,11 +20,11 @@ from .window import forward_window, normalized, recurrence_setting, returns_of
 
 # Settings that every actor-critic-style method declares (each its own field, one default).
 def gamma_setting() -> Any:
-    return setting(0.99, "discount factor")
+    return setting(0.99, "discount factor", bounds=Bounds(0, 1))
 
 
 def grad_clip_setting() -> Any:
-    return setting(0.5, "max global gradient norm (0: no clipping)")
+    return setting(0.5, "max global gradient norm (0: no clipping)", bounds=at_least(0))
 
 
 @dataclass(eq=False)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, above, setting
 from ..core.distributions import Distribution
 from .policy_gradient import entropy_coef_setting, entropy_of, min_prob_setting
 from .window import masked_mean
@@ -34,7 +34,7 @@ class ClippedPolicyGradient(Configurable):
     Returns the loss and a dict of float stats.
     """
 
-    clip_eps: float = setting(0.2, "eps of the clipped ratio clip(pi/mu, 1 - eps, 1 + eps)")
+    clip_eps: float = setting(0.2, "eps of the clipped ratio clip(pi/mu, 1 - eps, 1 + eps)", bounds=above(0))
     entropy_coef: float = entropy_coef_setting()
     min_prob: float = min_prob_setting()
 

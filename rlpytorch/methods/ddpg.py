@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, part, setting
+from ..core.args_provider import Configurable, at_least, part, setting
 from ..models.actor_q import ActorQ
 from ..models.interface import ModelInterface
 from .actor_critic import gamma_setting
@@ -48,7 +48,7 @@ class DDPG(TravellingGenerator, Configurable):
     """
 
     gamma: float = gamma_setting()
-    grad_clip: float = setting(0.0, "max global gradient norm of each network (0: no clipping)")
+    grad_clip: float = setting(0.0, "max global gradient norm of each network (0: no clipping)", bounds=at_least(0))
     target: TargetNetwork = part(TargetNetwork)
     seed: int | None = None
 

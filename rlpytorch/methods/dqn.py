@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..core.args_provider import Configurable, part, setting
+from ..core.args_provider import Configurable, at_least, part, setting
 from ..models.interface import ModelInterface
 from .actor_critic import gamma_setting
 from .categorical import categorical_loss, project_distribution
@@ -49,7 +49,7 @@ class DQN(ReplayedUpdate, Configurable):
     gamma: float = gamma_setting()
     double: bool = double_setting()
     q_loss: str = setting("huber", "regression loss of Q on its target", choices=("huber", "mse"))
-    grad_clip: float = setting(10.0, "max global gradient norm (0: no clipping)")
+    grad_clip: float = setting(10.0, "max global gradient norm (0: no clipping)", bounds=at_least(0))
     target: TargetNetwork = part(TargetNetwork)
 
     # Settings of other components that suit DQN (rlpytorch.train applies them as

@@ -8,19 +8,20 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Bounds, Configurable, above, at_least, setting
 from ..core.distributions import Distribution
 from .window import mask_weights
 
 
 def entropy_coef_setting() -> Any:
     """The entropy bonus weight, a setting of every policy-gradient part."""
-    return setting(0.01, "weight beta of the entropy bonus")
+    return setting(0.01, "weight beta of the entropy bonus", bounds=at_least(0))
 
 
 def min_prob_setting() -> Any:
     """The probability floor before logs, a setting of every policy-gradient part."""
-    return setting(1e-6, "floor on probabilities before taking logs")
+    return setting(1e-6, "floor on probabilities before taking logs",
+                   bounds=Bounds(0, 1, low_open=True, high_open=True))
 
 
 def entropy_of(pi: Tensor, min_prob: float) -> Tensor:
@@ -47,7 +48,7 @@ class PolicyGradient(Configurable):
     """
 
     entropy_coef: float = entropy_coef_setting()
-    ratio_clamp: float = setting(1.0, "c in the truncated importance weight min(pi/mu, c)")
+    ratio_clamp: float = setting(1.0, "c in the truncated importance weight min(pi/mu, c)", bounds=above(0))
     min_prob: float = min_prob_setting()
 
     def __call__(

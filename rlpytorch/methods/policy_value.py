@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, at_least, setting
 
 __all__ = ["PolicyValueLoss"]
 
@@ -25,7 +25,7 @@ class PolicyValueLoss(Configurable):
     and the target entropy, the floor of the policy part).
     """
 
-    value_coef: float = setting(1.0, "weight of the value loss")
+    value_coef: float = setting(1.0, "weight of the value loss", bounds=at_least(0))
 
     def __call__(self, logits: Tensor, value: Tensor, legal: Tensor, pi: Tensor,
                  z: Tensor) -> tuple[Tensor, dict[str, float]]:

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, part, setting
+from ..core.args_provider import Configurable, at_least, part, setting
 from ..core.distributions import action_columns, actions_in, behaviour_key, policy_family, policy_of
 from ..models.base import Model
 from ..models.interface import ModelInterface
@@ -52,10 +52,10 @@ class PPO(Configurable):
     gae_lambda: float = gae_lambda_setting()
     td_lambda: float = td_lambda_setting()
     grad_clip: float = grad_clip_setting()
-    ppo_epochs: int = setting(4, "passes over each window")
-    minibatches: int = setting(2, "minibatches per pass")
+    ppo_epochs: int = setting(4, "passes over each window", bounds=at_least(1))
+    minibatches: int = setting(2, "minibatches per pass", bounds=at_least(1))
     norm_adv: bool = setting(True, "normalise advantages per minibatch")
-    target_kl: float = setting(0.0, "stop a window's passes when approx KL > 1.5 x this (0: never)")
+    target_kl: float = setting(0.0, "stop a window's passes when approx KL > 1.5 x this (0: never)", bounds=at_least(0))
     recurrence: int = recurrence_setting()
     policy_gradient: ClippedPolicyGradient = part(ClippedPolicyGradient)
     value_matcher: ValueMatcher = part(ValueMatcher)

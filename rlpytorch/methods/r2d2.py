@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, part, setting
+from ..core.args_provider import Bounds, Configurable, at_least, part, setting
 from ..models.interface import ModelInterface
 from ..replay.nstep import nstep_targets
 from .dqn import double_setting
@@ -37,14 +37,15 @@ class R2D2(ReplayedUpdate, Configurable):
     new priority is ``eta max_t |delta_t| + (1 - eta) mean_t |delta_t|``.
     """
 
-    gamma: float = setting(0.997, "discount factor")
-    sequence_length: int = setting(16, "trained rows per replayed sequence (after the burn-in)")
-    burn_in: int = setting(8, "rows replayed before the trained ones only to warm up the recurrent state")
+    gamma: float = setting(0.997, "discount factor", bounds=Bounds(0, 1))
+    sequence_length: int = setting(16, "trained rows per replayed sequence (after the burn-in)", bounds=at_least(1))
+    burn_in: int = setting(8, "rows replayed before the trained ones only to warm up the recurrent state",
+                           bounds=at_least(0))
     value_rescaling: bool = setting(True, "learn h(Q), h(x) = sign(x)(sqrt(|x| + 1) - 1) + 1e-3 x")
     stored_state: bool = setting(True, "start each sequence from the actor's stored state h (else from zero)")
     double: bool = double_setting()
-    priority_eta: float = setting(0.9, "sequence priority eta max|delta| + (1 - eta) mean|delta|")
-    grad_clip: float = setting(40.0, "max global gradient norm (0: no clipping)")
+    priority_eta: float = setting(0.9, "sequence priority eta max|delta| + (1 - eta) mean|delta|", bounds=Bounds(0, 1))
+    grad_clip: float = setting(40.0, "max global gradient norm (0: no clipping)", bounds=at_least(0))
     target: TargetNetwork = part(TargetNetwork)
     n_step: int = 1  # Replay's --n_step (the run passes it): the targets are summed inside the sequence
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from torch import Tensor
 
-from ..core.args_provider import setting
+from ..core.args_provider import Bounds, setting
 from .discounted_reward import DiscountedReward
 from .final_reward import FinalReward
 from .gae import GAE
@@ -48,11 +48,11 @@ def returns_setting(default: str) -> Any:
 
 
 def gae_lambda_setting() -> Any:
-    return setting(0.95, "GAE lambda (used when --returns gae)")
+    return setting(0.95, "GAE lambda (used when --returns gae)", bounds=Bounds(0, 1))
 
 
 def td_lambda_setting() -> Any:
-    return setting(0.95, "lambda of the lambda-return (used when --returns lambda)")
+    return setting(0.95, "lambda of the lambda-return (used when --returns lambda)", bounds=Bounds(0, 1))
 
 
 def returns_part(returns: str | Returns, gamma: float, gae_lambda: float, td_lambda: float) -> Returns:

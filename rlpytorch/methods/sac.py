@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, part, setting
+from ..core.args_provider import Configurable, at_least, part, setting
 from ..models.interface import ModelInterface
 from .actor_critic import gamma_setting
 from .continuous_q import TravellingGenerator, critic_regression, frozen, soft_q_target
@@ -44,7 +44,7 @@ class SAC(TravellingGenerator, Configurable):
     """
 
     gamma: float = gamma_setting()
-    grad_clip: float = setting(0.0, "max global gradient norm of each network (0: no clipping)")
+    grad_clip: float = setting(0.0, "max global gradient norm of each network (0: no clipping)", bounds=at_least(0))
     target_entropy: str = setting("auto", "SAC: the entropy the temperature aims at ('auto': -dim(A)), a number")
     learn_temperature: bool = setting(True, "SAC: learn alpha (else it stays at --init_temperature)")
     target: TargetNetwork = part(TargetNetwork)

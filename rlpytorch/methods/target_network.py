@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Bounds, Configurable, at_least, setting
 from ..models.interface import ModelInterface
 
 __all__ = ["TargetNetwork"]
@@ -20,9 +20,9 @@ class TargetNetwork(Configurable):
     ``theta`` is ``mi["model"]``, ``theta'`` is ``mi["target"]``.
     """
 
-    target_period: int = setting(500, "copy the learner into the target network every N updates")
+    target_period: int = setting(500, "copy the learner into the target network every N updates", bounds=at_least(1))
     polyak_tau: float = setting(
-        0.0, "instead of copies: theta' <- (1 - tau) theta' + tau theta every update (0: copies)"
+        0.0, "instead of copies: theta' <- (1 - tau) theta' + tau theta every update (0: copies)", bounds=Bounds(0, 1)
     )
 
     def __post_init__(self) -> None:

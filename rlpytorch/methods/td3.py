@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..core.args_provider import setting
+from ..core.args_provider import at_least, setting
 from ..models.actor_q import ActorQ
 from .continuous_q import smoothed_target_action
 from .ddpg import DDPG
@@ -29,9 +29,11 @@ class TD3(DDPG):
       (Polyak) move only after every ``policy_delay``-th critic update.
     """
 
-    policy_delay: int = setting(2, "TD3: the actor and the targets move every N critic updates")
-    target_noise: float = setting(0.2, "TD3: std of the target policy smoothing noise, in half-range units")
-    target_noise_clip: float = setting(0.5, "TD3: the smoothing noise is clipped to +-this (half-range units)")
+    policy_delay: int = setting(2, "TD3: the actor and the targets move every N critic updates", bounds=at_least(1))
+    target_noise: float = setting(0.2, "TD3: std of the target policy smoothing noise, in half-range units",
+                                  bounds=at_least(0))
+    target_noise_clip: float = setting(0.5, "TD3: the smoothing noise is clipped to +-this (half-range units)",
+                                       bounds=at_least(0))
 
     name: ClassVar[str] = "td3"
     critics: ClassVar[tuple[int, int]] = (2, 2**31)

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, at_least, setting
 from .window import mask_weights
 
 
@@ -24,9 +24,10 @@ class ValueMatcher(Configurable):
     means run over the rows of ``mask``. Returns the loss and a dict of float stats.
     """
 
-    value_coef: float = setting(0.5, "weight of the value loss")
+    value_coef: float = setting(0.5, "weight of the value loss", bounds=at_least(0))
     value_loss: str = setting("mse", "regression loss of the value head", choices=("mse", "huber"))
-    value_clip: float = setting(0.0, "clip the value's move from the old value to this (0: no clipping)")
+    value_clip: float = setting(0.0, "clip the value's move from the old value to this (0: no clipping)",
+                                bounds=at_least(0))
 
     def error(self, V: Tensor, target: Tensor) -> Tensor:
         """``l(V, target)`` per row."""

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..core.args_provider import setting
+from ..core.args_provider import at_least, setting
 from ..models.base import Model
 
 __all__ = [
@@ -47,6 +47,7 @@ def recurrence_setting() -> Any:
         0,
         "recurrent models: back-propagate through at most N steps, replaying each N-step chunk "
         "from its stored state (0: the whole window)",
+        bounds=at_least(0),
     )
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, at_least, setting
 from .branch import BranchModel
 from .encoders import ACTIVATIONS, MLPEncoder, ObsKey, default_encoder, obs_spec
 from .heads import BOX_POLICIES, ValueHead, policy_head
@@ -38,14 +38,14 @@ __all__ = [
 class ModelSettings(Configurable):
     """The settings of the ready-made models (each reads those of its parts)."""
 
-    hidden: int = setting(64, "width of hidden layers (MLP encoders, the conv encoder's output)")
-    layers: int = setting(2, "hidden layers of MLP encoders")
+    hidden: int = setting(64, "width of hidden layers (MLP encoders, the conv encoder's output)", bounds=at_least(1))
+    layers: int = setting(2, "hidden layers of MLP encoders", bounds=at_least(0))
     activation: str = setting("tanh", "hidden activation of MLP encoders", choices=tuple(ACTIVATIONS))
     channels: str = setting("32,32", "channels of the conv encoder's 3x3 layers, comma-separated")
     pool: bool = setting(True, "2x2 max-pooling after each of the conv encoder's layers (--no-pool keeps "
                                "every position: more weights in its linear layer)")
-    embed_dim: int = setting(32, "token embedding width of the token-sequence encoder")
-    core_hidden: int = setting(64, "state width of the recurrent core (lstm, gru models)")
+    embed_dim: int = setting(32, "token embedding width of the token-sequence encoder", bounds=at_least(1))
+    core_hidden: int = setting(64, "state width of the recurrent core (lstm, gru models)", bounds=at_least(1))
     box_policy: str = setting(
         "gaussian", "policy for Box actions (discrete actions: categorical)", choices=BOX_POLICIES
     )

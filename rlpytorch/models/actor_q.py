@@ -33,7 +33,7 @@ import torch
 from gymnasium import spaces
 from torch import Tensor, nn
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, above, at_least, setting
 from ..core.distributions import DeterministicFamily, GaussianFamily
 from .actor_critic import _spec
 from .base import Model
@@ -171,10 +171,11 @@ class ActorQSettings(Configurable):
     """The settings of ``actor_q`` models."""
 
     net_arch: str = net_arch_setting()
-    critics: int = setting(2, "actor_q models: number of Q critics (1: DDPG, 2: TD3's and SAC's twins)")
+    critics: int = setting(2, "actor_q models: number of Q critics (1: DDPG, 2: TD3's and SAC's twins)",
+                           bounds=at_least(1))
     actor_head: str = setting("tanh_gaussian", "actor_q models: deterministic (DDPG, TD3) or a tanh-squashed "
                                                "Gaussian (SAC)", choices=ACTOR_HEADS)
-    init_temperature: float = setting(1.0, "actor_q models with a Gaussian actor: SAC's initial alpha")
+    init_temperature: float = setting(1.0, "actor_q models with a Gaussian actor: SAC's initial alpha", bounds=above(0))
 
     @property
     def widths(self) -> list[int]:

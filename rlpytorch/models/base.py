@@ -30,6 +30,7 @@ from typing_extensions import Self
 from elfpy.files import write_atomically
 
 from ..acting.predict import predict
+from ..core.args_provider import short_repr
 
 __all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointNotFoundError", "Model",
            "read_checkpoint"]
@@ -151,7 +152,23 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
     missing = [key for key in CHECKPOINT_KEYS if not isinstance(checkpoint, dict) or key not in checkpoint]
     if missing:
         raise CheckpointError(f"{path} is not a checkpoint of rlpytorch: it has no {missing}")
+    _check_settings(path, checkpoint["args"])
     return checkpoint
+
+
+def _check_settings(path: str | Path, args: Any) -> None:
+    """Refuse stored settings that are not names with plain values. A pickle
+    may repeat one object by reference, so a few hundred bytes of lists of
+    the same list would print, copy or compare as billions of elements; a
+    setting is never a container, so none is let through."""
+    if not isinstance(args, dict):
+        raise CheckpointError(f"{path}: its stored settings are a {type(args).__name__}, not a mapping of names")
+    for name, value in args.items():
+        if not isinstance(name, str):
+            raise CheckpointError(f"{path}: a stored setting is named by a {type(name).__name__}, not a string")
+        if not (value is None or isinstance(value, (bool, int, float, str))):
+            raise CheckpointError(f"{path}: its stored setting {short_repr(name)} holds a {type(value).__name__}, "
+                                  "not a plain value")
 
 
 def _check_archive(path: str | Path) -> None:

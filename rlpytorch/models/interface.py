@@ -35,7 +35,7 @@ from torch import nn
 from torch.utils import _pytree
 from typing_extensions import Self
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Bounds, Configurable, above, at_least, setting
 from ..core.distributed import unwrap
 from .base import Model
 
@@ -55,12 +55,12 @@ class ModelInterface(Configurable):
     """Named models (``mi["model"]``), with an optimizer for the trained ones."""
 
     optimizer: str = setting("adam", "optimizer of the learner", choices=_OPTIMIZERS)
-    lr: float = setting(1e-3, "learning rate")
-    optim_eps: float = setting(1e-5, "epsilon of Adam / RMSprop")
-    rmsprop_alpha: float = setting(0.99, "RMSprop's decay of the squared gradients' average")
+    lr: float = setting(1e-3, "learning rate", bounds=above(0))
+    optim_eps: float = setting(1e-5, "epsilon of Adam / RMSprop", bounds=above(0))
+    rmsprop_alpha: float = setting(0.99, "RMSprop's decay of the squared gradients' average", bounds=Bounds(0, 1))
     rmsprop_centered: bool = setting(False, "RMSprop divides by the gradients' variance, not their second "
                                             "moment (DQN's Nature settings: alpha 0.95, epsilon 0.01, centered)")
-    weight_decay: float = setting(0.0, "L2 weight decay")
+    weight_decay: float = setting(0.0, "L2 weight decay", bounds=at_least(0))
     compile: str = setting("none", "torch.compile every model's calls (forward, hence backward) with this mode; "
                                    "reduce-overhead and max-autotune also replay CUDA graphs on a GPU; aot_eager "
                                    "captures without generating code", choices=COMPILE_MODES)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..acting.prev_inputs import PrevInputs
-from ..core.args_provider import Arg, ArgsError, Configurable, setting
+from ..core.args_provider import Arg, ArgsError, Bounds, Configurable, setting
 from . import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
 from . import obs_spec as normalized_spec
 from .actor_q import ActorQ
@@ -70,7 +70,8 @@ class ModelLoader(Configurable):
     norm_obs: bool = setting(False, "normalize observations by their running mean and variance (merged over "
                                     "ranks; saved in checkpoints; evaluation uses them as saved)")
     norm_reward: bool = setting(False, "scale rewards by the running std of the discounted return (VecNormalize)")
-    norm_gamma: float = setting(0.99, "discount of the returns whose std scales rewards with --norm_reward")
+    norm_gamma: float = setting(0.99, "discount of the returns whose std scales rewards with --norm_reward",
+                                bounds=Bounds(0, 1))
     prev_action: bool = setting(False, "the model also reads the previous action (one-hot for discrete actions; "
                                        "zero at episode starts)")
     prev_reward: bool = setting(False, "the model also reads the previous reward (zero at episode starts)")

@@ -19,7 +19,7 @@ from torch import Tensor, nn
 
 from elfpy.files import write_atomically
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, at_least, setting
 from .base import Model
 
 __all__ = ["PolicyValueNet", "PolicyValueSettings", "export_evaluator", "masked_policy"]
@@ -47,8 +47,8 @@ def masked_policy(logits: Tensor, legal: Tensor) -> Tensor:
 class PolicyValueSettings(Configurable):
     """The size of ``PolicyValueNet``'s tower."""
 
-    channels: int = setting(32, "channels of the residual tower")
-    blocks: int = setting(3, "residual blocks")
+    channels: int = setting(32, "channels of the residual tower", bounds=at_least(1))
+    blocks: int = setting(3, "residual blocks", bounds=at_least(0))
 
 
 class PolicyValueNet(Model):

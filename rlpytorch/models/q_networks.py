@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor, nn
 
-from ..core.args_provider import setting
+from ..core.args_provider import at_least, setting
 from .actor_critic import ModelSettings, _spec
 from .branch import BranchModel
 from .recurrent import RecurrentCore
@@ -30,7 +30,8 @@ class QSettings(ModelSettings):
     """The ready-made models' settings and the Q head's."""
 
     dueling: bool = setting(False, "Q models: dueling head, Q = V + A - mean_a A")
-    num_atoms: int = setting(0, "Q models: atoms of the categorical (C51) value distribution (0: plain Q)")
+    num_atoms: int = setting(0, "Q models: atoms of the categorical (C51) value distribution (0: plain Q)",
+                             bounds=at_least(0))
     v_min: float = setting(-10.0, "Q models with atoms: smallest atom")
     v_max: float = setting(10.0, "Q models with atoms: largest atom")
 

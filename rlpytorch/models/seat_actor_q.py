@@ -31,7 +31,7 @@ import torch
 from torch import Tensor, nn
 
 from ..acting.act import SEAT_KEY
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, at_least, setting
 from .actor_critic import _spec
 from .actor_q import DeterministicActorHead, QCritics, box_bounds, net_arch_setting, widths
 from .base import Model
@@ -46,7 +46,7 @@ class SeatActorQSettings(Configurable):
 
     net_arch: str = net_arch_setting()
     seats: int = setting(0, "seat_actor_q models: seats of the game, one actor and one critic each "
-                            "(0: every seat of the game it is built for)")
+                            "(0: every seat of the game it is built for)", bounds=at_least(0))
     share_actors: bool = setting(False, "seat_actor_q models: one actor for every seat (parameter sharing) "
                                         "instead of one per seat; the critics stay one per seat")
 

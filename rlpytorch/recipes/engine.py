@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import distributed
-from ..core.args_provider import ArgsError, Configurable, setting
+from ..core.args_provider import ArgsError, Configurable, at_least, setting
 from ..core.game_loader import GameLoader
 from ..core.stats import StatsLogger
 from ..learners.trainer import EvalResult, Evaluator, check_eval_episodes
@@ -35,7 +35,7 @@ RUNNERS = {"single": SingleProcessRun, "multi": MultiProcessRun}
 
 def torch_threads_setting() -> Any:
     """Torch's intra-op threads, a setting of training and of evaluation."""
-    return setting(1, "intra-op threads of torch (small models: 1 is fastest)")
+    return setting(1, "intra-op threads of torch (small models: 1 is fastest)", bounds=at_least(1))
 
 
 @dataclass

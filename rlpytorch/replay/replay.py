@@ -32,7 +32,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Bounds, Configurable, above, at_least, setting
+from ..core.devices import device_name
 from .lanes import FINAL, LaneStore
 from .nstep import nstep_targets
 from .prioritized import PrioritizedSampler
@@ -54,15 +55,19 @@ class Replay(Configurable):
 
     num_lanes: int
     obs_keys: Sequence[str]
-    replay_capacity: int = setting(100_000, "steps kept in replay, all games together (oldest dropped first)")
+    replay_capacity: int = setting(100_000, "steps kept in replay, all games together (oldest dropped first)",
+                                   bounds=at_least(1))
     prioritized: bool = setting(False, "prioritized replay (sum tree) instead of uniform")
-    priority_alpha: float = setting(0.6, "prioritized replay: P(i) ~ p_i^alpha")
-    priority_beta: float = setting(0.4, "prioritized replay: importance-weight exponent at the start, annealed to 1")
-    priority_eps: float = setting(1e-6, "prioritized replay: p = |td error| + eps")
-    n_step: int = setting(1, "steps summed before bootstrapping (n-step returns)")
-    frame_stack: int = setting(0, "observations [k, H, W] of k stacked frames stored one frame per step (0: off)")
+    priority_alpha: float = setting(0.6, "prioritized replay: P(i) ~ p_i^alpha", bounds=at_least(0))
+    priority_beta: float = setting(0.4, "prioritized replay: importance-weight exponent at the start, annealed to 1",
+                                   bounds=Bounds(0, 1))
+    priority_eps: float = setting(1e-6, "prioritized replay: p = |td error| + eps", bounds=above(0))
+    n_step: int = setting(1, "steps summed before bootstrapping (n-step returns)", bounds=at_least(1))
+    frame_stack: int = setting(0, "observations [k, H, W] of k stacked frames stored one frame per step (0: off)",
+                               bounds=at_least(0))
     replay_device: str = setting("", "where the stored frames live and stacks are rebuilt (--frame_stack): "
-                                 "host memory (empty) or a torch device, e.g. cuda: sampled frames never cross the bus")
+                                 "host memory (empty) or a torch device, e.g. cuda: sampled frames never cross the bus",
+                                 check=device_name)
     gamma: float = 0.99
     sequence_length: int = 0
     joint_seats: int = 0  # S > 0: one lane per game, rows [S, ...] of every seat (joint transitions)

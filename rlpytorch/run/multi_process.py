@@ -72,7 +72,7 @@ import numpy as np
 import torch
 import torch.multiprocessing as mp
 
-from ..core.args_provider import setting
+from ..core.args_provider import at_least, setting
 from ..learners.trainer import lanes_of
 from ..models.base import Model
 from .resume import random_states, set_random_states
@@ -89,9 +89,9 @@ class LearnerError(RuntimeError):
 class MultiProcessRun(SingleProcessRun):
     """``SingleProcessRun``'s loop with the learner moved to a separate process."""
 
-    batch_slots: int = setting(4, "shared-memory slots for train windows in flight")
-    learner_threads: int = setting(1, "torch threads of the learner process")
-    join_timeout: float = setting(30.0, "seconds the learner gets to exit before it is terminated")
+    batch_slots: int = setting(4, "shared-memory slots for train windows in flight", bounds=at_least(1))
+    learner_threads: int = setting(1, "torch threads of the learner process", bounds=at_least(1))
+    join_timeout: float = setting(30.0, "seconds the learner gets to exit before it is terminated", bounds=at_least(0))
     when_behind: str = setting("auto", "when the learner is behind: drop windows that find every slot busy "
                                "(on replay: updates owed beyond batch_slots windows; acting never waits), "
                                "wait for a free slot (the games wait for the learner: the replay ratio holds), "

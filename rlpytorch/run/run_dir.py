@@ -46,6 +46,7 @@ import yaml
 from elfpy.files import TEMPORARY_FILES, write_text_atomically, writing_into
 
 from ..core.args_provider import ArgsError, setting
+from ..core.plain_yaml import dump_yaml, load_yaml
 from ..models.base import CheckpointNotFoundError
 
 __all__ = [
@@ -112,7 +113,7 @@ def run_record(run_dir: Path) -> dict[str, Any]:
     if not run_file.exists():
         return {}
     try:
-        record = yaml.safe_load(run_file.read_text())
+        record = load_yaml(run_file.read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         first = str(error).strip().splitlines()[0][:80]
         raise ArgsError(f"{run_file} is damaged ({first}): repair it, or move it away to resume "
@@ -170,8 +171,8 @@ def write_run_files(run_dir: Path, config: Mapping[str, Any], command: Sequence[
     with writing_into(run_dir):
         for stale in run_dir.glob(TEMPORARY_FILES):
             stale.unlink()
-        write_text_atomically(run_dir / "config.yaml", yaml.safe_dump(dict(config), sort_keys=True))
-        write_text_atomically(run_dir / "run.yaml", yaml.safe_dump(about, sort_keys=False))
+        write_text_atomically(run_dir / "config.yaml", dump_yaml(dict(config)))
+        write_text_atomically(run_dir / "run.yaml", dump_yaml(about, sort_keys=False))
 
 
 def versions() -> dict[str, Any]:

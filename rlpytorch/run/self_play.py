@@ -62,7 +62,7 @@ from tqdm import tqdm
 
 from elfpy.files import stop_signals_handled
 
-from ..core.args_provider import Configurable, part, setting
+from ..core.args_provider import Configurable, above, at_least, part, setting
 from ..core.game_loader import GameLoader
 from ..core.stats import StatsLogger
 from ..learners.trainer import device_setting
@@ -122,17 +122,17 @@ class AlphaZero(Configurable):
     saved with the network."""
 
     loader: GameLoader
-    num_frames: int = setting(200000, "leaf evaluations to run")
-    replay_size: int = setting(50000, "records in the replay window")
-    min_replay: int = setting(1000, "records before training starts")
-    sgd_batch: int = setting(256, "positions per SGD step")
-    updates_per_batch: float = setting(0.25, "SGD steps per evaluated batch (may be fractional)")
-    lr: float = setting(0.02, "SGD learning rate (momentum 0.9)")
-    weight_decay: float = setting(1e-4, "L2 regularisation")
+    num_frames: int = setting(200000, "leaf evaluations to run", bounds=at_least(1))
+    replay_size: int = setting(50000, "records in the replay window", bounds=at_least(1))
+    min_replay: int = setting(1000, "records before training starts", bounds=at_least(0))
+    sgd_batch: int = setting(256, "positions per SGD step", bounds=at_least(1))
+    updates_per_batch: float = setting(0.25, "SGD steps per evaluated batch (may be fractional)", bounds=above(0))
+    lr: float = setting(0.02, "SGD learning rate (momentum 0.9)", bounds=above(0))
+    weight_decay: float = setting(1e-4, "L2 regularisation", bounds=at_least(0))
     symmetries: bool = setting(True, "augment each sampled position with a random board symmetry")
-    log_every: int = setting(50, "SGD steps between progress lines")
+    log_every: int = setting(50, "SGD steps between progress lines", bounds=at_least(1))
     save_every: int = setting(0, f"leaf evaluations between checkpoints ({LAST_CHECKPOINT} with the training "
-                              f"state, {REPLAY_FILE}, {EXPORTED}; 0: at the end only)")
+                              f"state, {REPLAY_FILE}, {EXPORTED}; 0: at the end only)", bounds=at_least(0))
     export: bool = setting(True, f"also save the network with torch.export ({EXPORTED}, for GTP; takes ~10 s)")
     game_writer: str = setting("", "module:Class called with each finished game, e.g. elfpy.go.sgf:SgfWriter")
     games_dir: str = setting("", "folder for the game writer (empty: games/ in the run's folder)")

@@ -18,7 +18,7 @@ from tqdm import tqdm
 from elfpy.files import FolderError, deferred_signals, stop_signals_handled, writing_into
 
 from ..core import distributed
-from ..core.args_provider import Configurable, setting
+from ..core.args_provider import Configurable, at_least, setting
 from ..core.stats import StatsLogger, history_mark
 from ..learners.trainer import Trainer
 from .resume import random_states, set_random_states
@@ -102,13 +102,14 @@ class SingleProcessRun(Configurable):
     logger: StatsLogger | None = None
     run_config: Mapping[str, Any] | None = None
     save_dir: str | Path | None = None  # the run's folder (None: no checkpoints)
-    num_frames: int = setting(1_000_000, "stop after this many environment frames")
+    num_frames: int = setting(1_000_000, "stop after this many environment frames", bounds=at_least(1))
     stop_at_return: float = setting(math.inf, "stop once the mean return of the last 100 episodes reaches this")
-    log_every: int = setting(50_000, "frames between two stats lines")
-    save_every: int = setting(250_000, "frames between two checkpoints (0: only the last)")
+    log_every: int = setting(50_000, "frames between two stats lines", bounds=at_least(1))
+    save_every: int = setting(250_000, "frames between two checkpoints (0: only the last)", bounds=at_least(0))
     progress: bool = progress_setting()
     eval_every: int = setting(0, "frames between two evaluations during training, on games of their own "
-                                 "(0: none; see --eval_episodes); the best model is kept as best.pt")
+                                 "(0: none; see --eval_episodes); the best model is kept as best.pt",
+                                     bounds=at_least(0))
     periodic_eval: Callable[[Any], Any] | None = None  # plays evaluation episodes with a model: an EvalResult
     restart_games_at_save: bool = setting(
         False, "start the games afresh (new episodes, the next seed of the run's stream) after every periodic "

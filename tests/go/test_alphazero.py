@@ -231,7 +231,7 @@ def test_a_self_play_run_saved_along_the_way_resumes_where_it_stopped(tmp_path):
 
 @pytest.mark.parametrize("setting, named", [
     (["--save_dir", ""], "--game_writer needs a folder"),
-    (["--num_games", "-3"], "num_games must be >= 1, got -3"),
+    (["--game_options", "foo=1"], "unknown game option 'foo'"),
 ])
 def test_a_refused_setting_is_one_line_and_leaves_no_run_folder(tmp_path, setting, named):
     run = tmp_path / "run"

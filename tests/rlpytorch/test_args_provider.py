@@ -1,22 +1,29 @@
 """The parser built from components: groups, strictness, config files (and shipped configs by name),
 precedence, and settings declared once (the dataclass field is the constructor's default and the parser's)."""
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
 import pytest
 import yaml
+from bombs import aliased_yaml, nested_shared_lists
 
 from rlpytorch.core.args_provider import (
     SHIPPED_CONFIGS,
+    Arg,
     ArgsError,
     ArgsProvider,
+    Bounds,
     Configurable,
+    above,
+    at_least,
     format_config,
     part,
     read_config_file,
     setting,
     shipped_configs,
+    short_repr,
 )
 
 
@@ -197,3 +204,99 @@ def test_every_shipped_config_is_accepted_by_its_entry_point(name):
     provider = ArgsProvider(train.components(train.chosen_method(argv)))  # go9's method is alphazero
     config = provider.parse(argv)
     assert {key: config[key] for key in read_config_file(name)} == provider.load_config(name)
+
+
+@dataclass
+class Bounded(Configurable):
+    frames: int = setting(100, "frames to run", bounds=at_least(1))
+    rate: float = setting(0.5, "a rate", bounds=Bounds(0, 1, low_open=True))
+    name: str = setting("a", "checked by a function", check=lambda value: None if value.isalpha() else int("x"))
+
+
+def test_a_config_of_aliases_is_refused_in_one_short_line_naming_where(tmp_path):
+    path = tmp_path / "bomb.yaml"
+    path.write_text(aliased_yaml(depth=6))  # 531441 elements written out: a long message before the refusal
+    with pytest.raises(ArgsError) as refused:
+        ArgsProvider([Alpha]).parse(["--config", str(path)])
+    assert str(refused.value) == f"{path}, line 3, column 8: aliases are not allowed in configs (found *a0)"
+
+
+def test_a_config_nested_past_the_recursion_limit_is_one_error(tmp_path):
+    for suffix, text in ((".yaml", "lr: " + "[" * 100_000), (".json", '{"lr": ' + "[" * 100_000)):
+        path = tmp_path / f"deep{suffix}"
+        path.write_text(text)
+        with pytest.raises(ArgsError, match=f"^{path}: not valid (YAML|JSON): nested too deeply$"):
+            read_config_file(path)
+
+
+def test_a_config_that_is_not_text_is_one_error(tmp_path):
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(b"lr: \xff\xfe\n")
+    with pytest.raises(ArgsError, match="not a text file"):
+        read_config_file(path)
+
+
+@pytest.mark.parametrize("value", [[1, 2], {"a": 1}, nested_shared_lists(depth=6)])
+def test_a_list_or_mapping_is_refused_as_a_settings_value_quoting_a_prefix(value):
+    with pytest.raises(ArgsError) as refused:
+        Arg("lr", 0.1, "learning rate").convert(value)
+    message = str(refused.value)
+    assert message.startswith(f"lr: expected a plain value, got a {type(value).__name__} ") and len(message) < 120
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("z" * 5000, "'" + "z" * 60 + "'..."),
+    (10**5000, "an integer of 16610 bits"),
+    (nested_shared_lists(depth=30), "[[[[...], [...], [...], [...], [...], [...], ...], [[...], [..."),
+], ids=["a long string", "a huge integer", "shared lists"])
+def test_short_repr_quotes_a_prefix_without_writing_out_the_value(value, shown):
+    assert short_repr(value) == shown
+
+
+def test_a_long_unknown_argument_is_quoted_by_its_prefix_on_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        ArgsProvider([Alpha], prog="prog").parse(["--nope", "n" * 5000])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == f"prog: error: unrecognized arguments: --nope {'n' * 60}...\n"
+
+
+@pytest.mark.parametrize("argv, refused", [
+    (["--frames", "0"], "argument --frames: must be >= 1, got 0"),
+    (["--frames", "-5"], "argument --frames: must be >= 1, got -5"),
+    (["--rate", "0"], "argument --rate: must be > 0 and <= 1, got 0.0"),
+    (["--rate", "nan"], "argument --rate: must be > 0 and <= 1, got nan"),
+    (["--frames", "9" * 5000], "argument --frames: cannot read '" + "9" * 60 + "'... as int"),
+    (["--name", "a1"], "argument --name: 'a1': invalid literal for int() with base 10: 'x'"),
+])
+def test_a_command_line_value_out_of_bounds_is_one_line_naming_the_option(argv, refused, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        ArgsProvider([Bounded], prog="prog").parse(argv)
+    assert exit_.value.code == 2 and capsys.readouterr().err == f"prog: error: {refused}\n"
+
+
+def test_a_value_out_of_bounds_is_refused_from_a_config_file_python_and_a_checkpoint(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("frames: 0\n")
+    provider = ArgsProvider([Bounded])
+    with pytest.raises(ArgsError, match=f"^{path}: frames: must be >= 1, got 0$"):
+        provider.parse(["--config", str(path)])
+    with pytest.raises(ArgsError, match=r"^rate: must be > 0 and <= 1, got 1.5$"):
+        Arg.of_field(next(f for f in dataclasses.fields(Bounded) if f.name == "rate")).convert(1.5)
+    with pytest.raises(ArgsError, match=r"^the checkpoint's settings: frames: must be >= 1, got -5$"):
+        provider.parse([], defaults={"frames": -5})
+    with pytest.raises(ArgsError, match=r"^the checkpoint's settings: frames: expected a plain value, got a list"):
+        provider.parse([], defaults={"frames": nested_shared_lists(depth=6)})
+    assert provider.parse(["--frames", "1", "--rate", "1"]) == {"frames": 1, "rate": 1.0, "name": "a"}
+
+
+def test_a_default_outside_its_own_bounds_is_an_error_where_it_is_declared():
+    with pytest.raises(ArgsError, match="default 0 is not >= 1"):
+        setting(0, "frames", bounds=at_least(1))
+
+
+@pytest.mark.parametrize("bounds, text", [(at_least(1), ">= 1"), (above(0), "> 0"), (Bounds(0, 1), "from 0 to 1"),
+                                          (at_least(1, 2**31 - 1), "from 1 to 2147483647"),
+                                          (Bounds(0, 1, low_open=True, high_open=True), "> 0 and < 1")])
+def test_bounds_say_what_they_allow(bounds, text):
+    assert str(bounds) == text
+    assert float("nan") not in bounds

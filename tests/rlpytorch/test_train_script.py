@@ -86,18 +86,16 @@ def test_a_run_that_fails_to_start_leaves_no_folder_so_the_same_save_dir_works_n
     run = tmp_path / "run"
     small = dict(game="cartpole", num_games=8, actor_batch=8, train_batch=8, num_threads=1, progress=False,
                  eval_at_end=False, save_dir=str(run))
-    with pytest.raises(ValueError, match=r"seed must be an integer from 0 to 2\*\*64 - 1, got -1"):
-        rlpytorch.train(rlpytorch.config(**small, seed=-1))
-    with pytest.raises(ValueError, match="learning rate"):  # fails once the games run: in building the optimizer
-        rlpytorch.train(rlpytorch.config(**small, lr=float("nan")))
+    with pytest.raises(ValueError, match="unknown game option 'foo'"):  # fails in building the games
+        rlpytorch.train(rlpytorch.config(**small, game_options="foo=1"))
+    with pytest.raises(ValueError, match="not keys of 'cartpole'"):  # fails once the games exist: building the model
+        rlpytorch.train(rlpytorch.config(**small, obs_keys="nope"))
     assert not run.exists()
     assert rlpytorch.train(rlpytorch.config(**small, num_frames=500)).summary.frames >= 500
 
 
 @pytest.mark.parametrize("setting, named", [
-    (["--num_games", "-4"], "num_games must be >= 1, got -4"),
-    (["--seed", "-1"], "seed must be an integer from 0 to 2**64 - 1, got -1"),
-    (["--lr", "nan"], "Invalid learning rate: nan"),
+    (["--obs_keys", "nope"], "['nope'] are not keys of 'cartpole'"),
     (["--game", "cartpol"], "unknown game 'cartpol'"),
     (["--game_options", "foo=1"], "unknown game option 'foo'"),
     (["--game", "gym:CartPole-v9"], "game 'gym:CartPole-v9': Environment version `v9`"),
