@@ -24,15 +24,16 @@ def test_make_vector_has_the_game_spaces():
     env.close()
 
 
-def test_episode_end_returns_next_first_state_and_final_observation():
-    env = elfpy.make_vector("cartpole", num_envs=4, seed=0)
+def test_same_step_episode_end_returns_next_first_state_and_final_observation():
+    env = elfpy.make_vector("cartpole", num_envs=4, seed=0, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
     env.reset()
     ends = 0
     for _ in range(60):  # always pushing right topples the pole within ~10 steps
         observation, reward, terminated, truncated, info = env.step(np.ones(4, dtype=np.int64))
         assert np.all(reward == 1.0)
         if terminated.any():
-            final = info["final_obs"][info["_final_obs"]]
+            final = np.stack(info["final_obs"][info["_final_obs"]])
+            assert list(info["_final_info"]) == list(info["_final_obs"]) and info["final_info"] == {}
             assert np.all((np.abs(final[:, 0]) > 2.4) | (np.abs(final[:, 2]) > THETA_LIMIT))
             assert np.all(np.abs(observation[terminated]) <= 0.05)  # already the next episode
             ends += int(terminated.sum())
