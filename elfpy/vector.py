@@ -73,17 +73,22 @@ def _observation_space(spec: KeySpec) -> gym.Space:
 
 
 def _reset_mask(options: Mapping[str, Any] | None, num_envs: int) -> np.ndarray | None:
-    """The `reset_mask` option checked as Gymnasium's SyncVectorEnv checks it, or None."""
+    """The `reset_mask` option, checked with the errors of Gymnasium's SyncVectorEnv, or None."""
     options = dict(options or {})
     mask = options.pop("reset_mask", None)
     if options:
         raise ValueError(f"reset options {sorted(options)}: the engine's games take none (only 'reset_mask')")
     if mask is None:
         return None
-    if not isinstance(mask, np.ndarray) or mask.shape != (num_envs,) or mask.dtype != np.bool_:
-        raise ValueError(f"options['reset_mask'] must be a numpy bool array of shape ({num_envs},), got {mask!r}")
+    if not isinstance(mask, np.ndarray):
+        raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(mask)}")
+    if mask.shape != (num_envs,):
+        raise ValueError(f"`options['reset_mask']` must have shape `({num_envs},)`, got {mask.shape}")
+    if mask.dtype != np.bool_:
+        raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {mask.dtype}")
     if not mask.any():
-        raise ValueError("options['reset_mask'] must reset at least one env (it is all False)")
+        raise ValueError(f"`options['reset_mask']` must contain a boolean array with at least one True value, "
+                         f"got reset_mask={mask}")
     return mask
 
 
