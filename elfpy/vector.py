@@ -128,6 +128,7 @@ class NativeVectorEnv(VectorEnv):
                          "render_modes": ["rgb_array"] if self._renderer else []}
         observed = {k: _observation_space(keys[k]) for k in self._observation_keys}
         self.single_observation_space = self._joint(observed) if len(observed) == 1 else gym.spaces.Dict(observed)
+        self._box_keys = {k for k, space in observed.items() if isinstance(space, gym.spaces.Box)}
         actions = {k: keys[k].space for k in self._action_keys}
         self.single_action_space = actions[self._action_keys[0]] if len(actions) == 1 else gym.spaces.Dict(actions)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
@@ -212,8 +213,9 @@ class NativeVectorEnv(VectorEnv):
             final = self._arrays("final_")
             if self.autoreset_mode is AutoresetMode.SAME_STEP:
                 final_obs = np.full(self.num_envs, None, dtype=object)
-                for i in np.flatnonzero(ended):
-                    final_obs[i] = self._joint({k: v[i] for k, v in final.items()})
+                for i in np.flatnonzero(ended):  # a Box entry stays an array (0-d for a scalar), as its samples are
+                    final_obs[i] = self._joint({k: v[i, ...] if k in self._box_keys else v[i]
+                                                for k, v in final.items()})
                 infos = {"final_obs": final_obs, "_final_obs": ended.copy(), "final_info": {},
                          "_final_info": ended.copy()}
             else:  # DISABLED: the ended envs show the state they ended in until a reset_mask
