@@ -103,6 +103,8 @@ class NativeVectorEnv(VectorEnv):
         except ValueError:
             raise ValueError(f"autoreset_mode must be one of {[mode.value for mode in AutoresetMode]}, "
                              f"got {autoreset_mode!r}") from None
+        self._same_step = self.autoreset_mode is AutoresetMode.SAME_STEP
+        self._disabled = self.autoreset_mode is AutoresetMode.DISABLED
         self.game = game
         self.num_envs = num_envs
         self.render_mode = render_mode
@@ -199,7 +201,7 @@ class NativeVectorEnv(VectorEnv):
         if self._context is None:
             raise RuntimeError("call reset() before step()")
         replies = self._replies(actions)
-        if self._ended.any():
+        if self._disabled and self._ended.any():
             raise ValueError(f"envs {np.flatnonzero(self._ended).tolist()} ended their episode: with "
                              "autoreset_mode=DISABLED, reset(options={'reset_mask': mask}) starts their next one")
         self._batch.reply(replies, refusal_keeps_batch=True)
@@ -209,24 +211,34 @@ class NativeVectorEnv(VectorEnv):
         rewards = self._batch["r"].astype(np.float64)
         observation = self._arrays()
         infos: dict[str, Any] = {}
-        if ended.any() and self.autoreset_mode is not AutoresetMode.NEXT_STEP:
-            final = self._arrays("final_")
-            if self.autoreset_mode is AutoresetMode.SAME_STEP:
-                final_obs = np.full(self.num_envs, None, dtype=object)
-                for i in np.flatnonzero(ended):  # a Box entry stays an array (0-d for a scalar), as its samples are
-                    final_obs[i] = self._joint({k: v[i, ...] if k in self._box_keys else v[i]
-                                                for k, v in final.items()})
-                infos = {"final_obs": final_obs, "_final_obs": ended.copy(), "final_info": {},
-                         "_final_info": ended.copy()}
-            else:  # DISABLED: the ended envs show the state they ended in until a reset_mask
+        if self._same_step:
+            if ended.any():
+                infos = self._final_infos(ended)
+        elif self._disabled:
+            if ended.any():  # the ended envs show the state they ended in until a reset_mask
                 self._first = observation
-                observation = {k: np.where(ended.reshape(-1, *[1] * (v.ndim - 1)), final[k], v)
+                observation = {k: np.where(ended.reshape(-1, *[1] * (v.ndim - 1)), self._batch["final_" + k], v)
                                for k, v in observation.items()}
                 self._ended = ended
-        if self.autoreset_mode is AutoresetMode.DISABLED:
             self._last = observation
             observation = {k: v.copy() for k, v in observation.items()}
         return self._joint(observation), rewards, ended & ~truncated, truncated, infos
+
+    def _final_infos(self, ended: np.ndarray) -> dict[str, Any]:
+        """SAME_STEP's infos: each ended env's final observation in an object array (a Box
+        entry an array, 0-d for a scalar, as its samples are) and its info (none), with masks."""
+        ended_envs = np.flatnonzero(ended)
+        rows = {k: self._batch["final_" + k][ended_envs] for k in self._observation_keys}
+        final_obs = np.empty(self.num_envs, dtype=object)  # all None (numpy's start for objects), quicker than full
+        (key, only), = rows.items() if len(rows) == 1 else ((None, None),)
+        if only is not None and (only.ndim > 1 or key not in self._box_keys):  # the common case, kept quick
+            for env, row in zip(ended_envs.tolist(), only, strict=True):
+                final_obs[env] = row
+        else:
+            for row, env in enumerate(ended_envs):
+                final_obs[env] = self._joint({k: v[row, ...] if k in self._box_keys else v[row]
+                                              for k, v in rows.items()})
+        return {"final_obs": final_obs, "_final_obs": ended, "final_info": {}, "_final_info": ended.copy()}
 
     def _replies(self, actions: Any) -> dict[str, np.ndarray]:
         """The reply of every action key: `actions` itself for one key, its entries for a Dict action."""
