@@ -411,8 +411,9 @@ class GymHost:
                 else:
                     self.layout = None
                     observed = observation_keys(preprocess(observation) if preprocess else observation, chosen.bounds)
-                    if preprocess is None:  # the values are the environment's: so is their space
-                        observed = with_observation_space(observed, probe.observation_space)
+                    stated = getattr(probe, "observation_space", None)  # a factory's env may state none
+                    if preprocess is None and stated is not None:  # the values are the environment's: so is the space
+                        observed = with_observation_space(observed, stated)
                     if render_frames:
                         frame = np.asarray(probe.render())
                         observed.append({"name": FRAME_KEY, "dtype": "uint8", "shape": list(frame.shape),
