@@ -11,7 +11,8 @@ Step semantics (every game, every seat). Row t of a game holds: ::
   r_t               the reward for the previous action a_{t-1} (0 at the start);
   terminal_t        a_{t-1} ended the episode. Episodes reset automatically,
                     so s_t is then already the first state of the NEXT episode
-                    and the actor's reply a_t acts in that new episode;
+                    and the actor's reply a_t acts in that new episode
+                    (`defer_resets()` resets on that reply instead);
   truncated_t       the episode that ended was cut by a time limit;
   episode_return_t, episode_length_t
                     the current episode's return and length so far; on a
