@@ -3,7 +3,8 @@
 Adapted from Gymnasium's tests/vector (https://github.com/Farama-Foundation/Gymnasium, MIT licence):
 test_autoreset_mode.py (test_autoreset_next_step, test_autoreset_within_step, test_autoreset_disabled,
 test_autoreset_metadata) and test_vector_env.py (test_random_seeding_basics, test_random_seeds_set_at_retrieval,
-test_partial_reset_failure). What changed, and why:
+test_partial_reset_failure) and test_sync_vector_env.py (test_create_sync_vector_env,
+test_reset_sync_vector_env, test_step_sync_vector_env, test_render_sync_vector). What changed, and why:
 - their envs are GenericTestEnvs given `max_count` per env with `set_attr`; here the same counting env is hosted
   by the engine (tests/interop/count_env.py) and learns its `max_count` from its first reset's seed;
 - np_random_seed is the one seed of the context (Gymnasium's VectorEnv), not SyncVectorEnv's tuple of per-env
@@ -18,6 +19,7 @@ import re
 
 import numpy as np
 import pytest
+from gymnasium.spaces import Box, Discrete, MultiDiscrete
 from gymnasium.utils.env_checker import data_equivalence
 from gymnasium.vector import AutoresetMode
 
@@ -235,4 +237,79 @@ def test_partial_reset_failure():
                                                    "least one True value, got reset_mask=[False False False]")):
         envs.reset(options={"reset_mask": np.array([False, False, False])})
 
+    envs.close()
+
+
+def test_create_sync_vector_env():
+    env = elfpy.make_vector("gym:FrozenLake-v1", num_envs=8, num_workers=1)
+    env.close()
+
+    assert env.num_envs == 8
+
+
+@pytest.mark.parametrize("game", ["cartpole", "gym:CartPole-v1"])
+def test_reset_sync_vector_env(game):
+    env = elfpy.make_vector(game, num_envs=8)
+    observations, infos = env.reset()
+    env.close()
+
+    assert isinstance(env.observation_space, Box)
+    assert isinstance(observations, np.ndarray)
+    assert observations.dtype == env.observation_space.dtype
+    assert observations.shape == (8,) + env.single_observation_space.shape
+    assert observations.shape == env.observation_space.shape
+
+
+@pytest.mark.parametrize("use_single_action_space", [True, False])
+def test_step_sync_vector_env(use_single_action_space):
+    env = elfpy.make_vector("gym:FrozenLake-v1", num_envs=8, num_workers=1)
+    env.reset()
+
+    assert isinstance(env.single_action_space, Discrete)
+    assert isinstance(env.action_space, MultiDiscrete)
+
+    if use_single_action_space:
+        actions = [env.single_action_space.sample() for _ in range(8)]
+    else:
+        actions = env.action_space.sample()
+    observations, rewards, terminations, truncations, _ = env.step(actions)
+
+    env.close()
+
+    assert isinstance(env.observation_space, MultiDiscrete)
+    assert isinstance(observations, np.ndarray)
+    assert observations.dtype == env.observation_space.dtype
+    assert observations.shape == (8,) + env.single_observation_space.shape
+    assert observations.shape == env.observation_space.shape
+
+    assert isinstance(rewards, np.ndarray)
+    assert isinstance(rewards[0], (float, np.floating))
+    assert rewards.ndim == 1
+    assert rewards.size == 8
+
+    assert isinstance(terminations, np.ndarray)
+    assert terminations.dtype == np.bool_
+    assert terminations.ndim == 1
+    assert terminations.size == 8
+
+    assert isinstance(truncations, np.ndarray)
+    assert truncations.dtype == np.bool_
+    assert truncations.ndim == 1
+    assert truncations.size == 8
+
+
+@pytest.mark.parametrize("game", ["cartpole", "gym:CartPole-v1"])
+def test_render_sync_vector(game):
+    envs = elfpy.make_vector(game, num_envs=3, render_mode="rgb_array")
+    assert envs.render_mode == "rgb_array"
+
+    envs.reset()
+    rendered_frames = envs.render()
+    assert isinstance(rendered_frames, tuple)
+    assert len(rendered_frames) == envs.num_envs
+    assert all(isinstance(frame, np.ndarray) for frame in rendered_frames)
+    envs.close()
+
+    envs = elfpy.make_vector(game, num_envs=3)
+    assert envs.render_mode is None
     envs.close()
