@@ -262,6 +262,8 @@ class NativeVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs: Any) -> None:
         self._stop_context()
+        if self._renderer:
+            self._renderer.close()
 
     def _stop_context(self) -> None:
         if self._context is not None:

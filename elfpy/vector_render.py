@@ -56,10 +56,12 @@ class Renderer:
     the batch must carry for drawing that are not observations of the env."""
 
     def __init__(self, game_options: dict[str, Any], hidden_keys: tuple[str, ...],
-                 draw: Callable[[Mapping[str, np.ndarray]], tuple[np.ndarray, ...]]) -> None:
+                 draw: Callable[[Mapping[str, np.ndarray]], tuple[np.ndarray, ...]],
+                 close: Callable[[], None] = lambda: None) -> None:
         self.game_options = game_options
         self.hidden_keys = hidden_keys
         self._draw = draw
+        self.close = close
 
     def frames(self, batch: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
         return self._draw(batch)
@@ -79,7 +81,7 @@ def _gymnasium_drawn(game: str, game_options: dict[str, Any]) -> Renderer:
                 frames.append(env.render())
         return tuple(frames)
 
-    return Renderer(game_options, (), draw)
+    return Renderer(game_options, (), draw, env.close)
 
 
 def _minirts(game_options: dict[str, Any]) -> Renderer:
