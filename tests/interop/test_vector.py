@@ -289,3 +289,14 @@ def test_render_without_a_mode_is_none_and_a_game_that_cannot_draw_says_so():
         elfpy.make_vector("counter", num_envs=1, render_mode="rgb_array")
     with pytest.raises(ValueError, match="render_mode must be one of"):
         elfpy.make_vector("cartpole", num_envs=1, render_mode="human")
+
+
+def test_render_frames_is_refused_where_no_frame_comes_from_one_environment():
+    with pytest.raises(ValueError, match="render_frames needs a single-agent environment made with "
+                                         "render_mode='rgb_array', got render_mode=None"):
+        elfpy.GameContext("gym:CartPole-v1", num_games=1, num_workers=1, render_frames=True)
+    with pytest.raises(ValueError, match="render_frames needs a single-agent environment"):
+        elfpy.GameContext("pz:mpe2.simple_spread_v3", num_games=1, num_workers=1, render_frames=True,
+                          render_mode="rgb_array")
+    with pytest.raises(ValueError, match="render_frames: only for Python-hosted games"):
+        elfpy.GameContext("cartpole", num_games=1, render_frames=True)
