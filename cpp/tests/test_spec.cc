@@ -123,9 +123,15 @@ TEST(a_space_read_from_data_is_kept_per_component_and_checked) {
   elf::KeySpec discrete{"a", DType::kInt64, {}, "", KeyRole::kAction, std::make_pair(0.0, 2.0)};
   discrete.space = {elf::ActionSpace::Kind::kDiscrete, {4}, {}, {}};
   CHECK_THROWS(elf::CompleteSpace(discrete), std::invalid_argument, "do not span the Discrete space's 4 values");
+  elf::KeySpec statistic{"won", DType::kInt64, {2}, "", KeyRole::kStatistic, std::nullopt};
+  statistic.space = multi.space;
+  CHECK_THROWS(elf::CompleteSpace(statistic), std::invalid_argument,
+               "key 'won' has a space but is neither an action nor an observation");
   elf::KeySpec observation{"s", DType::kInt64, {2}, "", KeyRole::kObservation, std::nullopt};
-  observation.space = multi.space;
-  CHECK_THROWS(elf::CompleteSpace(observation), std::invalid_argument, "key 's' has an action space but is not");
+  observation.space = multi.space;  // a hosted environment's MultiDiscrete observation: kept, with its bounds
+  elf::CompleteSpace(observation);
+  CHECK(observation.space.kind == elf::ActionSpace::Kind::kMultiDiscrete);
+  CHECK_EQ(observation.bounds->second, 2.0);
 }
 
 TEST(a_key_read_from_data_gets_its_space_from_dtype_shape_and_bounds) {
