@@ -19,10 +19,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
-from elfpy.vector import NativeVectorEnv, make_vector
+from elfpy.vector import AutoresetMode, NativeVectorEnv, make_vector
 
 
 class ElfVecEnv(VecEnv):
