@@ -15,6 +15,8 @@ import elfpy
 # Every registered game with one seat: the engine's own test games (counter, picks, steer) included, since a
 # user may reach them too; duel and go_mcts have several seats.
 SINGLE_SEAT = [game for game in elfpy.games() if elfpy.GameContext(game, num_games=1, num_threads=1).num_seats == 1]
+# The checkers play random actions of the space: Go's illegal ones (an error by default) must then end the game.
+CHECKED_OPTIONS = {"go": {"illegal_move_loses": True}}
 
 
 def test_the_single_seat_games_are_the_ones_expected():
@@ -24,7 +26,7 @@ def test_the_single_seat_games_are_the_ones_expected():
 
 @pytest.mark.parametrize("game", SINGLE_SEAT)
 def test_gymnasium_check_env(game):
-    env = elfpy.make(game)
+    env = elfpy.make(game, **CHECKED_OPTIONS.get(game, {}))
     assert isinstance(env, gym.Env)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a warning is a failed convention, except these two of Gymnasium's own:
@@ -38,7 +40,7 @@ def test_gymnasium_check_env(game):
 def test_stable_baselines3_check_env(game):
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    env = elfpy.make(game)
+    env = elfpy.make(game, **CHECKED_OPTIONS.get(game, {}))
     sb3_check_env(env, warn=False)
     env.close()
 
@@ -76,3 +78,21 @@ def test_a_scalar_observation_is_a_box_of_one_element():
     observation, _ = env.reset()
     assert observation["count"].shape == (1,) and observation in env.observation_space
     env.close()
+
+
+@pytest.mark.parametrize(("moves", "reward"), [([0, 0], 1.0), ([0, 1, 1], -1.0)],
+                         ids=["white_plays_on_a_stone", "black_plays_on_a_stone"])
+def test_go_with_illegal_move_loses_ends_the_game_lost_by_the_mover(moves, reward):
+    env = elfpy.make("go", illegal_move_loses=True)
+    env.reset()
+    for move in moves[:-1]:
+        assert env.step(move)[1:4] == (0.0, False, False)
+    _, got, terminated, truncated, _ = env.step(moves[-1])  # on an occupied point: the mover loses
+    assert terminated and not truncated and got == reward  # the reward is black's
+    env.close()
+    plain = elfpy.make("go")  # by default an illegal move is an error naming it
+    plain.reset()
+    plain.step(0)
+    with pytest.raises(elfpy.GameError, match="illegal move W A9: occupied"):
+        plain.step(0)
+    plain.close()
