@@ -8,6 +8,8 @@ every key.
 
 from elfpy._elf import GameError
 from elfpy.context import Batch, GameContext, KeySpec, TagInfo, games
+from elfpy.single_env import SingleEnv, make
 from elfpy.vector import NativeVectorEnv, make_vector
 
-__all__ = ["Batch", "GameContext", "GameError", "KeySpec", "NativeVectorEnv", "TagInfo", "games", "make_vector"]
+__all__ = ["Batch", "GameContext", "GameError", "KeySpec", "NativeVectorEnv", "SingleEnv", "TagInfo", "games", "make",
+           "make_vector"]

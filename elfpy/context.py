@@ -11,7 +11,8 @@ Step semantics (every game, every seat). Row t of a game holds: ::
   r_t               the reward for the previous action a_{t-1} (0 at the start);
   terminal_t        a_{t-1} ended the episode. Episodes reset automatically,
                     so s_t is then already the first state of the NEXT episode
-                    and the actor's reply a_t acts in that new episode;
+                    and the actor's reply a_t acts in that new episode
+                    (`defer_resets()` resets on that reply instead);
   truncated_t       the episode that ended was cut by a time limit;
   episode_return_t, episode_length_t
                     the current episode's return and length so far; on a
@@ -89,8 +90,10 @@ class KeySpec(NamedTuple):
     `role`: "observation" and "statistic" (an episode's outcome, read on
     terminal rows) are written by the game, "action" and "extra" replied by
     Python, "engine" written by the engine. `space` is an action key's
-    `gymnasium.spaces` space (Discrete, MultiDiscrete or Box), None for every
-    other key; `bounds` the lowest and highest value of every element.
+    `gymnasium.spaces` space (Discrete, MultiDiscrete or Box), and an
+    observation key's where the game states one (a native game's Box with
+    its Gymnasium counterpart's bounds, a hosted environment's own), None for
+    every other key; `bounds` the lowest and highest value of every element.
     `seats`: the seats that write the key where only some do (a PettingZoo
     game whose agents' observations differ), None where every seat does."""
 
@@ -104,8 +107,8 @@ class KeySpec(NamedTuple):
     seats: tuple[int, ...] | None = None
 
 
-def _action_space(dtype: np.dtype, shape: tuple[int, ...], bounds: tuple[float, float] | None,
-                  space: tuple | None) -> gym.Space | None:
+def _key_space(dtype: np.dtype, shape: tuple[int, ...], bounds: tuple[float, float] | None,
+               space: tuple | None) -> gym.Space | None:
     """The gymnasium space of the engine's (kind, nvec, low, high)."""
     if space is None:
         return None
@@ -125,7 +128,7 @@ def _key_spec(d: Mapping[str, Any], seats: tuple[int, ...] | None = None) -> Key
     """A KeySpec from the engine's description of a key."""
     dtype, shape = np.dtype(d["dtype"]), tuple(d["shape"])
     return KeySpec(d["name"], dtype, shape, d["meaning"], d["role"], d["bounds"],
-                   _action_space(dtype, shape, d["bounds"], d["space"]), seats)
+                   _key_space(dtype, shape, d["bounds"], d["space"]), seats)
 
 
 class TagInfo(NamedTuple):
@@ -167,12 +170,17 @@ class Batch(Mapping):
     def __len__(self) -> int:
         return int(self.game_ids.shape[0])
 
-    def reply(self, replies: Mapping[str, Any] | None) -> None:
-        """Sends this batch's replies (iteration mode; callbacks return them instead)."""
+    def reply(self, replies: Mapping[str, Any] | None, *, refusal_keeps_batch: bool = False) -> None:
+        """Sends this batch's replies (iteration mode; callbacks return them instead).
+
+        A reply refused (a key missing, a wrong shape or dtype, a value
+        outside its space) raises ValueError and fails the context; with
+        `refusal_keeps_batch` the context goes on instead and the batch waits
+        for another reply (no game stepped)."""
         owner = self._owner()
         if owner is None:
             raise RuntimeError(f"batch of tag '{self.tag}' outlived its GameContext, which was dropped and stopped")
-        owner._finish(self, replies)
+        owner._finish(self, replies, refusal_keeps_batch)
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}: {tuple(v.shape)}" for k, v in self._arrays.items())
@@ -248,7 +256,8 @@ class GameContext:
     names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), the
     hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`),
     and with `step_timeout_s` a step, or a first reset, that takes longer
-    fails the context (GameError naming the environment and its worker).
+    fails the context (GameError naming the environment and its worker);
+    `render_frames` adds each env's `render()` as key `rgb_frame`.
 
     envpool's C++ environments: `game` is `"envpool:<task>"` (e.g.
     "envpool:Pong-v5", its Atari with the standard preprocessing); game g is
@@ -265,7 +274,7 @@ class GameContext:
                  seed: int = 0, deterministic: bool = False, *, num_workers: int | None = None,
                  preset: str | None = None, preprocess: Callable[[Any], Any] | None = None,
                  reshape_reward: Callable[[Any, Any, float, bool], float] | None = None,
-                 step_timeout_s: float | None = None, **game_options: Any) -> None:
+                 step_timeout_s: float | None = None, render_frames: bool = False, **game_options: Any) -> None:
         if not _is_int(seed) or not 0 <= seed < 2**64:
             raise ValueError(f"seed must be an integer from 0 to 2**64 - 1, got {reprlib.repr(seed)}")
         _check_count("num_games", num_games, 1)
@@ -274,6 +283,8 @@ class GameContext:
                 _check_count(name, count, 1)
         hosting = {"num_workers": num_workers, "preset": preset, "preprocess": preprocess,
                    "reshape_reward": reshape_reward, "step_timeout_s": step_timeout_s}
+        if render_frames:  # a hosted game's frames (elfpy.gym_host's "Rendering"); named only when asked for
+            hosting["render_frames"] = True
         self._source = open_source(game, num_games, num_threads, seed, deterministic, hosting, game_options)
         self._ctx = self._source.context
         seats_per_game = self._ctx.num_seats()
@@ -355,6 +366,14 @@ class GameContext:
         index = self._tag_index(tag)
         info = self._ctx.tag_info(index)
         return {k: self._keys[k] for k in [*info["inputs"], *info["replies"]]}
+
+    def defer_resets(self) -> None:
+        """Resets an ended episode on the next reply instead of at once
+        (Gymnasium's `AutoresetMode.NEXT_STEP`), before `start()`: a terminal
+        row then shows the state the episode ended in (as `final_<key>` does),
+        the reply to it only resets the game, which does not step with it,
+        and the next row is the next episode's first (r = 0, not terminal)."""
+        self._ctx.defer_resets()
 
     def tag_info(self, tag: str) -> TagInfo:
         """How `tag` was added (batch size, T, inputs, replies)."""
@@ -475,20 +494,29 @@ class GameContext:
         if message is not None:
             self._ctx.fail(message)
 
-    def _finish(self, batch: Batch, replies: Mapping[str, Any] | None) -> None:
+    def _finish(self, batch: Batch, replies: Mapping[str, Any] | None, refusal_keeps_batch: bool = False) -> None:
         if batch._done:
             raise RuntimeError(f"batch of tag '{batch.tag}' was already finished")
-        batch._done = True
         state = self._tag_states[self._tags[batch.tag]]
         if not state.replies:
+            batch._done = True
             self._ctx.release(*batch._ref)
             return
         try:
+            # The engine checks the values before it takes the batch back, so a
+            # refused batch is still held and may be replied again.
             self._write_replies(state, batch, replies)
             self._ctx.submit_replies(*batch._ref)
+        except ValueError as error:
+            if not refusal_keeps_batch:
+                batch._done = True
+                self._ctx.fail(str(error))
+            raise
         except Exception as error:
+            batch._done = True
             self._ctx.fail(str(error))
             raise
+        batch._done = True
 
     def _write_replies(self, state: _TagState, batch: Batch, replies: Mapping[str, Any] | None) -> None:
         where = f"tag '{state.name}'"

@@ -16,7 +16,10 @@ becomes one key per entry. Each key's dtype and shape are those of the first
 observation (numbers widen, never narrow): a later observation of another
 shape, or of a dtype the key cannot hold without loss (float values for an
 integer key, float64 for float32), fails the game with a GameError naming
-the game, its worker and the key. The action is key `a`, whose spec states
+the game, its worker and the key. Without `preprocess`, each key's
+spec states the environment's observation space for it (a Box's bounds, a
+Discrete's count) where the key holds its values unchanged. The action is
+key `a`, whose spec states
 the environment's space as it is: Discrete (int64 in [0, n)),
 MultiDiscrete (int64 [k], each component its own count) or Box (float32,
 each element its own bounds), so the engine rejects a reply outside it
@@ -40,7 +43,11 @@ the environment". A hosted game renders only into arrays (pixel observations,
 videos), so the workers, the probe environment made here and `elfpy.video`
 (`headless_rendering`) run SDL on its dummy drivers (`HEADLESS_SDL`), which
 draw the same pixels silently; SDL_VIDEODRIVER or SDL_AUDIODRIVER set by the
-user win, and a game made with render_mode="human" keeps SDL's own.
+user win, and a game made with render_mode="human" keeps SDL's own. With
+`render_frames` (a single-agent game made with render_mode="rgb_array"),
+each worker stores the environment's `render()` after every reset and step
+in the observation key `rgb_frame` (and the frame of the state an episode
+ended in in `final_rgb_frame`), for `elfpy.make_vector`'s `render()`.
 """
 
 from __future__ import annotations
@@ -70,6 +77,7 @@ _ENGINE_DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool")
 _POLL_MS = 200  # how often an idle worker checks that its parent is alive
 _EXIT_GRACE_S = 0.3  # how long close() lets the workers exit on their own before it kills them
 HEADLESS_SDL = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}  # see "Rendering" above
+FRAME_KEY = "rgb_frame"  # with render_frames: the environment's render() after every reset and step
 
 
 def is_hosted(game: Any) -> bool:
@@ -106,6 +114,42 @@ def observation_keys(sample: Any, bounds: dict[str, tuple[float, float]] | None 
                      "meaning": f"observation '{name}'", "role": "observation",
                      "bounds": (bounds or {}).get(name)})
     return keys
+
+
+def _stated_space(space: Any, key: dict[str, Any]) -> tuple | None:
+    """The engine's (kind, nvec, low, high) of the observation space an
+    environment states for `key`, where the key holds its values unchanged
+    (the same dtype and shape); None where it does not, or the space is not a
+    Box, Discrete or MultiDiscrete from 0."""
+    if tuple(space.shape or ()) != tuple(key["shape"]) or np.dtype(space.dtype).name != key["dtype"]:
+        return None
+    if isinstance(space, spaces.Box):
+        low, high = (np.asarray(bound, np.float64).reshape(-1) for bound in (space.low, space.high))
+        if low.size and (low == low[0]).all() and (high == high[0]).all():
+            low, high = low[:1], high[:1]  # one bound for every element: a picture's need not be stored per pixel
+        return ("box", [], low.tolist(), high.tolist())
+    if isinstance(space, spaces.Discrete):
+        return ("discrete", [int(space.n)], [], [])
+    if isinstance(space, spaces.MultiDiscrete) and space.nvec.ndim == 1 and not space.start.any():
+        return ("multi_discrete", space.nvec.astype(np.int64).tolist(), [], [])
+    return None
+
+
+def with_observation_space(keys: list[dict[str, Any]], space: Any) -> list[dict[str, Any]]:
+    """Observation keys with the space their environment states for each
+    (the whole space for `s`, a Dict's entries for its keys), where the key
+    holds its values unchanged (see `_stated_space`)."""
+    entries = space.spaces if isinstance(space, spaces.Dict) else {"s": space}
+    stated_keys = []
+    for key in keys:
+        entry = entries.get(key["name"])
+        stated = None if entry is None else _stated_space(entry, key)
+        if stated is not None:
+            key = {**key, "space": stated}
+            if stated[0] == "discrete":
+                key["bounds"] = (int(entry.start), int(entry.start) + int(entry.n) - 1)
+        stated_keys.append(key)
+    return stated_keys
 
 
 def action_key(space: Any) -> dict[str, Any]:
@@ -205,7 +249,7 @@ class _Worker:
 
     def __init__(self, board: Any, worker: int, views: dict[str, np.ndarray], make_env: Callable[[], Any],
                  preprocess: Callable | None, reshape_reward: Callable | None, seed: int,
-                 layout: SeatLayout | None) -> None:
+                 layout: SeatLayout | None, render_frames: bool = False) -> None:
         self.board = board
         self.name = (f"worker process {worker} (pid {os.getpid()}, games {board.first_game(worker)}-"
                      f"{board.first_game(worker + 1) - 1})")
@@ -214,6 +258,7 @@ class _Worker:
         self.preprocess = preprocess
         self.reshape_reward = reshape_reward
         self.seed = seed
+        self.render_frames = render_frames
         self.envs: dict[int, Any] = {}
         self.seats = None if layout is None else ParallelServer(
             layout, board, lambda space, channel: env_action(space, stored_action(space, self.views, channel)),
@@ -228,6 +273,7 @@ class _Worker:
                     return
                 observation, _ = self.envs[game].reset(seed=game_seed(self.seed, game))
                 self.store("obs/", game, observation)
+                self.store_frame("obs/", game)
                 self.board.finish(game, 0.0, False, False)
             elif self.seats is not None:
                 self.seats.step(self.envs[game], game)
@@ -247,9 +293,15 @@ class _Worker:
             reward = self.reshape_reward(observation, action, reward, done)
         if done:
             self.store("final/", game, observation)
+            self.store_frame("final/", game)
             observation, _ = env.reset()
         self.store("obs/", game, observation)
+        self.store_frame("obs/", game)
         self.board.finish(game, float(reward), bool(terminated), bool(truncated))
+
+    def store_frame(self, prefix: str, game: int) -> None:
+        if self.render_frames:
+            self.views[prefix + FRAME_KEY][game] = self.envs[game].render()
 
     def store(self, prefix: str, channel: int, observation: Any, suffix: str = "") -> None:
         """Writes one seat's observation (key names + `suffix`) into its slots."""
@@ -276,12 +328,14 @@ def worker_main() -> None:
     # handle: it stops us once its run has saved (an orphan exits by itself).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    parent_pid, fd, keys, num_games, num_workers, worker, payload, seed, layout = pickle.load(sys.stdin.buffer)
+    parent_pid, fd, keys, num_games, num_workers, worker, payload, seed, layout, render_frames = pickle.load(
+        sys.stdin.buffer)
     make_env, preprocess, reshape_reward = pickle.loads(payload)
     memory = mmap.mmap(fd, 0)
     board = _elf.RemoteBoard(keys, num_games, num_workers, num_seats=1 if layout is None else layout.num_seats)
     board.attach(memory)
-    server = _Worker(board, worker, _views(board, memory, keys), make_env, preprocess, reshape_reward, seed, layout)
+    server = _Worker(board, worker, _views(board, memory, keys), make_env, preprocess, reshape_reward, seed, layout,
+                     render_frames)
     board.ready(worker)  # from here the step timeout covers this worker's requests, first resets included
     try:
         while not board.closing():
@@ -323,7 +377,7 @@ class GymHost:
     def __init__(self, game: Any, num_games: int, *, num_workers: int | None = None, seed: int = 0,
                  preset: str | None = None, preprocess: Callable | None = None,
                  reshape_reward: Callable | None = None, step_timeout_s: float | None = None,
-                 env_kwargs: dict[str, Any] | None = None) -> None:
+                 render_frames: bool = False, env_kwargs: dict[str, Any] | None = None) -> None:
         if step_timeout_s is not None and not step_timeout_s > 0:
             raise ValueError(f"step_timeout_s must be a positive number of seconds, got {step_timeout_s}")
         with _gymnasium_refusals(game):
@@ -339,6 +393,9 @@ class GymHost:
                 probe = make_env()
             try:
                 observation, _ = probe.reset(seed=game_seed(seed, 0))
+                if render_frames and (is_parallel_env(probe) or probe.render_mode != "rgb_array"):
+                    raise ValueError(f"game '{self.name}': render_frames needs a single-agent environment made with "
+                                     f"render_mode='rgb_array', got render_mode={probe.render_mode!r}")
                 if is_parallel_env(probe):
                     if reshape_reward is not None:
                         raise ValueError(f"game '{self.name}': reshape_reward is for single-agent games; a "
@@ -354,6 +411,14 @@ class GymHost:
                 else:
                     self.layout = None
                     observed = observation_keys(preprocess(observation) if preprocess else observation, chosen.bounds)
+                    stated = getattr(probe, "observation_space", None)  # a factory's env may state none
+                    if preprocess is None and stated is not None:  # the values are the environment's: so is the space
+                        observed = with_observation_space(observed, stated)
+                    if render_frames:
+                        frame = np.asarray(probe.render())
+                        observed.append({"name": FRAME_KEY, "dtype": "uint8", "shape": list(frame.shape),
+                                         "meaning": "the environment's render() (render_frames)",
+                                         "role": "observation", "bounds": (0.0, 255.0)})
                     self.keys = [*observed, *action_keys(probe.action_space, observed)]
             finally:
                 probe.close()
@@ -368,7 +433,7 @@ class GymHost:
             self.board.attach(self._memory)
             for worker in range(workers):
                 self._processes.append(self._launch((os.getpid(), self._fd, self.keys, num_games, workers, worker,
-                                                     payload, seed, self.layout)))
+                                                     payload, seed, self.layout, render_frames)))
         except BaseException:
             self.close()
             raise

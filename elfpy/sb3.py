@@ -6,7 +6,8 @@
 
 SB3 resets an env in the step its episode ends and wants the state it ended
 in as `infos[i]["terminal_observation"]`, with `"TimeLimit.truncated"` set for
-time limits: the engine's semantics, so this is a thin translation. The
+time limits: the engine's semantics (`elfpy.vector`'s AutoresetMode.SAME_STEP,
+which this adapter makes and needs), so this is a thin translation. The
 spaces are `elfpy.vector`'s: the game's own (a MultiDiscrete's counts, a
 Box's per-element bounds, a Dict of several action keys).
 Importing this module needs stable-baselines3 (`pip install 'elf-platform[sb3]'`).
@@ -24,13 +25,16 @@ try:
 except ImportError as error:
     raise ImportError(f"elfpy.sb3 needs Stable-Baselines3 ({error}): pip install 'elf-platform[sb3]'") from None
 
-from elfpy.vector import NativeVectorEnv, make_vector
+from elfpy.vector import AutoresetMode, NativeVectorEnv, make_vector
 
 
 class ElfVecEnv(VecEnv):
     """Wraps a `NativeVectorEnv` (one engine context) as an SB3 VecEnv."""
 
     def __init__(self, env: NativeVectorEnv) -> None:
+        if env.autoreset_mode is not AutoresetMode.SAME_STEP:
+            raise ValueError(f"an SB3 VecEnv resets in the step an episode ends: wrap a make_vector env made with "
+                             f"autoreset_mode=AutoresetMode.SAME_STEP, not {env.autoreset_mode}")
         self.env = env  # before VecEnv's __init__, which reads its render_mode through get_attr
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
         self._actions: np.ndarray | None = None
@@ -50,8 +54,7 @@ class ElfVecEnv(VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         final = info.get("final_obs")
         for i in np.flatnonzero(dones):
-            infos[i]["terminal_observation"] = ({k: v[i] for k, v in final.items()} if isinstance(final, dict)
-                                                else final[i])
+            infos[i]["terminal_observation"] = final[i]
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         return observation, rewards.astype(np.float32), dones, infos
 
@@ -79,4 +82,5 @@ class ElfVecEnv(VecEnv):
 def make_sb3_vec_env(game: str | Callable[..., Any], num_envs: int, num_threads: int | None = None, seed: int = 0,
                      **game_options: Any) -> ElfVecEnv:
     """A single-seat game (native or Python-hosted) as a Stable-Baselines3 VecEnv."""
-    return ElfVecEnv(make_vector(game, num_envs, num_threads=num_threads, seed=seed, **game_options))
+    return ElfVecEnv(make_vector(game, num_envs, num_threads=num_threads, seed=seed,
+                                 autoreset_mode=AutoresetMode.SAME_STEP, **game_options))

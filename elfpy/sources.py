@@ -111,10 +111,11 @@ def open_source(game: str | Callable[..., Any], num_games: int, num_threads: int
     """The source for `game`: hosted for "gym:<id>", "pz:<module>" or a factory,
     envpool's for "envpool:<task>", native otherwise. `hosting` holds the
     hosted-only settings (num_workers, preset, preprocess, reshape_reward,
-    step_timeout_s); an envpool task takes num_workers (envpool's threads) and
+    step_timeout_s, render_frames); an envpool task takes num_workers (envpool's threads) and
     step_timeout_s, a native game none."""
     if is_envpool(game):
-        hooks = sorted(name for name in ("preset", "preprocess", "reshape_reward") if hosting.get(name) is not None)
+        hooks = sorted(name for name in ("preset", "preprocess", "reshape_reward", "render_frames")
+                       if hosting.get(name) is not None)
         if hooks:
             raise ValueError(f"{', '.join(hooks)}: only for Python-hosted games; '{game}' steps in envpool's C++ "
                              "threads (pass envpool's own options, e.g. reward_clip=True)")

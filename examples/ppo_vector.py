@@ -10,8 +10,8 @@ defaults are ppo.py's (4 envs, 128 steps each per rollout, 4 epochs of 4 minibat
     python examples/ppo_vector.py --game gym:CartPole-v1   # Gymnasium's CartPole, hosted by the engine
     python examples/ppo_vector.py --num-envs 64 --num-steps 32 --learning-rate 1e-3   # wider: the engine's speed
 
-Two differences from ppo.py, both from the engine's vector env: episodes reset in the step that ends them (the
-observation returned with `terminated`/`truncated` is the next episode's first one, the last one is
+Two differences from ppo.py: episodes reset in the step that ends them (`autoreset_mode=SAME_STEP`, the engine's
+own way: the observation returned with `terminated`/`truncated` is the next episode's first one, the last one is
 `infos["final_obs"]`), and a time-limit truncation bootstraps from the value of that final observation instead
 of counting as a failure. It prints steps/s overall and inside `envs.step` (the engine's share).
 """
@@ -91,7 +91,8 @@ def train(args: argparse.Namespace) -> dict:
     """Trains; returns the frames run, every finished episode's return, the wall and env seconds."""
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.torch_threads)
-    envs = elfpy.make_vector(args.game, num_envs=args.num_envs, num_threads=args.num_threads, seed=args.seed)
+    envs = elfpy.make_vector(args.game, num_envs=args.num_envs, num_threads=args.num_threads, seed=args.seed,
+                             autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
     assert isinstance(envs.single_action_space, gym.spaces.Discrete), "this PPO acts in a Discrete action space"
     obs_dim = int(np.prod(envs.single_observation_space.shape))
     agent = Agent(obs_dim, int(envs.single_action_space.n))
@@ -135,7 +136,7 @@ def train(args: argparse.Namespace) -> dict:
             episode_return += reward
             reward = torch.as_tensor(reward, dtype=torch.float32)
             if truncated.any():  # a time limit, not a failure: bootstrap from the state the episode was cut in
-                final_obs = torch.as_tensor(infos["final_obs"][truncated], dtype=torch.float32)
+                final_obs = torch.as_tensor(np.stack(infos["final_obs"][truncated]), dtype=torch.float32)
                 with torch.no_grad():
                     reward[truncated] += args.gamma * agent.get_value(final_obs.reshape(len(final_obs), -1))
             rewards[step] = reward

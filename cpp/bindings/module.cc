@@ -218,6 +218,7 @@ PYBIND11_MODULE(_elf, m) {
              return ctx.AddTag({name, batch_size, std::move(inputs), std::move(replies), T, timeout_ms, min_batch,
                                 std::move(seats)});
            })
+      .def("defer_resets", &elf::Context::DeferResets)
       .def("tag_index", &elf::Context::TagIndex)
       .def("tag_info",
            [](elf::Context& ctx, int index) {

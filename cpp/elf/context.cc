@@ -30,6 +30,11 @@ int Context::AddTag(TagConfig config) {
   return plan_.AddTag(std::move(config));
 }
 
+void Context::DeferResets() {
+  if (started_) throw std::logic_error("defer_resets after start()");
+  defer_resets_ = true;
+}
+
 Context::~Context() { Stop(); }
 
 // Routes the channels to the tags, creates the games with their histories,
@@ -37,7 +42,8 @@ Context::~Context() { Stop(); }
 void Context::Wire() {
   plan_.Build(num_games_);
   stepper_ = std::make_unique<Stepper>(plan_, *router_, mailbox_, make_game_, num_games_, seed_,
-                                       [this](const std::vector<int>& games) { SubmitAdvance(games); });
+                                       [this](const std::vector<int>& games) { SubmitAdvance(games); },
+                                       defer_resets_);
   for (auto& tag : plan_.tags()) tag->Allocate(keys(), router_->Shape(*tag, static_cast<int>(tag->channels().size())));
   router_->Wire(plan_.tags(), num_games_ * num_seats());
 }

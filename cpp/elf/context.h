@@ -82,6 +82,9 @@ class Context {
   // declares none itself; whoever replies one declares it here.
   void AddKey(KeySpec key);
   int AddTag(TagConfig config);
+  // Resets an ended game on the replies to its terminal row instead of at
+  // once (Gymnasium's next-step autoreset; see stepper.h).
+  void DeferResets();
 
   // Queries.
   const std::string& game_name() const { return plan_.game_name(); }
@@ -129,6 +132,7 @@ class Context {
   std::unique_ptr<WorkerPool> pool_;  // after what its tasks use: destroyed (its threads joined) first
 
   bool started_ = false;
+  bool defer_resets_ = false;
   std::string wiring_error_;  // set if building the games failed; Start is then refused
 };
 

@@ -6,7 +6,8 @@
 // (extra reply keys it declares with Context::AddKey: a policy, a value, a
 // recurrent state; the engine names none of them).
 // Each action key states its space (Gymnasium's Discrete, MultiDiscrete or
-// Box). The engine rejects integer replies outside the space and Box replies
+// Box); an observation key may state a Box (its elements' bounds, as its
+// Gymnasium counterpart declares them), which the engine only reports. The engine rejects integer replies outside the space and Box replies
 // that are NaN or infinite; a finite Box value outside [low, high] passes
 // unchanged and the game clips it to its bounds itself, as Gymnasium
 // environments do.
@@ -40,7 +41,9 @@ enum class KeyRole {
 // The values an action key accepts (Gymnasium's spaces). Discrete: one
 // integer in [bounds.first, bounds.second] (n = nvec[0] values).
 // MultiDiscrete: shape [k], component c in [0, nvec[c]). Box: float values;
-// low and high hold one bound for every element or one per element.
+// low and high hold one bound for every element or one per element. An
+// observation key's space, where it has one, is a Box (of any numeric dtype)
+// or, for a hosted game, the Discrete or MultiDiscrete its environment states.
 struct ActionSpace {
   enum class Kind { kNone, kDiscrete, kMultiDiscrete, kBox };
   Kind kind = Kind::kNone;
@@ -57,7 +60,7 @@ struct KeySpec {
   // Inclusive bounds of every element (for a Box or MultiDiscrete action:
   // the lowest low and the highest high).
   std::optional<std::pair<double, double>> bounds;
-  ActionSpace space{};  // action keys only
+  ActionSpace space{};  // action keys, and observation keys that state their values
 
   int64_t NumElements() const {
     int64_t n = 1;
@@ -75,7 +78,7 @@ struct KeySpec {
 // from data (a hosted game's) may be anything, so every space is checked.
 inline void CheckSpace(const KeySpec& key) {
   const ActionSpace& space = key.space;
-  const std::string what = "action '" + key.name + "'";
+  const std::string what = (key.role == KeyRole::kObservation ? "observation '" : "action '") + key.name + "'";
   const bool integer = IsInteger(key.dtype);
   const auto elements = static_cast<std::size_t>(key.NumElements());
   switch (space.kind) {
@@ -102,7 +105,7 @@ inline void CheckSpace(const KeySpec& key) {
       }
       return;
     case ActionSpace::Kind::kBox:
-      if (integer || key.dtype == DType::kBool) {
+      if ((integer && key.role == KeyRole::kAction) || key.dtype == DType::kBool) {
         throw std::invalid_argument(what + ": a Box action needs a float dtype, got " + Name(key.dtype));
       }
       if (space.low.size() != space.high.size() || (space.low.size() != 1 && space.low.size() != elements)) {
@@ -157,15 +160,17 @@ inline ActionSpace SpaceFromBounds(const KeySpec& key) {
 }
 
 // Makes a key's space whole: an action key without one gets it from its
-// bounds (SpaceFromBounds), every space is checked (CheckSpace), and an
-// action key's bounds follow from its space. Only action keys have a space.
+// bounds (SpaceFromBounds), every space is checked (CheckSpace), and the
+// key's bounds follow from its space. Only action and observation keys
+// have a space; an observation's is optional.
 inline void CompleteSpace(KeySpec& key) {
-  if (key.role != KeyRole::kAction) {
+  if (key.role != KeyRole::kAction && key.role != KeyRole::kObservation) {
     if (key.space.kind != ActionSpace::Kind::kNone) {
-      throw std::invalid_argument("key '" + key.name + "' has an action space but is not an action");
+      throw std::invalid_argument("key '" + key.name + "' has a space but is neither an action nor an observation");
     }
     return;
   }
+  if (key.role == KeyRole::kObservation && key.space.kind == ActionSpace::Kind::kNone) return;
   if (key.space.kind == ActionSpace::Kind::kNone) key.space = SpaceFromBounds(key);
   CheckSpace(key);
   key.bounds = SpaceBounds(key);
@@ -222,6 +227,17 @@ class SpecBuilder {
   template <typename T>
   Key<T> Observation(const std::string& name, std::vector<int64_t> shape, const std::string& meaning) {
     return Key<T>(Add({name, DTypeOf<T>::value, std::move(shape), meaning, KeyRole::kObservation, std::nullopt}));
+  }
+  // The same with the bounds of its elements (a Box, as the game's Gymnasium
+  // counterpart declares it): low and high hold one bound for every element
+  // or one per element; infinity is no bound.
+  template <typename T>
+  Key<T> Observation(const std::string& name, std::vector<int64_t> shape, std::vector<double> low,
+                     std::vector<double> high, const std::string& meaning) {
+    KeySpec key{name, DTypeOf<T>::value, std::move(shape), meaning, KeyRole::kObservation, std::nullopt};
+    key.space = {ActionSpace::Kind::kBox, {}, std::move(low), std::move(high)};
+    CompleteSpace(key);
+    return Key<T>(Add(std::move(key)));
   }
   // The same with the dtype known only at run time (a spec read from data).
   void Observation(const std::string& name, DType dtype, std::vector<int64_t> shape,

@@ -26,6 +26,7 @@ struct Stepper::GameSlot {
   int64_t step = 0;
   Stage stage = Stage::kStart;
   bool step_begun = false;    // BeginStep was called for the coming Step
+  bool reset_due = false;     // deferred resets: the episode ended, the replies reset the game
   int cursor = 0;             // sends done in the current stage
   // Replies still to come, counted only when a game sends several rows to
   // tags with replies (with one row, its reply is the last one).
@@ -45,10 +46,11 @@ constexpr std::size_t kStepBlock = 16;
 }  // namespace
 
 Stepper::Stepper(Plan& plan, Router& router, Mailbox& mailbox, const GameFactory& make_game, int num_games,
-                 uint64_t seed, Resume resume)
+                 uint64_t seed, Resume resume, bool defer_resets)
     : plan_(plan), router_(router), mailbox_(mailbox), resume_(std::move(resume)), num_games_(num_games),
       num_seats_(plan.num_seats()), header_(plan.header()), steps_elsewhere_(plan.game_spec().steps_elsewhere),
-      counts_replies_(plan.observation_sends().size() > 1), sends_after_replies_(!plan.after_reply_sends().empty()) {
+      counts_replies_(plan.observation_sends().size() > 1), sends_after_replies_(!plan.after_reply_sends().empty()),
+      defer_resets_(defer_resets) {
   const int history_length = plan_.history_length();
   const std::size_t words = History::Words(plan_.layout(), history_length);
   history_arena_.assign(words * num_games_ * num_seats_, 0);
@@ -121,7 +123,7 @@ void Stepper::Advance(std::vector<int> games) {
 // Lets every game of a run of replied games start its step before any of
 // them is waited on (games hosted in other processes then step in parallel).
 void Stepper::BeginStepIfReplied(GameSlot& slot) {
-  if (slot.stage != Stage::kAwaitReplies || slot.step_begun) return;
+  if (slot.stage != Stage::kAwaitReplies || slot.step_begun || slot.reset_due) return;
   slot.game->BeginStep(slot.rows);
   slot.step_begun = true;
 }
@@ -158,7 +160,7 @@ inline Stepper::Progress Stepper::RunToStepOrSends(GameSlot& slot, int game) {
 void Stepper::Start(GameSlot& slot, int game) {
   slot.game->Reset(slot.rng);
   for (int seat = 0; seat < num_seats_; ++seat) {
-    WriteStepHeader(channels_[ChannelId(game, seat)], slot.step, 0.0f, Outcome{});
+    WriteStepHeader(channels_[ChannelId(game, seat)], slot.step, 0.0f, Outcome{}, true);
   }
   Observe(game);
   slot.stage = Stage::kSendObservation;
@@ -280,10 +282,10 @@ bool Stepper::SendAll(int game, const std::vector<Send>& sends, bool hand_over) 
   return true;
 }
 
-void Stepper::WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome) {
+void Stepper::WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome, bool episode_start) {
   uint8_t* record = channel.history.Record(step);
   channel.episode_return += reward;
-  if (step > 0 && !channel.out) ++channel.episode_length;
+  if (!episode_start && !channel.out) ++channel.episode_length;
   const bool over = outcome.Over();
   const bool truncated = over && !outcome.terminated;
   // The offsets in registers: a store into the record could alias a member.
@@ -345,6 +347,7 @@ void Stepper::SeatLeaves(int game, int seat) {
 }
 
 Outcome Stepper::Step(GameSlot& slot) {
+  if (slot.reset_due) return {};  // the replies to a terminal row only reset the game (FinishStep)
   if (steps_elsewhere_ && !slot.step_begun) slot.game->BeginStep(slot.rows);
   slot.step_begun = false;
   return slot.game->Step(slot.rows, slot.rng);
@@ -355,28 +358,49 @@ Outcome Stepper::Step(GameSlot& slot) {
 void Stepper::FinishStep(int game, Outcome outcome) {
   GameSlot& slot = games_[game];
   ++slot.step;
+  if (slot.reset_due) {
+    StartDeferredEpisode(slot, game);
+    return;
+  }
   Channel* channels = &channels_[ChannelId(game, 0)];
   bool seats_left = false;  // a seat's episode ended in this step while the game goes on (rare)
   for (int seat = 0; seat < num_seats_; ++seat) {
     Channel& channel = channels[seat];
     if (channel.out) {
-      WriteStepHeader(channel, slot.step, 0.0f, Outcome{true, false});
+      WriteStepHeader(channel, slot.step, 0.0f, Outcome{true, false}, false);
       continue;
     }
     const Outcome own = slot.game->SeatOutcome(seat);
-    WriteStepHeader(channel, slot.step, slot.game->Reward(seat), own.Over() ? own : outcome);
+    WriteStepHeader(channel, slot.step, slot.game->Reward(seat), own.Over() ? own : outcome, false);
     seats_left |= own.Over() && !outcome.Over();
   }
   if (outcome.Over()) {
     if (plan_.keep_final()) KeepFinalObservation(game);
     for (int seat = 0; seat < num_seats_; ++seat) channels[seat].out = false;
-    slot.game->Reset(slot.rng);
+    if (defer_resets_) {
+      slot.reset_due = true;  // the terminal row shows the state it ended in (Observe below)
+    } else {
+      slot.game->Reset(slot.rng);
+    }
   }
   if (seats_left) {
     ObserveAndSeatsLeave(game);
   } else {
     Observe(game);
   }
+  slot.stage = Stage::kSendObservation;
+  ExpectReplies(slot);
+}
+
+// Deferred resets: the replies to a terminal row came in. The game resets,
+// and its row (the next episode's first) has reward 0 and no outcome.
+void Stepper::StartDeferredEpisode(GameSlot& slot, int game) {
+  slot.reset_due = false;
+  slot.game->Reset(slot.rng);
+  for (int seat = 0; seat < num_seats_; ++seat) {
+    WriteStepHeader(channels_[ChannelId(game, seat)], slot.step, 0.0f, Outcome{}, true);
+  }
+  Observe(game);
   slot.stage = Stage::kSendObservation;
   ExpectReplies(slot);
 }

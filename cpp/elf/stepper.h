@@ -9,6 +9,11 @@
 //      every T > 1 tag whose window ends at s (windows overlap by one step);
 //   4. Step the game with the replies; reset it if the episode ended (the
 //      state it ended in goes to the final_ keys if a tag reads one).
+// With deferred resets (Gymnasium's next-step autoreset), an ended game is
+// not reset in step 4: its terminal row shows the state the episode ended
+// in, and the replies to that row only reset it (the game does not step
+// with them); the next row, the next episode's first, has reward 0 and is
+// not terminal.
 // Every row goes out through one send protocol (SendRows): rows claimed
 // from the router in blocks, written from the histories, labelled and
 // committed; a batch that completes goes to the router, which hands it to
@@ -54,7 +59,7 @@ class Stepper {
   // channels for a plan after Build. The plan's tags must be allocated and
   // the router wired before the first Advance.
   Stepper(Plan& plan, Router& router, Mailbox& mailbox, const GameFactory& make_game, int num_games, uint64_t seed,
-          Resume resume);
+          Resume resume, bool defer_resets = false);
   Stepper(const Stepper&) = delete;
   Stepper& operator=(const Stepper&) = delete;
   ~Stepper();
@@ -89,7 +94,8 @@ class Stepper {
   int SendRows(int* games, int count, const Send& send, bool hand_over);
   void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
-  void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome);
+  void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome, bool episode_start);
+  void StartDeferredEpisode(GameSlot& slot, int game);
   void Observe(int game);
   Outcome Step(GameSlot& slot);
   void FinishStep(int game, Outcome outcome);
@@ -109,6 +115,7 @@ class Stepper {
   const bool steps_elsewhere_;
   const bool counts_replies_;       // several observation sends: replies counted per game (GameSlot::pending)
   const bool sends_after_replies_;  // tags without replies get rows after the replies
+  const bool defer_resets_;         // an ended game resets on the replies to its terminal row
   // Contiguous, so a chunk of games walks memory in order.
   std::unique_ptr<GameSlot[]> games_;
   std::unique_ptr<Channel[]> channels_;

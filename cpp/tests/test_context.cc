@@ -276,6 +276,49 @@ TEST(final_observation_keys_hold_the_state_an_episode_ended_in) {
   CHECK(terminals > 0);
 }
 
+TEST(deferred_resets_show_the_ended_state_then_reset_on_the_reply_without_a_step) {
+  Context ctx("counter", 4, 2, 0, true, Options());
+  ctx.DeferResets();
+  ctx.AddTag(MakeTag("actor", 4, {"s", "count", "r", "terminal", "episode_length", "final_s"}, {"a"}));
+  ctx.Start();
+  std::vector<CounterTrack> track(4);
+  std::vector<bool> ended(4, false);
+  int terminals = 0, resets = 0;
+  for (int i = 0; i < 40; ++i) {
+    const BatchRef ref = NextBatch(ctx);
+    const float* s = Input<float>(ctx, ref, "s");
+    const float* final_s = Input<float>(ctx, ref, "final_s");
+    const int64_t* count = Input<int64_t>(ctx, ref, "count");
+    const float* r = Input<float>(ctx, ref, "r");
+    const bool* terminal = Input<bool>(ctx, ref, "terminal");
+    const int32_t* length = Input<int32_t>(ctx, ref, "episode_length");
+    for (int row = 0; row < ref.size; ++row) {
+      const int game = GameIds(ctx, ref)[row];
+      CounterTrack& t = track[game];
+      if (terminal[row]) {  // the state the episode ended in, not the next episode's first
+        ++terminals;
+        CHECK(s[row * 2 + 1] > 0.0f);
+        CHECK_EQ(final_s[row * 2 + 1], s[row * 2 + 1]);
+        CHECK_EQ(static_cast<float>(length[row]), s[row * 2 + 1]);
+      }
+      if (ended[game]) {  // the row after: the next episode's first, and the game did not step
+        ++resets;
+        CHECK(!terminal[row]);
+        CHECK_EQ(s[row * 2 + 1], 0.0f);
+        CHECK_EQ(r[row], 0.0f);
+        CHECK_EQ(length[row], 0);
+        CHECK_EQ(count[row], t.count);
+      }
+      ended[game] = terminal[row];
+      t.count = count[row];
+    }
+    std::fill(Reply<int64_t>(ctx, ref, "a"), Reply<int64_t>(ctx, ref, "a") + ref.size, 0);
+    ctx.SubmitReplies(ref);
+  }
+  CHECK(terminals > 0);
+  CHECK(resets > 0);
+}
+
 TEST(extra_reply_key_added_by_the_user_reaches_the_train_tag) {
   Context ctx("counter", 4, 1, 0, false, Options());
   ctx.AddKey({"h", elf::DType::kFloat32, {2}, "a recurrent state", elf::KeyRole::kExtra, std::nullopt});

@@ -2,6 +2,7 @@
 // options, and the errors a user sees for options the game does not know.
 #include "elf/spec.h"
 
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -73,6 +74,28 @@ TEST(action_keys_state_their_space) {
   CHECK_THROWS(bad.ContinuousAction("b", {1}, 1.0, 0.0, ""), std::invalid_argument, "low above its high");
 }
 
+TEST(an_observation_may_state_the_bounds_of_its_elements) {
+  const Options options;
+  SpecBuilder spec(options);
+  const double inf = std::numeric_limits<double>::infinity();
+  spec.Observation<float>("s", {2}, {-4.8, -inf}, {4.8, inf}, "bounded position, unbounded velocity");
+  spec.Observation<uint8_t>("pixels", {3}, {0.0}, {255.0}, "an integer Box");
+  spec.Observation<float>("free", {2}, "no bounds stated");
+  const elf::GameSpec game = spec.Finish();
+  using Kind = elf::ActionSpace::Kind;
+  CHECK(game.keys[0].space.kind == Kind::kBox);
+  CHECK(game.keys[0].space.low == (std::vector<double>{-4.8, -inf}));
+  CHECK_EQ(game.keys[0].bounds->first, -inf);
+  CHECK(game.keys[1].space.kind == Kind::kBox);
+  CHECK_EQ(game.keys[1].bounds->second, 255.0);
+  CHECK(game.keys[2].space.kind == Kind::kNone);
+  CHECK(!game.keys[2].bounds.has_value());
+  SpecBuilder bad(options);
+  CHECK_THROWS(bad.Observation<float>("s", {3}, {0, 0}, {1, 1}, ""), std::invalid_argument,
+               "observation 's' needs one low and one high, or one per element (3)");
+  CHECK_THROWS(bad.Observation<bool>("b", {1}, {0}, {1}, ""), std::invalid_argument, "float dtype");
+}
+
 TEST(a_space_read_from_data_is_kept_per_component_and_checked) {
   elf::KeySpec multi{"a", DType::kInt64, {2}, "", KeyRole::kAction, std::nullopt};
   multi.space = {elf::ActionSpace::Kind::kMultiDiscrete, {3, 2}, {}, {}};
@@ -100,9 +123,15 @@ TEST(a_space_read_from_data_is_kept_per_component_and_checked) {
   elf::KeySpec discrete{"a", DType::kInt64, {}, "", KeyRole::kAction, std::make_pair(0.0, 2.0)};
   discrete.space = {elf::ActionSpace::Kind::kDiscrete, {4}, {}, {}};
   CHECK_THROWS(elf::CompleteSpace(discrete), std::invalid_argument, "do not span the Discrete space's 4 values");
+  elf::KeySpec statistic{"won", DType::kInt64, {2}, "", KeyRole::kStatistic, std::nullopt};
+  statistic.space = multi.space;
+  CHECK_THROWS(elf::CompleteSpace(statistic), std::invalid_argument,
+               "key 'won' has a space but is neither an action nor an observation");
   elf::KeySpec observation{"s", DType::kInt64, {2}, "", KeyRole::kObservation, std::nullopt};
-  observation.space = multi.space;
-  CHECK_THROWS(elf::CompleteSpace(observation), std::invalid_argument, "key 's' has an action space but is not");
+  observation.space = multi.space;  // a hosted environment's MultiDiscrete observation: kept, with its bounds
+  elf::CompleteSpace(observation);
+  CHECK(observation.space.kind == elf::ActionSpace::Kind::kMultiDiscrete);
+  CHECK_EQ(observation.bounds->second, 2.0);
 }
 
 TEST(a_key_read_from_data_gets_its_space_from_dtype_shape_and_bounds) {

@@ -61,6 +61,21 @@ def test_box_reply_with_nan_or_infinity_names_tag_key_row_and_game_and_no_game_s
             next(batches)
 
 
+def test_a_refused_reply_that_keeps_its_batch_can_be_replied_again_and_the_context_goes_on():
+    gc = elfpy.GameContext("picks", num_games=2, num_threads=1, seed=0, deterministic=True)
+    gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])
+    with gc:
+        batches = iter(gc)
+        batch = next(batches)
+        with pytest.raises(ValueError, match=r"replied component 1 = 5, valid range \[0, 4\]"):
+            batch.reply({"a": np.array([[2, 4], [0, 5]])}, refusal_keeps_batch=True)
+        with pytest.raises(ValueError, match=r"reply has shape \(1, 2\), expected \(2, 2\)"):
+            batch.reply({"a": np.array([[2, 4]])}, refusal_keeps_batch=True)
+        batch.reply({"a": np.array([[2, 4], [0, 3]])})
+        batch = next(batches)
+        np.testing.assert_array_equal(batch["s"], [[2, 4], [0, 3]])  # the picks replied last
+
+
 def test_box_values_outside_the_bounds_reach_the_game_unchanged_and_it_clips_them():
     gc = elfpy.GameContext("steer", num_games=2, num_threads=1, seed=0, deterministic=True)
     gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])

@@ -54,7 +54,7 @@ def test_the_spec_make_vector_sb3_and_a_policy_head_keep_the_environments_space(
     gc.stop()
     assert action_space(spec) == expected
 
-    env = make_vector(FACTORIES[name], num_envs=2, seed=0)
+    env = make_vector(FACTORIES[name], num_envs=2, seed=0, autoreset_mode="SameStep")  # for ElfVecEnv below
     assert env.single_action_space == expected
     assert env.action_space == gym.vector.utils.batch_space(expected, 2)
     env.reset(seed=0)

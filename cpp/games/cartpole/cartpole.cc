@@ -5,6 +5,7 @@
 // [-0.05, 0.05] and rounds it to float32 so the first observation is exact.
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "elf/game.h"
 #include "elf/registry.h"
@@ -23,7 +24,11 @@ class CartPole : public Game {
     Config config;
     config.max_steps = spec.Option("max_steps", 500, "steps before an episode is truncated");
     if (config.max_steps < 1) throw std::invalid_argument("option 'max_steps' must be >= 1");
-    config.s = spec.Observation<float>("s", {4}, "cart position, cart velocity, pole angle, pole angular velocity");
+    // Gymnasium's bounds: twice the termination thresholds, the velocities unbounded.
+    const double inf = std::numeric_limits<double>::infinity();
+    config.s = spec.Observation<float>("s", {4}, {-2 * kXThreshold, -inf, -2 * kThetaThreshold, -inf},
+                                       {2 * kXThreshold, inf, 2 * kThetaThreshold, inf},
+                                       "cart position, cart velocity, pole angle, pole angular velocity");
     config.a = spec.DiscreteAction("a", 2, "push the cart left (0) or right (1)");
     return config;
   }

@@ -31,7 +31,8 @@ class MountainCarContinuous : public Game {
     Config config;
     config.max_steps = spec.Option("max_steps", 999, "steps before an episode is truncated");
     if (config.max_steps < 1) throw std::invalid_argument("option 'max_steps' must be >= 1");
-    config.s = spec.Observation<float>("s", {2}, "car position, car velocity");
+    config.s = spec.Observation<float>("s", {2}, {kMinPosition, -kMaxSpeed}, {kMaxPosition, kMaxSpeed},
+                                       "car position, car velocity");
     config.a = spec.ContinuousAction("a", {1}, -1.0, 1.0, "force, clipped to [-1, 1] by the game");
     return config;
   }

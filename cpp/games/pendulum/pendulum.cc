@@ -31,7 +31,8 @@ class Pendulum : public Game {
     config.max_steps = spec.Option("max_steps", 200, "steps before an episode is truncated");
     if (config.max_steps < 1) throw std::invalid_argument("option 'max_steps' must be >= 1");
     config.gravity = spec.Option("g", 10.0, "acceleration of gravity (Gymnasium's g)");
-    config.s = spec.Observation<float>("s", {3}, "cos(angle), sin(angle), angular velocity (angle 0: upright)");
+    config.s = spec.Observation<float>("s", {3}, {-1.0, -1.0, -kMaxSpeed}, {1.0, 1.0, kMaxSpeed},
+                                       "cos(angle), sin(angle), angular velocity (angle 0: upright)");
     config.a = spec.ContinuousAction("a", {1}, -kMaxTorque, kMaxTorque, "torque, clipped to [-2, 2] by the game");
     return config;
   }
