@@ -12,7 +12,9 @@
 // Every row goes out through one send protocol (SendRows): rows claimed
 // from the router in blocks, written from the histories, labelled and
 // committed; a batch that completes goes to the router, which hands it to
-// the mailbox. A game that finds a tag's buffer busy parks in the tag; the
+// the mailbox. A game's reward and its float observation and statistic keys
+// must be finite: a NaN or infinite one fails the game, naming its seat and
+// key (checked as each step is written, so no row ever holds one). A game that finds a tag's buffer busy parks in the tag; the
 // release of that buffer (ReleaseBuffer, or the last reply copied) hands the
 // parked games to `resume`, which must have them advanced again.
 //
@@ -91,6 +93,8 @@ class Stepper {
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
   void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome);
   void Observe(int game);
+  void CheckObservation(int game, int seat);
+  [[noreturn]] void NonFiniteObservation(int game, int seat, int key);
   Outcome Step(GameSlot& slot);
   void FinishStep(int game, Outcome outcome);
   void ObserveAndSeatsLeave(int game);
@@ -109,6 +113,14 @@ class Stepper {
   const bool steps_elsewhere_;
   const bool counts_replies_;       // several observation sends: replies counted per game (GameSlot::pending)
   const bool sends_after_replies_;  // tags without replies get rows after the replies
+  // The game keys a game writes in Observe with a float dtype, the ones that
+  // can be NaN or infinite.
+  struct FloatKey {
+    int key;
+    DType dtype;
+    int64_t count;
+  };
+  std::vector<FloatKey> float_keys_;
   // Contiguous, so a chunk of games walks memory in order.
   std::unique_ptr<GameSlot[]> games_;
   std::unique_ptr<Channel[]> channels_;

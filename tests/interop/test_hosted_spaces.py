@@ -3,8 +3,9 @@ per-element bounds and a Dict of both are the environment's own in the
 engine's spec, make_vector, the Stable-Baselines3 adapter and a model's
 policy head; a reply outside one component's range is a ValueError before
 any game of the batch steps; an observation that changes dtype or shape is
-a GameError naming game, worker and key; a first reset that hangs is caught
-by step_timeout_s.
+a GameError naming game, worker and key, and a NaN or infinite reward or
+observation one naming game, seat and key; a first reset that hangs is
+caught by step_timeout_s.
 
 None of these asserts how long anything took: a hang fails by pytest-timeout.
 """
@@ -132,6 +133,23 @@ def test_an_observation_that_changes_dtype_or_shape_names_game_worker_and_key(fa
     game = space_envs.HANGING_GAME
     pattern = (rf"game {game} \('py:{factory.__name__}'\): ValueError: {message}.*"
                rf"worker process {game} \(pid {pids[game]}, games {game}-{game}\)")
+    with gc:
+        with pytest.raises(elfpy.GameError, match=pattern):
+            for _ in range(10):
+                gc.run()
+        assert_released(pids)
+
+
+@pytest.mark.parametrize(("factory", "message"), [
+    (space_envs.spoiled_reward, rf"seat 0's reward \(key 'r'\) is inf at step {space_envs.SPOILED_STEP}"),
+    (space_envs.spoiled_observation,
+     rf"seat 0's observation 's' is nan at element 1 at step {space_envs.SPOILED_STEP}"),
+], ids=["reward", "observation"])
+def test_a_non_finite_reward_or_observation_is_a_game_error_naming_game_seat_and_key(factory, message):
+    gc = hosted(factory)
+    pids = gc.worker_pids
+    gc.reg_callback("actor", lambda batch: {"a": np.zeros(len(batch), np.int64)})
+    pattern = rf"game {space_envs.HANGING_GAME} \('py:{factory.__name__}'\): {message}"
     with gc:
         with pytest.raises(elfpy.GameError, match=pattern):
             for _ in range(10):
