@@ -41,7 +41,9 @@ refuses a ``--save_dir`` that already holds a run.
 The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
 (130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
 it early, saved and resumable, so that a script or a launcher can tell the two
-apart; 1 for a refused setting.
+apart; 1 for a refused setting, a game's error (``elfpy.GameError``, e.g. a
+NaN reward) or a loss or gradient that turned non-finite (``NonFiniteError``,
+``rlpytorch.core.finite``), each one line on stderr.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ from typing import Any
 
 import torch
 
+from elfpy import GameError
+
 from .core import distributed
 from .core.args_provider import (
     ArgsError,
@@ -70,6 +74,7 @@ from .core.args_provider import (
     read_config_file,
     setting,
 )
+from .core.finite import NonFiniteError
 from .core.game_loader import GameLoader
 from .learners.trainer import EvalResult
 from .models.base import CheckpointError
@@ -321,10 +326,11 @@ def settings_checked() -> Iterator[None]:
 def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: Sequence[str] | None = None) -> Any:
     """Run ``main`` for a command line (``argv``, by default ``sys.argv[1:]``)
     and return what it returns: an error in what it was given (an option, a
-    config file, a checkpoint) is one line on stderr and exit status 1."""
+    config file, a checkpoint, a game's failure) or a training that turned
+    non-finite is one line on stderr and exit status 1."""
     try:
         return main(argv)
-    except (ArgsError, CheckpointError) as error:
+    except (ArgsError, CheckpointError, GameError, NonFiniteError) as error:
         sys.exit(f"{prog}: error: {error}")
 
 
