@@ -147,6 +147,28 @@ class HangingResetEnv(gym.Env):
         return np.zeros(1, np.float32), 0.0, False, False, {}
 
 
+class HangingProbeEnv(HangingResetEnv):
+    """Hangs in every reset seeded as game 0's (the one that reads the
+    game's spaces), or with `in_constructor` when made."""
+
+    def __init__(self, in_constructor: bool = False) -> None:
+        if in_constructor:
+            time.sleep(3600)
+
+    def reset(self, *, seed=None, options=None):
+        if seed == game_seed(0, 0):
+            time.sleep(3600)
+        return super().reset(seed=seed)
+
+
+def hanging_constructor() -> HangingProbeEnv:
+    return HangingProbeEnv(in_constructor=True)
+
+
+def hanging_first_reset() -> HangingProbeEnv:
+    return HangingProbeEnv()
+
+
 class TwoStepDictEnv(gym.Env):
     """Observes {"t": steps so far, "pos": (t, -t)}; ends after two steps."""
 
