@@ -12,9 +12,10 @@
 // Every row goes out through one send protocol (SendRows): rows claimed
 // from the router in blocks, written from the histories, labelled and
 // committed; a batch that completes goes to the router, which hands it to
-// the mailbox. A game's reward and its float observation and statistic keys
-// must be finite: a NaN or infinite one fails the game, naming its seat and
-// key (checked as each step is written, so no row ever holds one). A game that finds a tag's buffer busy parks in the tag; the
+// the mailbox. A game's reward and the float observation and statistic keys
+// a tag reads must be finite: a NaN or infinite one fails the game, naming
+// its seat and key (the reward checked at each step, the keys as each block
+// of rows is written, before any batch holding them is delivered). A game that finds a tag's buffer busy parks in the tag; the
 // release of that buffer (ReleaseBuffer, or the last reply copied) hands the
 // parked games to `resume`, which must have them advanced again.
 //
@@ -31,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "elf/game.h"
@@ -93,8 +95,12 @@ class Stepper {
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
   void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome);
   void Observe(int game);
-  void CheckObservation(int game, int seat);
-  [[noreturn]] void NonFiniteObservation(int game, int seat, int key);
+  struct FloatInput;
+  void CheckFloatInputs(const int* games, int count, const Send& send, BatchBuffer& buffer, std::size_t at, int t);
+  [[noreturn, gnu::noinline, gnu::cold]] void NonFiniteReward(int game, int seat, float reward);
+  [[noreturn, gnu::noinline, gnu::cold]] void NonFiniteInput(const int* games, int count, const Send& send,
+                                                             const FloatInput& input, const uint8_t* column, int t);
+  std::string GameMessage(int game, const std::string& what) const;
   Outcome Step(GameSlot& slot);
   void FinishStep(int game, Outcome outcome);
   void ObserveAndSeatsLeave(int game);
@@ -113,14 +119,16 @@ class Stepper {
   const bool steps_elsewhere_;
   const bool counts_replies_;       // several observation sends: replies counted per game (GameSlot::pending)
   const bool sends_after_replies_;  // tags without replies get rows after the replies
-  // The game keys a game writes in Observe with a float dtype, the ones that
-  // can be NaN or infinite.
-  struct FloatKey {
+  // Per tag, its inputs that a game writes with a float dtype (observation
+  // and statistic keys and their final_ copies), the ones that can be NaN or
+  // infinite.
+  struct FloatInput {
+    int input;  // index among the tag's inputs (and input copies)
     int key;
-    DType dtype;
-    int64_t count;
+    bool is_double;  // float64, else float32
+    int64_t count;   // values per row
   };
-  std::vector<FloatKey> float_keys_;
+  std::vector<std::vector<FloatInput>> float_inputs_;
   // Contiguous, so a chunk of games walks memory in order.
   std::unique_ptr<GameSlot[]> games_;
   std::unique_ptr<Channel[]> channels_;

@@ -386,6 +386,19 @@ def test_a_non_finite_reward_or_observation_is_a_game_error_naming_game_seat_and
     assert len(seen) == 3 and all(np.isfinite(s).all() and np.isfinite(r).all() for s, r in seen)
 
 
+@pytest.mark.timeout(10)
+def test_a_non_finite_observation_only_a_training_window_reads_is_refused_too():
+    gc = elfpy.GameContext("counter", num_games=2, num_threads=1, nonfinite_at_step=3, nonfinite_key="s")
+    gc.add_tag("actor", batch_size=2, inputs=["count"], replies=["a"])
+    gc.add_tag("train", batch_size=2, T=3, inputs=["s"])
+    gc.reg_callback("actor", zeros)
+    gc.reg_callback("train", lambda batch: None)
+    with gc:
+        with pytest.raises(elfpy.GameError, match=r"seat 0's observation 's' is inf at element 1 at step 3"):
+            for _ in range(20):
+                gc.run()
+
+
 def test_nonfinite_key_takes_only_what_the_counter_can_spoil():
     with pytest.raises(ValueError, match="nonfinite_key must be 'r' or 's', got 'count'"):
         elfpy.GameContext("counter", num_games=1, nonfinite_key="count")
