@@ -40,9 +40,10 @@ row of length 0 ends no episode). Its replies are still checked, then ignored.
 The other seats' rows go on unchanged, and when the game's episode ends every
 seat starts the next one.
 
-Finite values. A game's reward and its float observation and statistic
-keys must be finite: a NaN or infinite one, from any game, raises GameError
-naming the game, seat and key, and no batch holds it.
+Finite values. A game's reward, and the float observation and statistic
+keys (and `final_` copies) a tag reads, must be finite: a NaN or infinite
+one, from any game, raises GameError naming the game, seat and key, and no
+batch holds it.
 
 Actions. `spec()[key].space` is the action key's `gymnasium.spaces` space:
 Discrete, MultiDiscrete or Box (float32). A reply outside an integer space,
