@@ -295,7 +295,7 @@ void Stepper::WriteRows(const int* games, int count, const Send& send, const Cla
 // just written (time step t of `count` games' rows, from row `at` of the
 // buffer) are finite: one vectorized pass over each such column of the
 // block, a few instructions a row, where a check of each game's observation
-// as it was written took about 60 a step (CartPole, cpp/bench/engine_loop).
+// as it was written took 60 to 90 a step (CartPole, cpp/bench/engine_loop).
 void Stepper::CheckFloatInputs(const int* games, int count, const Send& send, BatchBuffer& buffer, std::size_t at,
                                int t) {
   for (const FloatInput& input : float_inputs_[send.tag]) {
