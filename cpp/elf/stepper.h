@@ -12,12 +12,14 @@
 // Every row goes out through one send protocol (SendRows): rows claimed
 // from the router in blocks, written from the histories, labelled and
 // committed; a batch that completes goes to the router, which hands it to
-// the mailbox. A game's reward and the float observation and statistic keys
-// a tag reads must be finite: a NaN or infinite one fails the game, naming
-// its seat and key (the reward checked at each step, the keys as each block
-// of rows is written, before any batch holding them is delivered). A game that finds a tag's buffer busy parks in the tag; the
+// the mailbox. A game that finds a tag's buffer busy parks in the tag; the
 // release of that buffer (ReleaseBuffer, or the last reply copied) hands the
 // parked games to `resume`, which must have them advanced again.
+//
+// A game's reward and the float observation and statistic keys a tag reads
+// must be finite: a NaN or infinite one fails the game, naming its seat and
+// key (the reward checked at each step, the keys as each block of rows is
+// written, before any batch holding them is delivered).
 //
 // Threads. Advance and ConsumeReplies may run on several threads at once,
 // for disjoint games. A game belongs to one thread at a time: the thread
