@@ -365,13 +365,13 @@ class GymHost:
         workers = min(num_workers or os.cpu_count() or 1, num_games)  # a worker without games would idle
         payload = self._payload(make_env, preprocess, reshape_reward)
         self._headless = headless_environment(env_kwargs)  # for the workers
-        probe = (str(game), self.name, make_env, preprocess, reshape_reward, chosen.bounds, seed, env_kwargs)
+        arguments = (str(game), self.name, make_env, preprocess, reshape_reward, chosen.bounds, seed, env_kwargs)
         self.layout: SeatLayout | None
         if step_timeout_s is None:
-            self.layout, self.keys = probe_keys(*probe)
+            self.layout, self.keys = probe_keys(*arguments)
         else:
             try:
-                self.layout, self.keys = call_in_child(probe_keys, probe, step_timeout_s)
+                self.layout, self.keys = call_in_child(probe_keys, arguments, step_timeout_s)
             except TimeoutError:
                 raise _elf.GameError(f"game '{self.name}': the environment made to read its spaces did not finish "
                                      f"its construction and first reset within step_timeout_s = {step_timeout_s} "
