@@ -41,6 +41,11 @@ row of length 0 ends no episode). Its replies are still checked, then ignored.
 The other seats' rows go on unchanged, and when the game's episode ends every
 seat starts the next one.
 
+Finite values. A game's reward, and the float observation and statistic
+keys (and `final_` copies) a tag reads, must be finite: a NaN or infinite
+one, from any game, raises GameError naming the game, seat and key, and no
+batch holds it.
+
 Actions. `spec()[key].space` is the action key's `gymnasium.spaces` space:
 Discrete, MultiDiscrete or Box (float32). A reply outside an integer space,
 or a NaN or infinite Box value, raises ValueError naming the tag, key, row
@@ -256,8 +261,10 @@ class GameContext:
     names a standard set-up (`elfpy.gym_presets`, e.g. "atari"), the
     hooks `preprocess` and `reshape_reward` apply (see `elfpy.gym_host`),
     and with `step_timeout_s` a step, or a first reset, that takes longer
-    fails the context (GameError naming the environment and its worker);
-    `render_frames` adds each env's `render()` as key `rgb_frame`.
+    fails the context (GameError naming the environment and its worker),
+    and so does the environment made first to read the game's spaces, from
+    this constructor; `render_frames` adds each env's `render()` as key
+    `rgb_frame`.
 
     envpool's C++ environments: `game` is `"envpool:<task>"` (e.g.
     "envpool:Pong-v5", its Atari with the standard preprocessing); game g is

@@ -70,6 +70,7 @@ import numpy as np
 from gymnasium import spaces
 
 from elfpy import _elf
+from elfpy.child_call import call_in_child, interpreter_environment
 from elfpy.gym_presets import resolve
 from elfpy.pz_host import ParallelServer, SeatLayout, is_parallel_env
 
@@ -364,6 +365,45 @@ def _gymnasium_refusals(game: Any) -> Iterator[None]:
         raise ValueError(f"game '{game}': {error}") from None
 
 
+def probe_keys(game: str, name: str, make_env: Callable[[], Any], preprocess: Callable | None,
+               reshape_reward: Callable | None, bounds: dict[str, tuple[float, float]] | None, seed: int,
+               env_kwargs: dict[str, Any] | None,
+               render_frames: bool) -> tuple[SeatLayout | None, list[dict[str, Any]]]:
+    """A hosted game's seat layout (None for one seat) and keys, read from an
+    environment made, reset (seeded as game 0) and closed here."""
+    with headless_rendering(env_kwargs):  # a pixel observation renders at reset
+        with _gymnasium_refusals(game):
+            probe = make_env()
+        try:
+            observation, _ = probe.reset(seed=game_seed(seed, 0))
+            if render_frames and (is_parallel_env(probe) or probe.render_mode != "rgb_array"):
+                raise ValueError(f"game '{name}': render_frames needs a single-agent environment made with "
+                                 f"render_mode='rgb_array', got render_mode={probe.render_mode!r}")
+            if not is_parallel_env(probe):
+                observed = observation_keys(preprocess(observation) if preprocess else observation, bounds)
+                stated = getattr(probe, "observation_space", None)  # a factory's env may state none
+                if preprocess is None and stated is not None:  # the values are the environment's: so is the space
+                    observed = with_observation_space(observed, stated)
+                if render_frames:
+                    frame = np.asarray(probe.render())
+                    observed.append({"name": FRAME_KEY, "dtype": "uint8", "shape": list(frame.shape),
+                                     "meaning": "the environment's render() (render_frames)",
+                                     "role": "observation", "bounds": (0.0, 255.0)})
+                return None, [*observed, *action_keys(probe.action_space, observed)]
+            if reshape_reward is not None:
+                raise ValueError(f"game '{name}': reshape_reward is for single-agent games; a ParallelEnv's "
+                                 "rewards reach each seat as they are")
+
+            def prepared(sample: Any) -> Any:
+                return preprocess(sample) if preprocess else sample
+
+            layout = SeatLayout.of(name, probe, observation, lambda sample: observation_arrays(prepared(sample)))
+            observed = layout.observation_keys(observation, lambda sample: observation_keys(prepared(sample), bounds))
+            return layout, [*observed, *action_keys(probe.action_space(layout.agents[0]), observed)]
+        finally:
+            probe.close()
+
+
 class GymHost:
     """Worker processes and the shared block for `num_games` Python-hosted games.
 
@@ -372,7 +412,10 @@ class GymHost:
     creates its environment, counted from when its worker process is up)
     fails the engine with a GameError naming the game, the environment and
     its worker; the context then stops its workers (a late worker is not
-    replaced)."""
+    replaced). The environment made first to read the game's spaces
+    (`probe_keys`) is then made in a child process (`elfpy.child_call`, about
+    a second more to start), and one whose construction and first reset take
+    longer is a GameError naming the game, raised by this constructor."""
 
     def __init__(self, game: Any, num_games: int, *, num_workers: int | None = None, seed: int = 0,
                  preset: str | None = None, preprocess: Callable | None = None,
@@ -388,40 +431,18 @@ class GymHost:
         workers = min(num_workers or os.cpu_count() or 1, num_games)  # a worker without games would idle
         payload = self._payload(make_env, preprocess, reshape_reward)
         self._headless = headless_environment(env_kwargs)  # for the workers
-        with headless_rendering(env_kwargs):  # a pixel observation renders at reset
-            with _gymnasium_refusals(game):
-                probe = make_env()
+        arguments = (str(game), self.name, make_env, preprocess, reshape_reward, chosen.bounds, seed, env_kwargs,
+                     render_frames)
+        self.layout: SeatLayout | None
+        if step_timeout_s is None:
+            self.layout, self.keys = probe_keys(*arguments)
+        else:
             try:
-                observation, _ = probe.reset(seed=game_seed(seed, 0))
-                if render_frames and (is_parallel_env(probe) or probe.render_mode != "rgb_array"):
-                    raise ValueError(f"game '{self.name}': render_frames needs a single-agent environment made with "
-                                     f"render_mode='rgb_array', got render_mode={probe.render_mode!r}")
-                if is_parallel_env(probe):
-                    if reshape_reward is not None:
-                        raise ValueError(f"game '{self.name}': reshape_reward is for single-agent games; a "
-                                         "ParallelEnv's rewards reach each seat as they are")
-                    def prepared(sample: Any) -> Any:
-                        return preprocess(sample) if preprocess else sample
-
-                    self.layout: SeatLayout | None = SeatLayout.of(
-                        self.name, probe, observation, lambda sample: observation_arrays(prepared(sample)))
-                    observed = self.layout.observation_keys(
-                        observation, lambda sample: observation_keys(prepared(sample), chosen.bounds))
-                    self.keys = [*observed, *action_keys(probe.action_space(self.layout.agents[0]), observed)]
-                else:
-                    self.layout = None
-                    observed = observation_keys(preprocess(observation) if preprocess else observation, chosen.bounds)
-                    stated = getattr(probe, "observation_space", None)  # a factory's env may state none
-                    if preprocess is None and stated is not None:  # the values are the environment's: so is the space
-                        observed = with_observation_space(observed, stated)
-                    if render_frames:
-                        frame = np.asarray(probe.render())
-                        observed.append({"name": FRAME_KEY, "dtype": "uint8", "shape": list(frame.shape),
-                                         "meaning": "the environment's render() (render_frames)",
-                                         "role": "observation", "bounds": (0.0, 255.0)})
-                    self.keys = [*observed, *action_keys(probe.action_space, observed)]
-            finally:
-                probe.close()
+                self.layout, self.keys = call_in_child(probe_keys, arguments, step_timeout_s)
+            except TimeoutError:
+                raise _elf.GameError(f"game '{self.name}': the environment made to read its spaces did not finish "
+                                     f"its construction and first reset within step_timeout_s = {step_timeout_s} "
+                                     "s") from None
         seats = 1 if self.layout is None else self.layout.num_seats
         self.board = _elf.RemoteBoard(self.keys, num_games, workers, step_timeout_s or 0.0, seats)
         self._fd = os.memfd_create("elf-gym-board")
@@ -449,8 +470,7 @@ class GymHost:
         """A fresh interpreter (not fork: this process has threads) that
         inherits the shared block's descriptor and this process's sys.path,
         rendering headless (see "Rendering" above)."""
-        environment = {**os.environ, **self._headless,
-                       "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+        environment = interpreter_environment(self._headless)
         process = subprocess.Popen([sys.executable, "-c", "from elfpy.gym_host import worker_main; worker_main()"],
                                    stdin=subprocess.PIPE, pass_fds=(self._fd,), env=environment)
         with process.stdin:

@@ -49,8 +49,11 @@ goes on.
 The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
 (130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
 it early, saved and resumable, so that a script or a launcher can tell the two
-apart; 1 for a refused setting; 2 for a command line the parser refuses (an unknown
-option, a value of the wrong type or out of its setting's range), as argparse's.
+apart; 1 for a refused setting, a game's error (``elfpy.GameError``, e.g. a
+NaN reward) or a loss or gradient that turned non-finite (``NonFiniteError``,
+``rlpytorch.core.finite``), each one line on stderr; 2 for a command line the
+parser refuses (an unknown option, a value of the wrong type or out of its
+setting's range), as argparse's.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ from typing import Any
 
 import torch
 
+from elfpy import GameError
 from elfpy.files import FolderError, deferred_signals, lock_folder, stop_signals_handled, stops_passed_on
 
 from .core import distributed
@@ -82,6 +86,7 @@ from .core.args_provider import (
     setting,
 )
 from .core.devices import check_devices
+from .core.finite import NonFiniteError
 from .core.game_loader import GameLoader
 from .core.stats import cut_history
 from .learners.trainer import EvalResult
@@ -383,10 +388,11 @@ def settings_checked() -> Iterator[None]:
 def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: Sequence[str] | None = None) -> Any:
     """Run ``main`` for a command line (``argv``, by default ``sys.argv[1:]``)
     and return what it returns: an error in what it was given (an option, a
-    config file, a checkpoint) is one line on stderr and exit status 1."""
+    config file, a checkpoint, a game's failure) or a training that turned
+    non-finite is one line on stderr and exit status 1."""
     try:
         return main(argv)
-    except (ArgsError, CheckpointError, FolderError) as error:
+    except (ArgsError, CheckpointError, FolderError, GameError, NonFiniteError) as error:
         sys.exit(f"{prog}: error: {'; '.join([str(error), *getattr(error, '__notes__', [])])}")
     except KeyboardInterrupt as error:  # a stop signal outside a run's loop (which saves and returns)
         print(f"{prog}: interrupted" + "".join(f"; {note}" for note in getattr(error, "__notes__", [])),

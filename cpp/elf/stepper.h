@@ -21,6 +21,11 @@
 // release of that buffer (ReleaseBuffer, or the last reply copied) hands the
 // parked games to `resume`, which must have them advanced again.
 //
+// A game's reward and the float observation and statistic keys a tag reads
+// must be finite: a NaN or infinite one fails the game, naming its seat and
+// key (the reward checked at each step, the keys as each block of rows is
+// written, before any batch holding them is delivered).
+//
 // Threads. Advance and ConsumeReplies may run on several threads at once,
 // for disjoint games. A game belongs to one thread at a time: the thread
 // advancing it, until its last row to a tag with replies is committed; from
@@ -34,6 +39,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "elf/game.h"
@@ -97,6 +103,12 @@ class Stepper {
   void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome, bool episode_start);
   void StartDeferredEpisode(GameSlot& slot, int game);
   void Observe(int game);
+  struct FloatInput;
+  void CheckFloatInputs(const int* games, int count, const Send& send, BatchBuffer& buffer, std::size_t at, int t);
+  [[noreturn, gnu::noinline, gnu::cold]] void NonFiniteReward(int game, int seat, float reward);
+  [[noreturn, gnu::noinline, gnu::cold]] void NonFiniteInput(const int* games, int count, const Send& send,
+                                                             const FloatInput& input, const uint8_t* column, int t);
+  std::string GameMessage(int game, const std::string& what) const;
   Outcome Step(GameSlot& slot);
   void FinishStep(int game, Outcome outcome);
   void ObserveAndSeatsLeave(int game);
@@ -116,6 +128,16 @@ class Stepper {
   const bool counts_replies_;       // several observation sends: replies counted per game (GameSlot::pending)
   const bool sends_after_replies_;  // tags without replies get rows after the replies
   const bool defer_resets_;         // an ended game resets on the replies to its terminal row
+  // Per tag, its inputs that a game writes with a float dtype (observation
+  // and statistic keys and their final_ copies), the ones that can be NaN or
+  // infinite.
+  struct FloatInput {
+    int input;  // index among the tag's inputs (and input copies)
+    int key;
+    bool is_double;  // float64, else float32
+    int64_t count;   // values per row
+  };
+  std::vector<std::vector<FloatInput>> float_inputs_;
   // Contiguous, so a chunk of games walks memory in order.
   std::unique_ptr<GameSlot[]> games_;
   std::unique_ptr<Channel[]> channels_;

@@ -441,6 +441,34 @@ TEST(game_exception_surfaces_as_game_error_naming_the_game) {
   CHECK(SecondsSince(start) < 1.0);
 }
 
+TEST(a_non_finite_reward_or_observation_fails_the_game_naming_seat_and_key) {
+  const std::map<std::string, std::string> expected = {
+      {"r", "('counter'): seat 0's reward (key 'r') is nan at step 3"},
+      {"s", "('counter'): seat 0's observation 's' is inf at element 1 at step 3"}};
+  for (const auto& [key, message] : expected) {
+    Context ctx("counter", 4, 2, 0, false, Options(Values{{"nonfinite_at_step", "3"}, {"nonfinite_key", key}}));
+    ctx.AddTag(MakeTag("actor", 4, {"s", "r"}, {"a"}));
+    ctx.Start();
+    std::string error;
+    for (int i = 0; i < 10 && error.empty(); ++i) {
+      try {
+        const BatchRef ref = NextBatch(ctx);
+        // No row handed out holds the spoiled value.
+        for (int row = 0; row < ref.size; ++row) {
+          CHECK(std::isfinite(Input<float>(ctx, ref, "r")[row]));
+          CHECK(std::isfinite(Input<float>(ctx, ref, "s")[2 * row + 1]));
+        }
+        std::fill(Reply<int64_t>(ctx, ref, "a"), Reply<int64_t>(ctx, ref, "a") + ref.size, 0);
+        ctx.SubmitReplies(ref);
+      } catch (const GameError& e) {
+        error = e.what();
+      }
+    }
+    CHECK(error.find(message) != std::string::npos);
+    ctx.Stop();
+  }
+}
+
 TEST(exception_at_the_first_reset_is_reported_too) {
   // Every game throws on its first Step, on two threads at once: one error,
   // no deadlock.

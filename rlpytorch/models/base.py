@@ -10,7 +10,9 @@ signal never leaves a half-written checkpoint behind. The read
 naming it: the CRC-32 of every record of the zip archive ``torch.save``
 writes is checked first (torch's reader does not check them, and a flipped
 byte would load as a wrong or NaN weight), and only plain data and tensors
-are unpickled (``weights_only``), so no file can run code.
+are unpickled (``weights_only``), so no file can run code. Non-finite
+weights are never written: ``save`` raises ``NonFiniteError``
+(``rlpytorch.core.finite``) and leaves the file as it was.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from elfpy.files import write_atomically
 
 from ..acting.predict import predict
 from ..core.args_provider import short_repr
+from ..core.finite import check_finite_weights
 
 __all__ = ["CheckpointError", "CheckpointMismatchError", "CheckpointNotFoundError", "Model",
            "read_checkpoint"]
@@ -100,10 +103,13 @@ class Model(nn.Module):
     def save(self, path: str | Path, args: Mapping[str, Any] | None = None,
              resume: Mapping[str, Any] | None = None) -> None:
         """Write weights, step, name and ``args`` to ``path`` atomically, and
-        ``resume``, the training state of the run (``rlpytorch.run.resume``), if given."""
+        ``resume``, the training state of the run (``rlpytorch.run.resume``), if given.
+        Raises ``NonFiniteError``, writing nothing, if a weight is NaN or infinite."""
+        weights = {k: v.detach().cpu() for k, v in self.state_dict().items()}
+        check_finite_weights(self.name, weights)
         state = {
             "model": self.name,
-            "state_dict": {k: v.detach().cpu() for k, v in self.state_dict().items()},
+            "state_dict": weights,
             "step": self.step,
             "args": dict(args or {}),
         }

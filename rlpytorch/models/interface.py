@@ -37,6 +37,7 @@ from typing_extensions import Self
 
 from ..core.args_provider import Bounds, Configurable, above, at_least, setting
 from ..core.distributed import unwrap
+from ..core.finite import check_finite_step, check_finite_weights
 from .base import Model
 
 __all__ = ["AMP_DTYPES", "COMPILE_MODES", "ModelInterface", "clip_grad_norm", "run_as"]
@@ -112,7 +113,9 @@ class ModelInterface(Configurable):
     def step(self, name: str, loss: torch.Tensor, grad_clip: float = 0.0) -> float:
         """One optimizer step of model ``name`` on ``loss``: back-propagate, clip
         the global gradient norm to ``grad_clip`` (0: no clipping), update.
-        Returns the gradient norm before clipping."""
+        Returns the gradient norm before clipping. A non-finite loss or
+        gradient norm raises ``NonFiniteError`` before any weight changes
+        (``rlpytorch.core.finite``)."""
         optimizer = self.optimizers[name]
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -120,6 +123,7 @@ class ModelInterface(Configurable):
         if params is None:
             params = self._params[name] = list(self.models[name].parameters())
         grad_norm = clip_grad_norm(params, grad_clip if grad_clip > 0 else math.inf)
+        check_finite_step(name, loss, grad_norm)
         optimizer.step()
         return grad_norm
 
@@ -144,10 +148,14 @@ class ModelInterface(Configurable):
 
     def state_dict(self) -> dict[str, Any]:
         """Every model's weights and step (a part such as a critic, a plain module,
-        has no step), and every optimizer's state (on the CPU)."""
+        has no step), and every optimizer's state (on the CPU). Non-finite
+        weights raise ``NonFiniteError``: this state goes into checkpoints."""
         models = {name: unwrap(model) for name, model in self.models.items()}
+        weights = {name: {k: v.detach().cpu() for k, v in m.state_dict().items()} for name, m in models.items()}
+        for name, tensors in weights.items():
+            check_finite_weights(name, tensors)
         return {
-            "models": {name: {k: v.detach().cpu() for k, v in m.state_dict().items()} for name, m in models.items()},
+            "models": weights,
             "steps": {name: m.step for name, m in models.items() if isinstance(m, Model)},
             "optimizers": {name: optimizer.state_dict() for name, optimizer in self.optimizers.items()},
         }

@@ -244,7 +244,8 @@ class SingleProcessRun(Configurable):
     def _after_step(self, summary: RunSummary) -> None:
         frames = self.trainer.frames
         now = time.perf_counter()
-        if self.trainer.episodes.mean_return >= self.stop_at_return:
+        mean_return = self.trainer.episodes.mean_return
+        if math.isfinite(mean_return) and mean_return >= self.stop_at_return:  # an overflowed return reaches nothing
             summary.target_reached_at = now - self._start_time
             summary.target_reached_frames = frames
         if now - self._marks["bar"] > 0.5:

@@ -364,6 +364,46 @@ def test_exception_in_a_game_names_the_game():
     assert re.search(r"\bgame 0\b", str(error.value)) and "counter" in str(error.value)
 
 
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("key", "message"), [
+    ("r", r"game \d \('counter'\): seat 0's reward \(key 'r'\) is nan at step 3"),
+    ("s", r"game \d \('counter'\): seat 0's observation 's' is inf at element 1 at step 3"),
+], ids=["reward", "observation"])
+def test_a_non_finite_reward_or_observation_is_a_game_error_naming_game_seat_and_key(key, message):
+    gc = elfpy.GameContext("counter", num_games=4, num_threads=2, nonfinite_at_step=3, nonfinite_key=key)
+    gc.add_tag("actor", batch_size=4, inputs=["s", "r"], replies=["a"])
+    seen = []
+
+    def actor(batch):
+        seen.append((batch["s"].copy(), batch["r"].copy()))
+        return zeros(batch)
+
+    gc.reg_callback("actor", actor)
+    with gc:
+        with pytest.raises(elfpy.GameError, match=message):
+            for _ in range(10):
+                gc.run()
+    assert len(seen) == 3 and all(np.isfinite(s).all() and np.isfinite(r).all() for s, r in seen)
+
+
+@pytest.mark.timeout(10)
+def test_a_non_finite_observation_only_a_training_window_reads_is_refused_too():
+    gc = elfpy.GameContext("counter", num_games=2, num_threads=1, nonfinite_at_step=3, nonfinite_key="s")
+    gc.add_tag("actor", batch_size=2, inputs=["count"], replies=["a"])
+    gc.add_tag("train", batch_size=2, T=3, inputs=["s"])
+    gc.reg_callback("actor", zeros)
+    gc.reg_callback("train", lambda batch: None)
+    with gc:
+        with pytest.raises(elfpy.GameError, match=r"seat 0's observation 's' is inf at element 1 at step 3"):
+            for _ in range(20):
+                gc.run()
+
+
+def test_nonfinite_key_takes_only_what_the_counter_can_spoil():
+    with pytest.raises(ValueError, match="nonfinite_key must be 'r' or 's', got 'count'"):
+        elfpy.GameContext("counter", num_games=1, nonfinite_key="count")
+
+
 @pytest.mark.timeout(20)
 def test_stop_while_games_are_busy_returns_and_joins_workers():
     before = os_threads()

@@ -1,5 +1,5 @@
 """Small Gymnasium environments for the tests of hosted spaces, observation
-checks and worker timeouts. In a module of their own: worker processes
+checks (dtype, shape, finite values) and worker timeouts. In a module of their own: worker processes
 import it to unpickle the factories, and it imports nothing heavy."""
 
 from __future__ import annotations
@@ -88,6 +88,48 @@ def drifting_shape() -> DriftEnv:
     return DriftEnv("shape")
 
 
+class SpoilingEnv(gym.Env):
+    """Observes two float64 zeros, rewards 0 and never ends, except that the
+    environment of game HANGING_GAME returns a non-finite value in step
+    SPOILED_STEP, as `spoil` says: "reward" (an infinite reward) or
+    "observation" (a NaN in s[1])."""
+
+    observation_space = spaces.Box(-np.inf, np.inf, (2,), np.float64)
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, spoil: str) -> None:
+        self.spoil = spoil
+        self.spoils = False
+        self.t = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.spoils = seed == game_seed(0, HANGING_GAME)
+        return np.zeros(2), {}
+
+    def step(self, action):
+        self.t += 1
+        observation, reward = np.zeros(2), 0.0
+        if self.spoils and self.t == SPOILED_STEP:
+            if self.spoil == "reward":
+                reward = float("inf")
+            else:
+                observation[1] = np.nan
+        return observation, reward, False, False, {}
+
+
+SPOILED_STEP = 3
+
+
+def spoiled_reward() -> SpoilingEnv:
+    return SpoilingEnv("reward")
+
+
+def spoiled_observation() -> SpoilingEnv:
+    return SpoilingEnv("observation")
+
+
 class HangingResetEnv(gym.Env):
     """Hangs in its first reset in game HANGING_GAME (seeded as a context
     seeded 0 seeds it); every other game's resets and steps are instant."""
@@ -103,6 +145,28 @@ class HangingResetEnv(gym.Env):
 
     def step(self, action):
         return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+class HangingProbeEnv(HangingResetEnv):
+    """Hangs in every reset seeded as game 0's (the one that reads the
+    game's spaces), or with `in_constructor` when made."""
+
+    def __init__(self, in_constructor: bool = False) -> None:
+        if in_constructor:
+            time.sleep(3600)
+
+    def reset(self, *, seed=None, options=None):
+        if seed == game_seed(0, 0):
+            time.sleep(3600)
+        return super().reset(seed=seed)
+
+
+def hanging_constructor() -> HangingProbeEnv:
+    return HangingProbeEnv(in_constructor=True)
+
+
+def hanging_first_reset() -> HangingProbeEnv:
+    return HangingProbeEnv()
 
 
 class TwoStepDictEnv(gym.Env):

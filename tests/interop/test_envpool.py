@@ -199,6 +199,24 @@ def test_an_envpool_error_is_a_game_error_naming_the_game():
         assert serving_threads() == []  # a GameError releases the source at once
 
 
+def test_a_non_finite_reward_from_envpool_is_a_game_error_naming_game_seat_and_key():
+    gc = actor_context("envpool:CartPole-v1", 8, 8)
+    host = gc._source._host
+    recv = host._pool.recv
+
+    def nan_reward_recv(*args, **kwargs):
+        observation, reward, terminated, truncated, info = recv(*args, **kwargs)
+        return observation, np.full_like(reward, np.nan), terminated, truncated, info
+
+    with gc:
+        batch = next(iter(gc))
+        host._pool.recv = nan_reward_recv
+        batch.reply({"a": np.zeros(8, np.int64)})
+        with pytest.raises(elfpy.GameError, match=r"game \d+ \('envpool:CartPole-v1'\): seat 0's reward \(key 'r'\) "
+                                                  r"is nan at step 1"):
+            next(iter(gc))
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"game": "envpool:NoSuchGame-v5"}, "envpool has no task 'NoSuchGame-v5'"),
     ({"no_such_option": 1}, "no_such_option"),

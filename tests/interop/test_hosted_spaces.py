@@ -3,13 +3,17 @@ per-element bounds and a Dict of both are the environment's own in the
 engine's spec, make_vector, the Stable-Baselines3 adapter and a model's
 policy head; a reply outside one component's range is a ValueError before
 any game of the batch steps; an observation that changes dtype or shape is
-a GameError naming game, worker and key; a first reset that hangs is caught
-by step_timeout_s.
+a GameError naming game, worker and key, and a NaN or infinite reward or
+observation one naming game, seat and key; a first reset that hangs is
+caught by step_timeout_s, in a worker or in the environment that reads the
+game's spaces.
 
 None of these asserts how long anything took: a hang fails by pytest-timeout.
 """
 
 from __future__ import annotations
+
+import os
 
 import gymnasium as gym
 import numpy as np
@@ -139,6 +143,23 @@ def test_an_observation_that_changes_dtype_or_shape_names_game_worker_and_key(fa
         assert_released(pids)
 
 
+@pytest.mark.parametrize(("factory", "message"), [
+    (space_envs.spoiled_reward, rf"seat 0's reward \(key 'r'\) is inf at step {space_envs.SPOILED_STEP}"),
+    (space_envs.spoiled_observation,
+     rf"seat 0's observation 's' is nan at element 1 at step {space_envs.SPOILED_STEP}"),
+], ids=["reward", "observation"])
+def test_a_non_finite_reward_or_observation_is_a_game_error_naming_game_seat_and_key(factory, message):
+    gc = hosted(factory)
+    pids = gc.worker_pids
+    gc.reg_callback("actor", lambda batch: {"a": np.zeros(len(batch), np.int64)})
+    pattern = rf"game {space_envs.HANGING_GAME} \('py:{factory.__name__}'\): {message}"
+    with gc:
+        with pytest.raises(elfpy.GameError, match=pattern):
+            for _ in range(10):
+                gc.run()
+        assert_released(pids)
+
+
 def test_a_first_reset_that_hangs_fails_run_after_step_timeout_and_stop_returns():
     gc = hosted(space_envs.HangingResetEnv, step_timeout_s=0.5)
     pids = gc.worker_pids
@@ -151,6 +172,37 @@ def test_a_first_reset_that_hangs_fails_run_after_step_timeout_and_stop_returns(
             gc.run()
         assert_released(pids)
     gc.stop()
+
+
+def child_pids() -> set[int]:
+    """The processes whose parent is this one (reaped or not)."""
+    children = set()
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and int(open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                children.add(int(entry))
+        except (OSError, IndexError):
+            pass  # gone meanwhile
+    return children
+
+
+@pytest.mark.parametrize("factory", [space_envs.hanging_constructor, space_envs.hanging_first_reset],
+                         ids=["constructor", "reset"])
+def test_a_game_whose_spaces_probe_hangs_is_a_timeout_naming_the_game_from_the_constructor(factory):
+    before = child_pids()
+    pattern = (rf"^game 'py:{factory.__name__}': the environment made to read its spaces did not finish its "
+               r"construction and first reset within step_timeout_s = 0.5 s$")
+    with pytest.raises(elfpy.GameError, match=pattern):
+        elfpy.GameContext(factory, num_games=2, num_workers=2, step_timeout_s=0.5)
+    assert child_pids() == before  # the probe's process is gone (killed and reaped)
+
+
+def test_with_step_timeout_s_the_spaces_probe_runs_elsewhere_and_its_errors_still_name_the_game():
+    gc = hosted(space_envs.multi_discrete, step_timeout_s=30)
+    assert gc.spec()["a"].space == space_envs.MULTI_DISCRETE
+    gc.stop()
+    with pytest.raises(ValueError, match=r"^game '.*box.*': box\(\) got an unexpected keyword argument 'size'"):
+        elfpy.GameContext(space_envs.box, num_games=1, step_timeout_s=30, size=3)
 
 
 def test_the_sb3_adapter_hands_each_env_its_own_dict_terminal_observation():

@@ -210,6 +210,28 @@ def test_nan_or_wrong_shaped_action_for_one_seat_names_tag_key_and_row():
                     batch.reply({"a": actions[:, :4]})
 
 
+class SpoiledRelay(Relay):
+    """Relay whose runner_1 gets a NaN reward in the second step."""
+
+    def step(self, actions):
+        observations, rewards, terminations, truncations, infos = super().step(actions)
+        if self.t == 2:
+            rewards["runner_1"] = float("nan")
+        return observations, rewards, terminations, truncations, infos
+
+
+@pytest.mark.timeout(60)
+def test_a_non_finite_reward_of_one_seat_is_a_game_error_naming_the_seat():
+    gc = elfpy.GameContext(SpoiledRelay, num_games=1, num_workers=1)
+    gc.add_tag("actor", batch_size=3, inputs=["s"], replies=["a"])
+    gc.reg_callback("actor", lambda batch: {"a": np.zeros(len(batch), np.int64)})
+    with gc:
+        with pytest.raises(elfpy.GameError, match=r"game 0 \('py:SpoiledRelay'\): seat 1's reward \(key 'r'\) "
+                                                  r"is nan at step 2"):
+            for _ in range(5):
+                gc.run()
+
+
 def test_agents_of_one_group_with_different_observations_are_refused():
     class Mixed(Relay):
         def observation_space(self, agent):

@@ -4,7 +4,10 @@
 // k * (action + 1), and every episode of a game lasts the same number of
 // steps (`episode_length` plus 0-2, drawn once per game), so each episode's
 // true return is known in closed form. Option `fail_at_step` makes the game
-// throw on that step, to test how failures reach Python.
+// throw on that step, to test how failures reach Python; `nonfinite_at_step`
+// makes it write a value the engine refuses on that step instead: a NaN
+// reward (`nonfinite_key` "r") or an infinite s[1] ("s").
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +21,8 @@ class Counter : public Game {
   struct Config {
     int episode_length = 5;
     int fail_at_step = -1;
+    int nonfinite_at_step = -1;
+    std::string nonfinite_key = "r";
     int num_actions = 3;
     Key<float> s;
     Key<int64_t> count, a;
@@ -27,6 +32,13 @@ class Counter : public Game {
     Config config;
     config.episode_length = spec.Option("episode_length", 5, "base episode length (each game adds 0-2, drawn once)");
     config.fail_at_step = spec.Option("fail_at_step", -1, "throw on this total step count (-1: never)");
+    config.nonfinite_at_step =
+        spec.Option("nonfinite_at_step", -1, "write a non-finite value on this total step count (-1: never)");
+    config.nonfinite_key = spec.Option<std::string>(
+        "nonfinite_key", "r", "what nonfinite_at_step spoils: 'r' (a NaN reward) or 's' (an infinite s[1])");
+    if (config.nonfinite_key != "r" && config.nonfinite_key != "s") {
+      throw std::invalid_argument("nonfinite_key must be 'r' or 's', got '" + config.nonfinite_key + "'");
+    }
     config.num_actions = spec.Option("num_actions", 3, "number of discrete actions");
     config.s = spec.Observation<float>("s", {2}, "(draw from the game's rng at reset, step within the episode)");
     config.count = spec.Observation<int64_t>("count", {}, "total steps taken by this game");
@@ -46,6 +58,7 @@ class Counter : public Game {
     float* s = row.Get(config_.s);
     s[0] = draw_;
     s[1] = static_cast<float>(episode_step_);
+    if (Spoils("s")) s[1] = std::numeric_limits<float>::infinity();
     *row.Get(config_.count) = total_steps_;
   }
 
@@ -56,6 +69,7 @@ class Counter : public Game {
     }
     ++episode_step_;
     reward_ = static_cast<float>(episode_step_ * (replies[0].Scalar(config_.a) + 1));
+    if (Spoils("r")) reward_ = std::numeric_limits<float>::quiet_NaN();
     Outcome outcome;
     outcome.terminated = episode_step_ >= length_;
     return outcome;
@@ -64,6 +78,11 @@ class Counter : public Game {
   float Reward(int) const override { return reward_; }
 
  private:
+  // Whether this step writes a non-finite value into `key`.
+  bool Spoils(const char* key) const {
+    return total_steps_ == config_.nonfinite_at_step && config_.nonfinite_key == key;
+  }
+
   Config config_;
   int length_ = 0;
   int episode_step_ = 0;
