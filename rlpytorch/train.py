@@ -41,7 +41,8 @@ refuses a ``--save_dir`` that already holds a run.
 The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
 (130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
 it early, saved and resumable, so that a script or a launcher can tell the two
-apart; 1 for a refused setting.
+apart; 1 for a refused setting, or a game or the learner process failing (one
+line that names it, e.g. a hosted game's worker process killed).
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ from typing import Any
 
 import torch
 
+from elfpy import GameError
+
 from .core import distributed
 from .core.args_provider import (
     ArgsError,
@@ -75,6 +78,7 @@ from .learners.trainer import EvalResult
 from .models.base import CheckpointError
 from .recipes import RECIPES
 from .run.launcher_watch import watch_launcher
+from .run.multi_process import LearnerError
 from .run.resume import read_resume_checkpoint, resume_argument, resumed_config
 from .run.run_dir import check_run_dir, remover, resolve_run_dir, write_run_files
 from .run.single_process import RunSummary
@@ -321,10 +325,11 @@ def settings_checked() -> Iterator[None]:
 def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: Sequence[str] | None = None) -> Any:
     """Run ``main`` for a command line (``argv``, by default ``sys.argv[1:]``)
     and return what it returns: an error in what it was given (an option, a
-    config file, a checkpoint) is one line on stderr and exit status 1."""
+    config file, a checkpoint), or a game or learner process that failed, is
+    one line on stderr and exit status 1."""
     try:
         return main(argv)
-    except (ArgsError, CheckpointError) as error:
+    except (ArgsError, CheckpointError, GameError, LearnerError) as error:
         sys.exit(f"{prog}: error: {error}")
 
 
