@@ -33,6 +33,12 @@ functions of the user's script work too.
 A PettingZoo ParallelEnv (`"pz:<module>"` or a factory returning one) is
 hosted the same way with one seat per agent: see `elfpy.pz_host`.
 
+Lifetime. The workers ignore Ctrl-C and SIGTERM: the context stops them, once
+its run has saved. Should the process that made the context die without
+stopping them (SIGKILL), each worker closes its environments and exits when it
+next waits for work, and is killed 2 s after its parent's death if it has not
+(inside a step that never returns): see `elfpy.parent_watch`.
+
 Rendering. Games that draw with pygame (classic control, MPE) start SDL when
 they first render, which looks for a display and a sound device and, without
 a desktop session, prints "error: XDG_RUNTIME_DIR is invalid or not set in
