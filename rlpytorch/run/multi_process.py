@@ -141,10 +141,17 @@ class MultiProcessRun(SingleProcessRun):
             daemon=True,
         )
         self._learner.start()
-        self._wait_until_ready()
-        gc.reg_callback("actor", self._actor)
-        gc.reg_callback("train", self._enqueue)
-        return self.loop(gc.start, gc.run, lambda: self._shutdown(gc))
+        try:
+            self._wait_until_ready()
+            gc.reg_callback("actor", self._actor)
+            gc.reg_callback("train", self._enqueue)
+            return self.loop(gc.start, gc.run, lambda: self._shutdown(gc))
+        finally:
+            # Failed before the loop's stop (the learner not ready, the engine not started,
+            # Ctrl-C meanwhile): left running, the learner would hold this process's exit
+            # for good (multiprocessing joins it, after a SIGTERM it ignores).
+            if self._learner.is_alive():
+                self._stop_learner()
 
     def _wait_until_ready(self) -> None:
         """Block until the learner has built its model and optimizer (or failed)."""
@@ -159,9 +166,7 @@ class MultiProcessRun(SingleProcessRun):
             if kind == "ready":
                 return
             if kind == "error":
-                self._stop_learner()
                 raise LearnerError(f"learner process failed to start: {payload}")
-        self._stop_learner()
         raise LearnerError(f"learner process did not start ({_exit_status(self._learner.exitcode)})")
 
     def _learner_setup(self) -> dict[str, Any]:

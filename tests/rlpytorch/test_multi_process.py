@@ -90,6 +90,21 @@ def test_death_of_the_learner_is_raised_here(trainer, tmp_path):
     assert gc.stopped
 
 
+def test_an_engine_that_fails_to_start_leaves_no_learner_behind(trainer, tmp_path):
+    """Left running, the learner would hold this process's exit for good:
+    multiprocessing joins it after a SIGTERM, which it ignores."""
+    gc = fake_context()
+
+    def start():
+        raise ValueError("the engine refused to start")
+
+    gc.start = start
+    run = runner(trainer, tmp_path)
+    with pytest.raises(ValueError, match="refused to start"):
+        run.run(gc)
+    assert not run._learner.is_alive() and run._learner.exitcode == 0  # asked to stop: it exited by itself
+
+
 @pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
 def test_ctrl_c_or_failure_here_stops_the_learner_cleanly(trainer, tmp_path, error):
     gc = fake_context()
