@@ -1,13 +1,12 @@
 """Helper processes that end with the process that started them.
 
 A process of the platform that serves another (a hosted game's worker, a
-training's learner, a run the launcher started, the launcher's Ray cleanup)
-must not outlive it: should its parent die without stopping it (SIGKILL, the
-out-of-memory killer), it would go on holding cores and memory with nobody to
-serve, or block for ever writing into a pipe nobody reads.
-`signal_when_parent_exits` sends the process a signal once its parent is gone:
-SIGKILL for a helper with nothing of its own to save, SIGTERM for a run, which
-saves and ends.
+training's learner, a run the launcher started) must not outlive it: should
+its parent die without stopping it (SIGKILL, the out-of-memory killer), it
+would go on holding cores and memory with nobody to serve, or block for ever
+writing into a pipe nobody reads. `signal_when_parent_exits` sends the process
+a signal once its parent is gone: SIGKILL for a helper with nothing of its own
+to save, SIGTERM for a run, which saves and ends.
 
 The wait is on a pidfd (Linux 5.3 and later), which becomes readable the moment
 the parent ends, in a daemon thread: it acts whatever the main thread is doing
