@@ -18,7 +18,7 @@ a second signal would stop it unsaved), saves and ends with
 ``train.INTERRUPTED``; no queued run starts, and the same command resumes
 every run that did not finish. A run that ended that way is reported as
 stopped, not done and not failed. A launcher killed outright (SIGKILL) cannot
-stop its runs; each notices within a second and stops itself the same way
+stop its runs; each notices at once and stops itself the same way
 (``rlpytorch.run.launcher_watch``; an ``--entry`` module of one's own calls
 its ``watch_launcher()`` to do so).
 

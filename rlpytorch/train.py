@@ -41,8 +41,9 @@ refuses a ``--save_dir`` that already holds a run.
 The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
 (130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
 it early, saved and resumable, so that a script or a launcher can tell the two
-apart; 1 for a refused setting, or a game or the learner process failing (one
-line that names it, e.g. a hosted game's worker process killed).
+apart; 1 for a refused setting, or a game or the learner process failing (a
+line that names it, e.g. a hosted game's worker process killed; an exception in
+the learner brings the learner's traceback).
 """
 
 from __future__ import annotations

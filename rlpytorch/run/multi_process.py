@@ -438,7 +438,7 @@ class _LearnerLoop:
             owing = self.owed() > 0
             if not owing:
                 self.report()
-            item = _wait(self.queues["full"], None) if not owing else self.waiting()
+            item = self.queues["full"].get() if not owing else self.waiting()
             if item is None:
                 break
             if item is _NOTHING:
@@ -503,9 +503,9 @@ class _LearnerLoop:
             self.reports, self.frames = [], 0
 
 
-def _wait(source: Any, stop: Any | None) -> Any:
-    """Next item of ``source``, or None once ``stop`` (if given) is set."""
-    while stop is None or not stop.is_set():
+def _wait(source: Any, stop: Any) -> Any:
+    """Next item of ``source``, or None once ``stop`` is set."""
+    while not stop.is_set():
         try:
             return source.get(timeout=0.05)
         except queue.Empty:

@@ -49,9 +49,10 @@ def ray_session(ray: Any, address: str) -> Iterator[None]:
     guard = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE, start_new_session=True)
     try:
         context = ray.init(address=address or None, log_to_driver=False)
+        folder = getattr(context, "address_info", {}).get("session_dir")  # none through Ray Client (ray://)
         try:
-            if set(_children()) - {guard.pid}:  # ray.init started Ray's processes: a Ray of our own
-                guard.stdin.write(context.address_info["session_dir"].encode())
+            if folder and set(_children()) & set(_holding_files_in(folder)):  # ray.init started it: our own
+                guard.stdin.write(folder.encode())
                 guard.stdin.flush()
             yield
         finally:
