@@ -36,6 +36,12 @@ functions of the user's script work too.
 A PettingZoo ParallelEnv or AECEnv (`"pz:<module>"` or a factory returning
 one) is hosted the same way with one seat per agent: see `elfpy.pz_host`.
 
+Lifetime. The workers ignore Ctrl-C and SIGTERM: the context stops them, once
+its run has saved. Should the process that made the context die without
+stopping them (SIGKILL), each worker closes its environments and exits when it
+next waits for work, and is killed 2 s after its parent's death if it has not
+(inside a step that never returns): see `elfpy.parent_watch`.
+
 Rendering. Games that draw with pygame (classic control, MPE) start SDL when
 they first render, which looks for a display and a sound device and, without
 a desktop session, prints "error: XDG_RUNTIME_DIR is invalid or not set in
@@ -72,11 +78,13 @@ from gymnasium import spaces
 from elfpy import _elf
 from elfpy.child_call import call_in_child, interpreter_environment
 from elfpy.gym_presets import resolve
+from elfpy.parent_watch import signal_when_parent_exits
 from elfpy.pz_host import ParallelServer, SeatLayout, is_parallel_env
 
 _ENGINE_DTYPES = ("float32", "float64", "int32", "int64", "uint8", "bool")
 _POLL_MS = 200  # how often an idle worker checks that its parent is alive
 _EXIT_GRACE_S = 0.3  # how long close() lets the workers exit on their own before it kills them
+_ORPHAN_GRACE_S = 2.0  # how long a worker whose parent died may take to close its environments
 HEADLESS_SDL = {"SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}  # see "Rendering" above
 FRAME_KEY = "rgb_frame"  # with render_frames: the environment's render() after every reset and step
 
@@ -326,11 +334,14 @@ class _Worker:
 def worker_main() -> None:
     """A worker process's entry point; its arguments come pickled on stdin."""
     # Ctrl-C, and a job manager's SIGTERM to every process, are the parent's to
-    # handle: it stops us once its run has saved (an orphan exits by itself).
+    # handle: it stops us once its run has saved. An orphan (the parent killed)
+    # closes its environments and exits when it next idles; one that does not
+    # within _ORPHAN_GRACE_S (inside a step that never returns) is killed.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     parent_pid, fd, keys, num_games, num_workers, worker, payload, seed, layout, render_frames = pickle.load(
         sys.stdin.buffer)
+    signal_when_parent_exits(parent_pid, signal.SIGKILL, delay_s=_ORPHAN_GRACE_S)
     make_env, preprocess, reshape_reward = pickle.loads(payload)
     memory = mmap.mmap(fd, 0)
     board = _elf.RemoteBoard(keys, num_games, num_workers, num_seats=1 if layout is None else layout.num_seats)

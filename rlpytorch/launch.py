@@ -19,8 +19,8 @@ a second signal would stop it unsaved), saves and ends with
 every run that did not finish. A run that ended that way is reported as
 stopped, not done and not failed. One sweep at a time runs in an ``--out``
 folder (``elfpy.files.lock_folder``): the same command started twice is
-refused, naming the process that runs the sweep. A launcher killed outright (SIGKILL) cannot
-stop its runs; each notices within a second and stops itself the same way
+refused, naming the process that runs the sweep. A launcher killed outright
+(SIGKILL) cannot stop its runs; each notices at once and stops itself the same way
 (``rlpytorch.run.launcher_watch``; an ``--entry`` module of one's own calls
 its ``watch_launcher()`` to do so).
 
@@ -38,12 +38,17 @@ on a terminal a bar over the runs.
 sets its visible GPUs), on the cluster at ``--ray_address`` (else
 ``RAY_ADDRESS``, else a Ray started on this machine). The runs' folders must be
 on a file system every node sees; resuming, retrying and the done markers are
-as above. Ray is optional (``pip install 'elf-platform[ray]'``); only this backend imports it.
+as above. Stopped or killed, a Ray sweep's runs save and end as the pool's do
+(a stopped launcher cancels its tasks and waits for their runs to save), and
+a Ray the launcher started on this machine ends with it, however it ends
+(``rlpytorch.run.ray_session``). Ray is optional (``pip install
+'elf-platform[ray]'``); only this backend imports it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
@@ -65,12 +70,14 @@ from elfpy.files import lock_folder, stop_signals_handled, write_text_atomically
 
 from .core.args_provider import read_config_file
 from .run.launcher_watch import LAUNCHER_PID
+from .run.ray_session import RUNS_OUTLIVE_THEIR_WORKER, ray_session
 from .run.run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
 from .train import INTERRUPTED, command_line
 
 __all__ = ["Run", "main", "parse_seeds", "parse_sets", "plan_runs"]
 
 DONE_MARKER = "done"
+RAY_WAIT_SLICE_S = 0.5  # the longest a wait blocks stop signals and Ray's cancels
 
 
 @dataclass(frozen=True)
@@ -257,7 +264,7 @@ def train_run(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, s
         if process is None:
             return INTERRUPTED, 0.0
         try:
-            code = process.wait()
+            code = wait_interruptibly(process)
         except BaseException:
             stop_run(process)
             raise
@@ -265,6 +272,14 @@ def train_run(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, s
             live.ended(process)
     finish_run(run, code)
     return code, time.perf_counter() - start
+
+
+def wait_interruptibly(process: subprocess.Popen) -> int:
+    """``process.wait()`` in slices: a Ray task's cancel (an exception Python raises
+    between two of its steps, never inside a blocking call) reaches the task."""
+    while True:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return process.wait(timeout=RAY_WAIT_SLICE_S)
 
 
 def finish_run(run: Run, code: int) -> None:
@@ -342,11 +357,12 @@ def ray_task(run: Run, entry: Sequence[str], device: str, bases: Mapping[str, st
 
 def run_on_ray(ray: Any, todo: Sequence[Run], entry: Sequence[str], bases: Mapping[str, str],
                args: argparse.Namespace, progress: Progress) -> list[int]:
-    """The runs as Ray tasks of ``--cpus_per_run`` CPUs and ``--gpus_per_run`` GPUs; their
-    exit codes (-1: the task itself failed). Interrupted, it cancels the tasks: their runs stop and save."""
-    if not ray.is_initialized():
-        ray.init(address=args.ray_address or None, log_to_driver=False)
-    task = ray.remote(num_cpus=args.cpus_per_run, num_gpus=args.gpus_per_run)(ray_task)
+    """The runs as Ray tasks of ``--cpus_per_run`` CPUs and ``--gpus_per_run`` GPUs (Ray
+    connected: ``ray_session``); their exit codes (-1: the task itself failed).
+    Interrupted, it cancels the tasks and waits until they end: a cancelled
+    task's run gets SIGTERM (``train_run``), saves and ends."""
+    task = ray.remote(num_cpus=args.cpus_per_run, num_gpus=args.gpus_per_run,
+                      runtime_env=RUNS_OUTLIVE_THEIR_WORKER)(ray_task)
     device = "cuda" if args.gpus_per_run > 0 else "cpu"
     pending = {task.remote(run, entry, device, bases): run for run in todo}
     for run in todo:
@@ -354,16 +370,20 @@ def run_on_ray(ray: Any, todo: Sequence[Run], entry: Sequence[str], bases: Mappi
     codes = {}
     try:
         while pending:
-            (ready,), _ = ray.wait(list(pending), num_returns=1)
-            run = pending.pop(ready)
-            try:
-                codes[run], seconds, node = ray.get(ready)
-            except ray.exceptions.RayError as error:  # the task, not the training, failed: named in one line
-                codes[run], seconds, node = -1, 0.0, f"(task failed: {str(error).splitlines()[0]})"
-            progress.ended(run, codes[run], seconds, node)
+            # A wait that returns now and then: Python runs a stop signal's handler between calls only.
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=RAY_WAIT_SLICE_S)
+            for ref in ready:
+                run = pending.pop(ref)
+                try:
+                    codes[run], seconds, node = ray.get(ref)
+                except ray.exceptions.RayError as error:  # the task, not the training, failed: named in one line
+                    codes[run], seconds, node = -1, 0.0, f"(task failed: {str(error).splitlines()[0]})"
+                progress.ended(run, codes[run], seconds, node)
     finally:
-        for ref in pending:  # a cancelled task's training process gets SIGTERM (train_run), saves and ends
+        for ref in pending:
             ray.cancel(ref)
+        if pending:  # a stop signal that comes meanwhile is only noted (stop_once)
+            ray.wait(list(pending), num_returns=len(pending))
     return [codes[run] for run in todo]
 
 
@@ -422,9 +442,11 @@ def main(argv: Sequence[str] | None = None) -> int:
           flush=True)
     progress = Progress(out, len(todo))
     try:
-        with stop_signals_handled(stop_once()):
-            codes = (run_on_ray(ray, todo, entry, bases, args, progress) if ray
-                     else run_on_pool(todo, entry, bases, args, progress))
+        # Ray's session outside the handlers: ray.init puts a handler of Ray's own on SIGTERM.
+        with ray_session(ray, args.ray_address) if ray else contextlib.nullcontext():
+            with stop_signals_handled(stop_once()):
+                codes = (run_on_ray(ray, todo, entry, bases, args, progress) if ray
+                         else run_on_pool(todo, entry, bases, args, progress))
     except KeyboardInterrupt:
         parser.exit(INTERRUPTED, f"interrupted: the runs in flight saved; the same command resumes the sweep "
                                  f"in {args.out}\n")

@@ -49,11 +49,12 @@ goes on.
 The command's exit status: 0 when the run trained its budget; ``INTERRUPTED``
 (130, the shell's status for a command Ctrl-C stopped) when a stop signal ended
 it early, saved and resumable, so that a script or a launcher can tell the two
-apart; 1 for a refused setting, a game's error (``elfpy.GameError``, e.g. a
-NaN reward) or a loss or gradient that turned non-finite (``NonFiniteError``,
-``rlpytorch.core.finite``), each one line on stderr; 2 for a command line the
-parser refuses (an unknown option, a value of the wrong type or out of its
-setting's range), as argparse's.
+apart; 1 for a refused setting, a game or the learner process failing (a
+line that names it, e.g. a NaN reward, a hosted game's worker process killed;
+an exception in the learner brings the learner's traceback) or a loss or
+gradient that turned non-finite (``NonFiniteError``, ``rlpytorch.core.finite``),
+each on stderr; 2 for a command line the parser refuses (an unknown option, a
+value of the wrong type or out of its setting's range), as argparse's.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ from .learners.trainer import EvalResult
 from .models.base import CheckpointError
 from .recipes import RECIPES
 from .run.launcher_watch import watch_launcher
+from .run.multi_process import LearnerError
 from .run.resume import read_resume_checkpoint, resume_argument, resumed_config
 from .run.run_dir import LAST_CHECKPOINT, check_run_dir, holds_run, remover, resolve_run_dir, write_run_files
 from .run.single_process import RunSummary
@@ -388,11 +390,11 @@ def settings_checked() -> Iterator[None]:
 def command_line(main: Callable[[Sequence[str] | None], Any], prog: str, argv: Sequence[str] | None = None) -> Any:
     """Run ``main`` for a command line (``argv``, by default ``sys.argv[1:]``)
     and return what it returns: an error in what it was given (an option, a
-    config file, a checkpoint, a game's failure) or a training that turned
-    non-finite is one line on stderr and exit status 1."""
+    config file, a checkpoint), a game or learner process that failed, or a
+    training that turned non-finite is one line on stderr and exit status 1."""
     try:
         return main(argv)
-    except (ArgsError, CheckpointError, FolderError, GameError, NonFiniteError) as error:
+    except (ArgsError, CheckpointError, FolderError, GameError, LearnerError, NonFiniteError) as error:
         sys.exit(f"{prog}: error: {'; '.join([str(error), *getattr(error, '__notes__', [])])}")
     except KeyboardInterrupt as error:  # a stop signal outside a run's loop (which saves and returns)
         print(f"{prog}: interrupted" + "".join(f"; {note}" for note in getattr(error, "__notes__", [])),

@@ -1,7 +1,11 @@
 """Fixtures shared by every test folder."""
 
+import contextlib
 import os
 import signal
+import time
+import uuid
+from pathlib import Path
 
 import pytest
 import torch
@@ -32,3 +36,42 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+class MarkedProcesses:
+    """The processes started with ``env`` (a unique variable in the environment,
+    which every process they start in turn inherits, Ray's and multiprocessing's
+    included): Linux's /proc tells which of them are still running."""
+
+    def __init__(self) -> None:
+        self.variable = f"ELF_TEST_MARK={uuid.uuid4().hex}"
+        name, _, value = self.variable.partition("=")
+        self.env = {**os.environ, name: value}
+
+    def alive(self) -> dict[int, str]:
+        """pid -> command line of each marked process still running (a zombie has ended)."""
+        found = {}
+        for folder in Path("/proc").glob("[0-9]*"):
+            try:
+                marked = self.variable.encode() in (folder / "environ").read_bytes().split(b"\0")
+                state = (folder / "stat").read_text().rpartition(")")[2].split()[0]
+                if marked and state != "Z":
+                    found[int(folder.name)] = (folder / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                pass  # ended meanwhile, or another user's
+        return found
+
+    def wait_until_none_alive(self) -> None:
+        """Returns once every marked process has ended (pytest-timeout bounds a process that stays)."""
+        while self.alive():
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def marked_processes():
+    """``MarkedProcesses``; any of them still running at the test's end is killed."""
+    marked = MarkedProcesses()
+    yield marked
+    for pid in marked.alive():
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)

@@ -52,7 +52,10 @@ exception here, an exception or death of the learner): the engine stops, the
 learner is asked to stop, publishes its final weights and exits, and is
 killed if it does not within ``join_timeout`` seconds. The learner ignores
 SIGINT and SIGTERM (the terminal's Ctrl-C, or a job manager's SIGTERM, reaches
-both processes; this one decides) and exits if this process disappears.
+both processes; this one decides). Should this process die without stopping it
+(SIGKILL), the learner is killed at once (``elfpy.parent_watch``): whatever it
+was doing, nothing of it could reach a checkpoint any more. If the learner dies,
+the run ends with a ``LearnerError`` naming how (its exit code or signal).
 """
 
 from __future__ import annotations
@@ -71,6 +74,8 @@ from typing import Any
 import numpy as np
 import torch
 import torch.multiprocessing as mp
+
+from elfpy.parent_watch import signal_when_parent_exits
 
 from ..core.args_provider import at_least, setting
 from ..learners.trainer import lanes_of
@@ -136,10 +141,17 @@ class MultiProcessRun(SingleProcessRun):
             daemon=True,
         )
         self._learner.start()
-        self._wait_until_ready()
-        gc.reg_callback("actor", self._actor)
-        gc.reg_callback("train", self._enqueue)
-        return self.loop(gc.start, gc.run, lambda: self._shutdown(gc))
+        try:
+            self._wait_until_ready()
+            gc.reg_callback("actor", self._actor)
+            gc.reg_callback("train", self._enqueue)
+            return self.loop(gc.start, gc.run, lambda: self._shutdown(gc))
+        finally:
+            # Failed before the loop's stop (the learner not ready, the engine not started,
+            # Ctrl-C meanwhile): left running, the learner would hold this process's exit
+            # for good (multiprocessing joins it, after a SIGTERM it ignores).
+            if self._learner.is_alive():
+                self._stop_learner()
 
     def _wait_until_ready(self) -> None:
         """Block until the learner has built its model and optimizer (or failed)."""
@@ -154,10 +166,8 @@ class MultiProcessRun(SingleProcessRun):
             if kind == "ready":
                 return
             if kind == "error":
-                self._stop_learner()
                 raise LearnerError(f"learner process failed to start: {payload}")
-        self._stop_learner()
-        raise LearnerError(f"learner process did not start (exit code {self._learner.exitcode})")
+        raise LearnerError(f"learner process did not start ({_exit_status(self._learner.exitcode)})")
 
     def _learner_setup(self) -> dict[str, Any]:
         trainer = self.trainer
@@ -225,7 +235,7 @@ class MultiProcessRun(SingleProcessRun):
         error = self._take_news(wait)
         if error is None and not self._learner.is_alive():
             error = self._take_news(wait=1.0)  # its last report may still be in the pipe
-            error = error or f"exited unexpectedly (exit code {self._learner.exitcode})"
+            error = error or f"exited unexpectedly ({_exit_status(self._learner.exitcode)})"
         if error is not None:
             raise LearnerError(f"learner process failed: {error}")
 
@@ -347,6 +357,13 @@ def _with_learner_parts(here: Mapping[str, Any], learner: Mapping[str, Any]) -> 
     return {part: merged(part) for part in ("models", "steps", "optimizers")}
 
 
+def _exit_status(code: int | None) -> str:
+    """How a process ended, as its ``exitcode`` says: 'exit code 3', 'killed by SIGKILL'."""
+    if code is not None and code < 0:
+        return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
 def _dtype(array: Any) -> torch.dtype:
     return torch.from_numpy(np.zeros(0, dtype=np.asarray(array).dtype)).dtype
 
@@ -362,6 +379,9 @@ def _learner_main(
     """The learner process: windows from slots -> updates -> shared weights."""
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, signal.SIG_IGN)
+    # Without this a learner whose parent was killed blocks for good, putting its
+    # state into a queue nobody reads (or taking a lock the parent held).
+    signal_when_parent_exits(setup["parent"], signal.SIGKILL)
     try:
         _learn(setup, shared, version, lock, stop, queues)
     except Exception:
@@ -378,7 +398,7 @@ def _learn(setup: dict[str, Any], shared: Model, version: Any, lock: Any, stop: 
         if resume["random"] is not None:
             set_random_states(resume["random"])
     queues["news"].put(("ready", None))
-    slots = _wait(queues["slots"], stop, setup["parent"])
+    slots = _wait(queues["slots"], stop)
     loop = _LearnerLoop(setup, learning, slots, queues, lambda: _publish(learning.model, shared, version, lock))
     if slots is not None:
         loop.run()
@@ -398,7 +418,7 @@ class _LearnerLoop:
     def __init__(self, setup: dict[str, Any], learning: Any, slots: dict[str, torch.Tensor] | None, queues: dict,
                  publish: Any) -> None:
         self.learning, self.slots, self.queues, self.publish = learning, slots, queues, publish
-        self.parent, self.sync_every = setup["parent"], setup["actor_sync_every"]
+        self.sync_every = setup["actor_sync_every"]
         self.drop, self.batch_slots = setup["when_behind"] == "drop", setup["batch_slots"]
         resumed = setup.get("resume") or {}  # a resumed run's counts go on from the checkpoint's
         self.updates = resumed.get("updates", 0)
@@ -418,7 +438,7 @@ class _LearnerLoop:
             owing = self.owed() > 0
             if not owing:
                 self.report()
-            item = _wait(self.queues["full"], None, self.parent) if not owing else self.waiting()
+            item = self.queues["full"].get() if not owing else self.waiting()
             if item is None:
                 break
             if item is _NOTHING:
@@ -483,9 +503,9 @@ class _LearnerLoop:
             self.reports, self.frames = [], 0
 
 
-def _wait(source: Any, stop: Any | None, parent: int) -> Any:
-    """Next item of ``source``, or None once ``stop`` (if given) is set or the parent is gone."""
-    while (stop is None or not stop.is_set()) and os.getppid() == parent:
+def _wait(source: Any, stop: Any) -> Any:
+    """Next item of ``source``, or None once ``stop`` is set."""
+    while not stop.is_set():
         try:
             return source.get(timeout=0.05)
         except queue.Empty:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import gc as python_gc
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import gymnasium as gym
@@ -206,3 +208,51 @@ def test_a_callback_failure_then_game_error_releases_the_workers_at_once():
         with pytest.raises(elfpy.GameError, match="bad luck"):
             gc.run()
         assert_released(pids)
+
+
+LOOPING_PARENT = """
+import sys, time
+import gymnasium as gym
+import numpy as np
+import elfpy
+
+class LoopingEnv(gym.Env):  # defined here, in __main__: it reaches the workers by value
+    observation_space = gym.spaces.Box(-1.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        open(self.marker + str(action), "w").close()
+        while True:  # it never returns, nor sees any request to stop
+            pass
+
+gc = elfpy.GameContext(LoopingEnv, num_games=2, num_workers=2, num_threads=2, marker=sys.argv[1])
+gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])
+gc.start()
+batch = next(iter(gc))
+batch.reply({"a": batch.game_ids.astype(np.int64)})  # both workers loop inside step
+time.sleep(3600)
+"""
+
+
+def test_workers_looping_inside_step_end_when_their_parent_is_killed(tmp_path, marked_processes):
+    """The parent's SIGKILL cannot close the board: the workers, which would loop
+    for good, are killed once their parent is gone."""
+    parent = subprocess.Popen([sys.executable, "-c", LOOPING_PARENT, str(tmp_path / "looping")],
+                              env=marked_processes.env)
+    try:
+        for game in (0, 1):
+            while not (tmp_path / f"looping{game}").exists():
+                assert parent.poll() is None
+                time.sleep(0.01)
+        workers = [pid for pid, command in marked_processes.alive().items() if "worker_main" in command]
+        assert len(workers) == 2
+    finally:
+        parent.kill()
+        parent.wait()
+    marked_processes.wait_until_none_alive()

@@ -85,9 +85,24 @@ def test_death_of_the_learner_is_raised_here(trainer, tmp_path):
         return actor(batch)
 
     trainer.actor = actor_that_kills_the_learner
-    with pytest.raises(LearnerError, match="exit code -9"):
+    with pytest.raises(LearnerError, match=r"exited unexpectedly \(killed by SIGKILL\)"):
         run.run(gc)
     assert gc.stopped
+
+
+def test_an_engine_that_fails_to_start_leaves_no_learner_behind(trainer, tmp_path):
+    """Left running, the learner would hold this process's exit for good:
+    multiprocessing joins it after a SIGTERM, which it ignores."""
+    gc = fake_context()
+
+    def start():
+        raise ValueError("the engine refused to start")
+
+    gc.start = start
+    run = runner(trainer, tmp_path)
+    with pytest.raises(ValueError, match="refused to start"):
+        run.run(gc)
+    assert not run._learner.is_alive() and run._learner.exitcode == 0  # asked to stop: it exited by itself
 
 
 @pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])

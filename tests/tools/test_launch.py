@@ -306,3 +306,75 @@ def test_the_same_sweep_started_twice_is_refused_in_one_line_naming_the_first(tm
         first.communicate()
     assert (out / "calls.txt").read_text() == "x"  # its one run trained once
     assert launch.main(argv) == 0 and (out / "calls.txt").read_text() == "x"  # free again, and done
+
+
+def process_tree(root: int) -> set[tuple[int, str]]:
+    """``root`` and its descendants, each as (pid, start time): a pid given to a new process later is not theirs."""
+    parents, started = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # ended meanwhile
+        pid = int(stat.parent.name)
+        parents[pid], started[pid] = int(fields[1]), fields[19]
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add((pid, started.get(pid, "")))
+        todo += [child for child, parent in parents.items() if parent == pid]
+    return tree
+
+
+def running(processes: set[tuple[int, str]]) -> set[tuple[int, str]]:
+    """Those of ``processes`` still running (a zombie has ended)."""
+    left = set()
+    for pid, started in processes:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if fields[19] == started and fields[0] != "Z":
+            left.add((pid, started))
+    return left
+
+
+@pytest.mark.timeout(600)
+def test_a_ray_sweep_killed_or_stopped_saves_its_runs_leaves_nothing_running_and_resumes(tmp_path: Path) -> None:
+    """Killed (SIGKILL), the launcher's run still saves and ends, and the Ray it
+    started goes too, all its processes; the same command resumes the run, and
+    stopped (SIGTERM) saves it again and shuts Ray down."""
+    out = tmp_path / "sweep"
+    command = [sys.executable, "-m", "rlpytorch.launch", "--backend", "ray", "--seeds", "0", "--out", str(out), "--",
+               "--game", "cartpole", "--num_games", "8", "--actor_batch", "8", "--train_batch", "8",
+               "--num_threads", "1", "--num_frames", "1000000000", "--log_every", "500", "--no-progress",
+               "--no-eval_at_end"]
+    run = out / "default" / "seed0"
+    env = {name: value for name, value in os.environ.items() if name != "RAY_ADDRESS"}  # a Ray of its own
+    saved = []
+    for stop, started in ((signal.SIGKILL, lambda: (run / "progress.csv").exists()),
+                          (signal.SIGTERM, lambda: "--resume" in (run / "launch.json").read_text() and any(
+                              line.startswith("F ") for line in (run / "console.txt").read_text().splitlines()))):
+        launcher = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                                    start_new_session=True)
+        processes: set[tuple[int, str]] = set()
+        try:
+            while not started():
+                assert launcher.poll() is None, launcher.communicate()
+                time.sleep(0.1)  # polls for files; pytest-timeout bounds a hang
+            processes = process_tree(launcher.pid)  # Ray's, the task's, the run's
+            launcher.send_signal(stop)
+            _, stderr = launcher.communicate()
+            while running(processes):
+                time.sleep(0.1)  # pytest-timeout bounds a process that stays
+        finally:
+            for pid, _ in running(processes):
+                os.kill(pid, signal.SIGKILL)
+        trained = [line for line in (run / "console.txt").read_text().splitlines() if line.startswith("trained")]
+        frames = int(trained[0].split()[1].replace(",", ""))
+        assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames > 0
+        assert not (run / "done").exists()
+        saved.append(frames)
+    assert launcher.returncode == launch.INTERRUPTED
+    assert stderr.endswith(f"interrupted: the runs in flight saved; the same command resumes the sweep in {out}\n")
+    assert saved[1] > saved[0]  # resumed: it went on from the first stop's frames
