@@ -171,7 +171,7 @@ class AlphaZero(Configurable):
         self.replay = PositionReplay(self.replay_size, planes_shape, self.num_actions)
         self.records = SelfPlayRecords(self.keys.records(), self.replay, self._game_writer())
         self.frames = 0
-        self._saved_at: int | None = None  # the leaf evaluations of the last checkpoint written
+        self._saved_at = 0  # the leaf evaluations of the last checkpoint (none at 0: nothing to keep)
         self._updating = False  # inside an SGD step: an error there leaves the training state unsound
         self.interrupted = False  # a stop signal ended the last play_and_train before its budget
         self.calls = 0
@@ -357,6 +357,7 @@ class AlphaZero(Configurable):
             raise ValueError(f"{file.parent / REPLAY_FILE} holds {self.replay.added:,} records ever added, "
                              f"{file} {state['replay_added']:,}: they were not saved together")
         self.frames, self.calls, self.owed = int(state["frames"]), int(state["calls"]), float(state["owed"])
+        self._saved_at = self.frames
         self.earlier_seconds = float(state["seconds"])
         self.rng.bit_generator.state = state["rng"]
         set_random_states(state["random_states"])

@@ -89,21 +89,32 @@ def test_a_self_play_run_killed_between_checkpoints_resumes_with_each_count_logg
     assert tensorboard_steps(run) == frames
 
 
-@pytest.mark.parametrize("broken, saved", [("evaluate", True), ("update", False)],
-                         ids=["in the games' callback", "inside an SGD step"])
-def test_an_error_in_the_loop_saves_on_the_way_out_where_the_state_is_sound(tmp_path, monkeypatch, broken, saved):
+def test_a_batch_that_owes_several_lines_of_steps_logs_one_at_its_count(tmp_path):
+    run = tmp_path / "run"
+    history = self_play(num_frames=400, updates_per_batch=3, log_every=2, save_dir=str(run)).history
+    frames = csv_frames(run)
+    assert len(frames) > 3 and all(a < b for a, b in zip(frames, frames[1:], strict=False)), frames
+    assert frames == [h["frames"] for h in history] == log_frames(run) == tensorboard_steps(run)
+
+
+@pytest.mark.parametrize("broken, after, saved", [("evaluate", 300, True), ("update", 300, False),
+                                                   ("evaluate", 0, False)],
+                         ids=["in the games' callback", "inside an SGD step", "before the first leaf"])
+def test_an_error_in_the_loop_saves_on_the_way_out_where_the_state_is_sound(tmp_path, monkeypatch, broken, after,
+                                                                            saved):
+    """At 300 leaf evaluations the network is training (from 168 on); at 0 there is nothing to keep."""
     run = tmp_path / "run"
     working = getattr(AlphaZero, broken)
 
     def breaking(self, *args):
-        if self.frames >= 300 and self.replay.size >= self.min_replay:  # training has started
+        if self.frames >= after:
             raise RuntimeError("it broke")
         return working(self, *args)
 
     monkeypatch.setattr(AlphaZero, broken, breaking)
     with pytest.raises(RuntimeError, match="it broke") as error:
         self_play(num_frames=1_000_000_000, save_dir=str(run))
-    if not saved:  # the training state may be half updated: the try is taken back
+    if not saved:  # the training state may be half updated, or holds nothing: the try is taken back
         assert not run.exists()
         return
     assert f"--resume {run} continues the run from its last checkpoint" in error.value.__notes__
