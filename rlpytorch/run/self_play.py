@@ -302,8 +302,8 @@ class AlphaZero(Configurable):
         written already; a save that fails too (a full disk) leaves the last one."""
         if self._updating or self._saved_at == self.frames:
             return
-        with stop_signals_handled(lambda number: setattr(self, "interrupted", True)), \
-                contextlib.suppress(FolderError):
+        with (stop_signals_handled(lambda number: setattr(self, "interrupted", True)),  # noted only
+              contextlib.suppress(FolderError)):
             self.save()
 
     def _ask_to_stop(self, number: int) -> None:
