@@ -6,6 +6,8 @@ waits for a time: the test polls for a file, and pytest-timeout bounds a hang.""
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import subprocess
 import sys
@@ -13,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 from test_alphazero import TINY, self_play
 from test_alphazero_signals import flags
 
@@ -124,3 +127,22 @@ def test_an_error_in_the_loop_saves_on_the_way_out_where_the_state_is_sound(tmp_
     monkeypatch.setattr(AlphaZero, broken, working)
     resumed = main(["--resume", str(run), "--num_frames", str(state["frames"] + 200)]).history
     assert resumed[0]["frames"] > state["frames"] and resumed[-1]["frames"] >= state["frames"] + 200
+
+
+def test_a_way_out_save_that_fails_for_room_leaves_the_first_error_to_tell(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    evaluate = AlphaZero.evaluate
+
+    def breaking(self, batch):
+        if self.frames >= 300:
+            raise RuntimeError("it broke")
+        return evaluate(self, batch)
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(AlphaZero, "evaluate", breaking)
+    monkeypatch.setattr(torch, "save", full_disk)
+    with pytest.raises(RuntimeError, match="it broke"):
+        self_play(num_frames=1_000_000_000, save_dir=str(run))
+    assert not run.exists()  # no checkpoint was written: the try is taken back
