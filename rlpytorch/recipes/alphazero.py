@@ -90,16 +90,15 @@ class AlphaZeroRecipe:
         if resumed is not None and (run_dir is None or run_dir.resolve() != resumed[0].parent.resolve()):
             raise ValueError(f"a resumed self-play run continues in its own folder {resumed[0].parent}, "
                              "where its replay window is")
-        logger = StatsLogger.from_config(config, log_dir=run_dir, formatter=format_selfplay)
         gc = None
         try:
             selfplay = AlphaZero.from_config(config, loader=loader, seed=config["seed"], run_dir=run_dir,
-                                             logger=logger, run_config=config)
+                                             run_config=config)
             gc = selfplay.prepare(resumed[0] if resumed is not None else None)
-            announce()
+            announce()  # after it (a resumed run's history cut back) the logger reads the rows kept
+            selfplay.logger = StatsLogger.from_config(config, log_dir=run_dir, formatter=format_selfplay)
         except BaseException:
             if gc is not None:
                 gc.stop()
-            logger.close()
             raise
-        return SelfPlaySession(selfplay, gc, logger)
+        return SelfPlaySession(selfplay, gc, selfplay.logger)

@@ -43,11 +43,17 @@ GTP) and ``games/`` (the game writer's files). ``--save_every N`` writes the
 checkpoint every N leaf evaluations, and ``--resume FOLDER`` continues a run
 from it (a long self-play run can so span several sessions): network,
 optimizer, replay window, counters, training time and random states come
-back; the games in progress are lost and new ones start.
+back; the games in progress are lost and new ones start. Each checkpoint
+keeps where the logs stood, so that a run resumed after a kill at any moment
+has each count of leaf evaluations (the x axis of ``progress.csv``,
+``log.txt`` and TensorBoard) once and in order (``rlpytorch.run.resume``);
+an error in the loop, unless it broke off an SGD step, writes the checkpoint
+at the evaluations reached on the way out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import time
@@ -60,11 +66,11 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from elfpy.files import stop_signals_handled
+from elfpy.files import FolderError, stop_signals_handled, writing_into
 
 from ..core.args_provider import Configurable, above, at_least, part, setting
 from ..core.game_loader import GameLoader
-from ..core.stats import StatsLogger
+from ..core.stats import StatsLogger, history_mark
 from ..learners.trainer import device_setting
 from ..methods.policy_value import PolicyValueLoss
 from ..models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator, masked_policy
@@ -130,7 +136,8 @@ class AlphaZero(Configurable):
     lr: float = setting(0.02, "SGD learning rate (momentum 0.9)", bounds=above(0))
     weight_decay: float = setting(1e-4, "L2 regularisation", bounds=at_least(0))
     symmetries: bool = setting(True, "augment each sampled position with a random board symmetry")
-    log_every: int = setting(50, "SGD steps between progress lines", bounds=at_least(1))
+    log_every: int = setting(50, "SGD steps between progress lines (one line a batch of leaves at "
+                                 "most: the steps a batch owes go into one line)", bounds=at_least(1))
     save_every: int = setting(0, f"leaf evaluations between checkpoints ({LAST_CHECKPOINT} with the training "
                               f"state, {REPLAY_FILE}, {EXPORTED}; 0: at the end only)", bounds=at_least(0))
     export: bool = setting(True, f"also save the network with torch.export ({EXPORTED}, for GTP; takes ~10 s)")
@@ -164,6 +171,8 @@ class AlphaZero(Configurable):
         self.replay = PositionReplay(self.replay_size, planes_shape, self.num_actions)
         self.records = SelfPlayRecords(self.keys.records(), self.replay, self._game_writer())
         self.frames = 0
+        self._saved_at = 0  # the leaf evaluations of the last checkpoint (none at 0: nothing to keep)
+        self._updating = False  # inside an SGD step: an error there leaves the training state unsound
         self.interrupted = False  # a stop signal ended the last play_and_train before its budget
         self.calls = 0
         self.owed = 0.0  # SGD steps due (updates_per_batch may be fractional)
@@ -236,7 +245,10 @@ class AlphaZero(Configurable):
         return gc
 
     def play_and_train(self, gc: Any) -> list[dict[str, float]]:
-        """``run``'s loop over the context ``prepare`` built."""
+        """``run``'s loop over the context ``prepare`` built. An error inside
+        it stops the games and, where the state is sound (the error did not
+        come from inside an SGD step), writes the checkpoint at the leaf
+        evaluations reached on the way out, so that ``--resume`` continues from there."""
         history: list[dict[str, float]] = []
         window: list[dict[str, float]] = []
         self.start = time.perf_counter()
@@ -247,35 +259,52 @@ class AlphaZero(Configurable):
                                  unit_scale=True)
         shown_at, training = 0.0, False
         self.interrupted = False
-        with stop_signals_handled(self._ask_to_stop), gc, self._bar:
-            while self.frames < self.num_frames and not self.interrupted:
-                gc.run()
-                if time.perf_counter() - shown_at > 0.5:
-                    shown_at = time.perf_counter()
-                    self._show_progress()
-                if self.frames >= next_save:
-                    self.save()
-                    next_save = self._next_save()
-                if self.replay.size < self.min_replay:
-                    continue
-                if not training:
-                    training = True
-                    self._note(f"training starts: {self.replay.size:,} positions in the replay window after "
-                               f"{self.frames:,} leaf evaluations ({self.seconds():.0f} s)")
-                self.owed += self.updates_per_batch
-                while self.owed >= 1:
-                    self.owed -= 1
-                    window.append(self.update())
-                    if len(window) == self.log_every:
-                        history.append(self._log(window))
-                        window = []
-            self._show_progress()  # the bar ends at the evaluations run: 100% unless interrupted
+        try:
+            with stop_signals_handled(self._ask_to_stop), gc, self._bar:
+                while self.frames < self.num_frames and not self.interrupted:
+                    gc.run()
+                    if time.perf_counter() - shown_at > 0.5:
+                        shown_at = time.perf_counter()
+                        self._show_progress()
+                    if self.replay.size >= self.min_replay:
+                        if not training:
+                            training = True
+                            self._note(f"training starts: {self.replay.size:,} positions in the replay window "
+                                       f"after {self.frames:,} leaf evaluations ({self.seconds():.0f} s)")
+                        self.owed += self.updates_per_batch
+                        while self.owed >= 1:
+                            self.owed -= 1
+                            self._updating = True
+                            window.append(self.update())
+                            self._updating = False  # (not on an error: the step may be half made)
+                        # At most one line a batch: its leaf evaluations are the x axis of the history.
+                        if len(window) >= self.log_every:
+                            history.append(self._log(window))
+                            window = []
+                    # After the batch's line: the checkpoint's history mark (cut_history) includes it.
+                    if self.frames >= next_save:
+                        self.save()
+                        next_save = self._next_save()
+                self._show_progress()  # the bar ends at the evaluations run: 100% unless interrupted
+        except Exception:
+            self._save_on_the_way_out()
+            raise
         with stop_signals_handled(lambda number: setattr(self, "interrupted", True)):  # while it saves: noted only
             if window:
                 history.append(self._log(window))
             self.save()
         self.earlier_seconds, self.start = self.seconds(), time.perf_counter()  # a later call goes on from here
         return history
+
+    def _save_on_the_way_out(self) -> None:
+        """After an error in the loop, with the games stopped: the checkpoint at
+        the leaf evaluations reached, unless an SGD step broke off or it is
+        written already; a save that fails too (a full disk) leaves the last one."""
+        if self._updating or self._saved_at == self.frames:
+            return
+        with (stop_signals_handled(lambda number: setattr(self, "interrupted", True)),  # noted only
+              contextlib.suppress(FolderError)):
+            self.save()
 
     def _ask_to_stop(self, number: int) -> None:
         """SIGINT or SIGTERM while playing: stop after the batch at hand, log and
@@ -307,12 +336,16 @@ class AlphaZero(Configurable):
     def training_state(self) -> dict[str, Any]:
         """What a resumed run continues from besides the weights and the replay
         window (``REPLAY_FILE``): the optimizer, the counters, the games' stats,
-        the random states. The games themselves restart (``rlpytorch.run.resume``):
-        the positions of games in progress are lost."""
+        the random states, and where the logs stood (``history``, which
+        ``rlpytorch.core.stats.cut_history`` cuts them back to). The games
+        themselves restart (``rlpytorch.run.resume``): the positions of games in progress are lost."""
+        log_dir = self.logger.log_dir
+        history = {"frames": self.frames, "log_bytes": history_mark(log_dir) if log_dir is not None else 0}
         return {"optimizer": self.optimizer.state_dict(), "frames": self.frames, "calls": self.calls,
                 "owed": self.owed, "seconds": self.seconds(), "engine_starts": self.engine_starts,
                 "replay_added": self.replay.added, "rng": self.rng.bit_generator.state,
-                "random_states": random_states(), "stats": dataclasses.asdict(self.records.stats)}
+                "random_states": random_states(), "stats": dataclasses.asdict(self.records.stats),
+                "history": history}
 
     def load_training_state(self, file: Path, state: Mapping[str, Any]) -> None:
         """Restore the network from checkpoint ``file``, the replay window from the
@@ -324,6 +357,7 @@ class AlphaZero(Configurable):
             raise ValueError(f"{file.parent / REPLAY_FILE} holds {self.replay.added:,} records ever added, "
                              f"{file} {state['replay_added']:,}: they were not saved together")
         self.frames, self.calls, self.owed = int(state["frames"]), int(state["calls"]), float(state["owed"])
+        self._saved_at = self.frames
         self.earlier_seconds = float(state["seconds"])
         self.rng.bit_generator.state = state["rng"]
         set_random_states(state["random_states"])
@@ -352,13 +386,15 @@ class AlphaZero(Configurable):
         exported = f" and {EXPORTED} (torch.export: ~10 s)" if self.export else ""
         self._note(f"saving {LAST_CHECKPOINT}, {REPLAY_FILE}{exported} into {self.run_dir} at {self.frames:,} "
                    "leaf evaluations")
-        self.replay.save(self.run_dir / REPLAY_FILE)
-        self.net.save(self.run_dir / LAST_CHECKPOINT, self.run_config, resume=self.training_state())
-        if not self.export:
-            return
-        planes = torch.zeros((2, *self.replay.planes.shape[1:]), dtype=torch.uint8)
-        legal = torch.ones((2, self.num_actions), dtype=torch.uint8)
-        export_evaluator(self.net, planes, legal, str(self.run_dir / EXPORTED))
+        with writing_into(self.run_dir):
+            self.replay.save(self.run_dir / REPLAY_FILE)
+            self.net.save(self.run_dir / LAST_CHECKPOINT, self.run_config, resume=self.training_state())
+            self._saved_at = self.frames
+            if not self.export:
+                return
+            planes = torch.zeros((2, *self.replay.planes.shape[1:]), dtype=torch.uint8)
+            legal = torch.ones((2, self.num_actions), dtype=torch.uint8)
+            export_evaluator(self.net, planes, legal, str(self.run_dir / EXPORTED))
 
 
 def format_selfplay(record: Mapping[str, float]) -> str:
