@@ -507,9 +507,17 @@ def test_callback_returning_no_dict_raises_value_error_naming_the_tag():
 
 
 def interrupt_after(seconds: float) -> threading.Timer:
-    timer = threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    return timer
+    """A Ctrl-C `seconds` after it is started. Start it inside the
+    `pytest.raises` block: on a loaded machine the signal may land before the
+    call it is meant for."""
+    return threading.Timer(seconds, os.kill, (os.getpid(), signal.SIGINT))
+
+
+def interrupt_when(event: threading.Event) -> threading.Thread:
+    """Ctrl-C once `event` is set (bounded by the test's timeout)."""
+    thread = threading.Thread(target=lambda: event.wait() and os.kill(os.getpid(), signal.SIGINT))
+    thread.start()
+    return thread
 
 
 @pytest.mark.timeout(20)
@@ -523,6 +531,9 @@ def test_ctrl_c_while_run_waits_stops_the_context():
     next(iter(gc))
     timer = interrupt_after(0.3)
     with pytest.raises(KeyboardInterrupt):
+        # If a loaded machine delays run() past the signal, the Ctrl-C lands
+        # on the way in: still a Ctrl-C while run() is called, never a miss.
+        timer.start()
         gc.run()
     timer.join()
     assert os_threads() == before, "worker threads still alive after Ctrl-C"
@@ -535,14 +546,17 @@ def test_ctrl_c_while_run_waits_stops_the_context():
 def test_ctrl_c_while_a_callback_runs_stops_the_context():
     before = os_threads()
 
+    entered = threading.Event()
+
     def slow_callback(batch):
-        time.sleep(10)  # Ctrl-C lands here
+        entered.set()
+        time.sleep(10)  # Ctrl-C lands here: it is sent once the callback runs
         return zeros(batch)
 
     gc = counter_context(num_games=4, batch_size=4)
     gc.reg_callback("actor", slow_callback)
     gc.start()
-    timer = interrupt_after(0.3)
+    timer = interrupt_when(entered)
     with pytest.raises(KeyboardInterrupt):
         gc.run()
     timer.join()

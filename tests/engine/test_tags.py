@@ -239,11 +239,10 @@ def test_games_keep_stepping_while_python_holds_a_batch():
             # step into an actor buffer meanwhile.
             held = batch["count"]
             np.testing.assert_array_equal(held, step)
-            for _ in range(5000):
-                if any((view == step + 1).all() for view in actor_buffers):
-                    break
+            # However long a loaded machine takes: if no game steps, the test's
+            # timeout fails it.
+            while not any((view == step + 1).all() for view in actor_buffers):
                 time.sleep(0.001)
-            assert any((view == step + 1).all() for view in actor_buffers), "no game stepped while a batch was held"
             np.testing.assert_array_equal(held, step)  # the held batch is not overwritten
             break
 
