@@ -3,11 +3,38 @@
 # C++ suite (ctest) plain, under AddressSanitizer (with LeakSanitizer) and
 # under ThreadSanitizer, then pytest.
 # The two sanitizer builds add about 3 minutes on 2 cores.
+# If setup fails, nothing else can run: the script stops there. A suite that
+# fails does not stop the others; the script ends with one line per suite
+# (passed / failed) and exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build_docs.sh
-bash scripts/test_cpp.sh
-bash scripts/test_cpp.sh address
-bash scripts/test_cpp.sh thread
-python3 -m pytest -q tests
+
+names=()
+results=()
+failed=0
+# Runs one suite (a command line), recording whether it passed.
+suite() {
+  local name="$1"
+  shift
+  echo "=== $name: $*"
+  if "$@"; then
+    results+=(passed)
+  else
+    results+=("failed (exit $?)")
+    failed=1
+  fi
+  names+=("$name")
+}
+
+suite "docs" bash scripts/build_docs.sh
+suite "C++ plain" bash scripts/test_cpp.sh
+suite "C++ ASan" bash scripts/test_cpp.sh address
+suite "C++ TSan" bash scripts/test_cpp.sh thread
+suite "pytest" python3 -m pytest -q tests
+
+echo "=== summary"
+for i in "${!names[@]}"; do
+  printf '%-10s %s\n' "${names[$i]}:" "${results[$i]}"
+done
+exit "$failed"

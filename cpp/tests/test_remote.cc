@@ -40,8 +40,9 @@ struct Block {
 // Serves worker `worker`'s games until the board closes: a first request
 // writes s = (0, 0); a step with action a writes s = (a, a), reward a, and
 // ends the episode when a == 1. Answers at most `answers` requests in all.
-void Serve(RemoteBoard& board, int worker, int answers = 1 << 30) {
-  board.Ready(worker);
+// With `ready` false it does not call Ready: a worker process still starting.
+void Serve(RemoteBoard& board, int worker, int answers = 1 << 30, bool ready = true) {
+  if (ready) board.Ready(worker);
   while (!board.closing() && answers > 0) {
     for (int game : board.AwaitWork(worker, 20)) {
       if (answers-- == 0) break;
@@ -161,7 +162,11 @@ TEST(a_first_request_is_not_timed_while_its_worker_process_starts) {
   board.Request(0);
   std::thread worker([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // starting: far beyond the step timeout
-    Serve(board, 0, 1);
+    // Answers before it reports ready, so the answer is the starting worker's
+    // (after Ready, the 0.02 s would bound how soon a loaded machine runs
+    // this thread, which no test may).
+    Serve(board, 0, 1, false);
+    board.Ready(0);
   });
   board.AwaitDone(0);  // does not throw
   worker.join();
@@ -194,7 +199,13 @@ struct StalledContext {
     ctx = std::make_unique<elf::Context>(
         "stalled", spec, [board](int index) { return std::make_unique<elf::RemoteGame>(board, index); }, 2, 2, 0,
         false);
-    worker = std::thread([this] { Serve(*block.board, 0, 2); });
+    // The worker answers the first resets before it reports ready: a first
+    // request is not timed until then, so however late a loaded machine runs
+    // this thread, no reset is late; the steps after Ready are timed.
+    worker = std::thread([this] {
+      Serve(*block.board, 0, 2, false);
+      block.board->Ready(0);
+    });
     ctx->AddTag(elf::testing::MakeTag("actor", 2, {"s"}, {"a"}));
     ctx->Start();
   }

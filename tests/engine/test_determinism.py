@@ -66,7 +66,7 @@ def test_deterministic_batches_do_not_depend_on_thread_count(game, num_games):
     assert_same_batches(runs[1], runs[4], f"{game}, 1 vs 4 threads")
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(60)
 def test_deterministic_runs_with_another_seed_differ():
     first = record("cartpole", 16, 2, seed=5)
     second = record("cartpole", 16, 2, seed=6)

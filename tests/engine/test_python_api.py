@@ -49,7 +49,7 @@ def test_spec_roles_say_who_writes_each_key():
         "r", "terminal", "truncated", "episode_return", "episode_length", "final_s"}
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 def test_context_manager_starts_and_stops():
     before = os_threads()
     gc = counter_context()
@@ -63,7 +63,7 @@ def test_context_manager_starts_and_stops():
         gc.run()
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 def test_context_manager_stops_when_the_block_raises():
     before = os_threads()
     with pytest.raises(ZeroDivisionError):
@@ -72,7 +72,7 @@ def test_context_manager_stops_when_the_block_raises():
     assert os_threads() == before
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 def test_iteration_yields_batches_to_reply_to():
     gc = elfpy.GameContext("duel", num_games=3, num_threads=2, seed=0)
     gc.add_tag("actor", batch_size=6, inputs=["s", "r"], replies=["a"])
@@ -89,7 +89,7 @@ def test_iteration_yields_batches_to_reply_to():
                 break
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 def test_run_calls_each_tags_callback_and_returns_the_tag():
     gc = counter_context(num_games=4, batch_size=2)
     gc.add_tag("train", batch_size=4, T=3, inputs=["count"])
@@ -112,7 +112,7 @@ def test_run_calls_each_tags_callback_and_returns_the_tag():
     assert returned == calls and calls["train"] > 0
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 def test_batch_arrays_are_zero_copy_views_of_the_engine_buffers():
     # 4 games, batch 4: consecutive batches alternate between buffers.
     gc = counter_context()
@@ -133,7 +133,7 @@ def test_batch_arrays_are_zero_copy_views_of_the_engine_buffers():
     assert any(np.shares_memory(kept[0], later) for later in kept[2:]), "buffers are not reused: a copy was made"
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 def test_torch_from_numpy_on_a_batch_shares_its_memory():
     gc = counter_context()
     with gc:
@@ -153,7 +153,7 @@ def test_torch_from_numpy_on_a_batch_shares_its_memory():
         np.testing.assert_array_equal(count_tensor.numpy(), batch["count"])
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("kind", ["numpy", "torch", "list", "int32"])
 def test_replies_may_be_numpy_torch_or_lists(kind):
     # Counter's reward of the k-th step is k * (a + 1): the reply must arrive intact.
@@ -177,7 +177,7 @@ def test_replies_may_be_numpy_torch_or_lists(kind):
                 break
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 def test_a_batch_can_not_be_replied_twice():
     gc = counter_context()
     with gc:
@@ -187,7 +187,7 @@ def test_a_batch_can_not_be_replied_twice():
             batch.reply({"a": np.zeros(4, np.int64)})
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 def test_batch_arrays_stay_readable_after_the_context_is_dropped():
     import gc as python_gc
 

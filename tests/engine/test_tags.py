@@ -134,7 +134,7 @@ def hold_actor_batch_after(gc: elfpy.GameContext, steps: int):
     return held
 
 
-@pytest.mark.timeout(20)
+@pytest.mark.timeout(60)
 def test_timeout_delivers_partial_batch_of_the_rows_that_came():
     # 8 games step 5 times, then wait for a held actor batch: the train tags
     # hold 40 rows and 16 windows of their 64 and deliver them at the timeout.
@@ -163,7 +163,7 @@ def test_timeout_delivers_partial_batch_of_the_rows_that_came():
     ]
 
 
-@pytest.mark.timeout(20)
+@pytest.mark.timeout(60)
 def test_timed_out_batch_is_delivered_while_other_tags_keep_batches_ready():
     # The train tag times out after 5 ms; Python sleeps 10 ms between run()
     # calls, so an actor batch is always ready when run() is called. The
@@ -183,7 +183,7 @@ def test_timed_out_batch_is_delivered_while_other_tags_keep_batches_ready():
     assert 64 <= sizes[0] < 4096
 
 
-@pytest.mark.timeout(10)
+@pytest.mark.timeout(60)
 def test_reply_tag_with_more_batch_than_games_delivers_them_all_given_a_timeout():
     gc = elfpy.GameContext("counter", num_games=4, num_threads=2, seed=0)
     gc.add_tag("actor", batch_size=8, inputs=["count"], replies=["a"], timeout_ms=1000)
@@ -202,7 +202,7 @@ def test_reply_tag_with_more_batch_than_games_delivers_them_all_given_a_timeout(
 # --- tags without replies, buffers --------------------------------------------------
 
 
-@pytest.mark.timeout(20)
+@pytest.mark.timeout(60)
 def test_tag_without_replies_does_not_hold_games_back():
     # Train tags whose batches can not fill for hundreds of steps: the games
     # must still step, and the actor see every step.
@@ -219,7 +219,7 @@ def test_tag_without_replies_does_not_hold_games_back():
                 break
 
 
-@pytest.mark.timeout(20)
+@pytest.mark.timeout(60)
 def test_games_keep_stepping_while_python_holds_a_batch():
     gc = elfpy.GameContext("counter", num_games=8, num_threads=2, seed=0)
     gc.add_tag("actor", batch_size=8, inputs=["count"], replies=["a"])
@@ -239,11 +239,10 @@ def test_games_keep_stepping_while_python_holds_a_batch():
             # step into an actor buffer meanwhile.
             held = batch["count"]
             np.testing.assert_array_equal(held, step)
-            for _ in range(5000):
-                if any((view == step + 1).all() for view in actor_buffers):
-                    break
+            # However long a loaded machine takes: if no game steps, the test's
+            # timeout fails it.
+            while not any((view == step + 1).all() for view in actor_buffers):
                 time.sleep(0.001)
-            assert any((view == step + 1).all() for view in actor_buffers), "no game stepped while a batch was held"
             np.testing.assert_array_equal(held, step)  # the held batch is not overwritten
             break
 
@@ -251,7 +250,7 @@ def test_games_keep_stepping_while_python_holds_a_batch():
 # --- T > 1 windows -------------------------------------------------------------------
 
 
-@pytest.mark.timeout(20)
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("T", [2, 3, 8])
 def test_windows_of_a_game_tile_its_steps_for_any_T(T):
     gc = elfpy.GameContext("counter", num_games=5, num_threads=2, seed=0)
@@ -459,7 +458,7 @@ def random_configuration(seed: int) -> dict:
     )
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(60)
 @pytest.mark.parametrize("seed", range(8))
 def test_every_row_reaches_every_tag_once_and_in_order(seed):
     config = random_configuration(seed)

@@ -217,7 +217,7 @@ def test_alternate_makes_the_actor_batch_half_the_game_seats():
         loader.acting_batch(loader.context())
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(60)
 def test_deterministic_alternation_serves_the_two_halves_of_the_games_in_turn():
     gc = alternating_context(8, deterministic=True)
     halves = []
@@ -230,7 +230,7 @@ def test_deterministic_alternation_serves_the_two_halves_of_the_games_in_turn():
     assert halves == [[0, 1, 2, 3], [4, 5, 6, 7]] * 5
 
 
-@pytest.mark.timeout(30)
+@pytest.mark.timeout(60)
 def test_alternation_serves_every_game_in_batches_of_half_the_games():
     gc = alternating_context(16, deterministic=False)
     served = np.zeros(16, int)
