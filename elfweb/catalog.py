@@ -1,0 +1,101 @@
+"""What a page may open: the entries fixed when the server starts.
+
+Each entry has a short id the page sends back (``{"type": "open", "entry": id}``)
+and a function that starts its game; the paths behind the entries are the
+ones given on the command line, read here once, so nothing the page sends
+ever names a file. Models load through ``rlpytorch.evaluate.load_trained``
+(tensors only) and Go networks through ``elfpy.gtp.load_evaluator`` (a file
+that could run code is refused).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from elfweb.go_game import GoGame
+from elfweb.watch import EngineWatch, HostedWatch
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    label: str
+    kind: str  # "watch" (pictures, controls, maybe a human seat's commands) or "go" (a clickable board)
+    open: Callable[[int], Any]  # seed -> a new EngineWatch, HostedWatch or GoGame
+
+    def describe(self) -> dict[str, str]:
+        return {"id": self.id, "label": self.label, "kind": self.kind}
+
+
+def builtin_entries(playouts: int, games: Sequence[str] = ()) -> list[Entry]:
+    """MiniRTS by its built-in AI, at random, or commanded from the page; Go against the
+    built-in search (equal priors) or between two people; ``games`` (more games to
+    watch, e.g. "gym:CartPole-v1") played at random."""
+    from elfpy.go import play
+
+    entries = [
+        Entry("minirts-ai", "MiniRTS: built-in AI against built-in AI", "watch",
+              lambda seed: EngineWatch("minirts", {}, "ai", seed=seed)),
+        Entry("minirts-random", "MiniRTS: random commands against the built-in AI", "watch",
+              lambda seed: EngineWatch("minirts", {}, "random", seed=seed)),
+        Entry("minirts-human", "MiniRTS: you command (strategic commands) against the built-in AI", "watch",
+              lambda seed: EngineWatch("minirts", {}, "human", seed=seed)),
+        Entry("go-search", f"Go 9x9: you (black) against the search, no network ({playouts} playouts)", "go",
+              lambda seed: GoGame(play.uniform_evaluator, playouts)),
+        Entry("go-people", "Go 9x9: two people at one board", "go", lambda seed: GoGame(None, playouts)),
+    ]
+    for game in games:
+        entries.append(_game_entry(game))
+    return entries
+
+
+def _game_entry(game: str) -> Entry:
+    if game.startswith("gym:"):
+        HostedWatch(game, None, {}, "random").close()  # a game that cannot be made or drawn fails at start
+        return Entry(_entry_id("random", game), f"{game}: random actions", "watch",
+                     lambda seed: HostedWatch(game, None, {}, "random", seed=seed))
+    EngineWatch(game, {}, "random").close()
+    return Entry(_entry_id("random", game), f"{game}: random actions", "watch",
+                 lambda seed: EngineWatch(game, {}, "random", seed=seed))
+
+
+def loaded_entry(path: str, playouts: int) -> Entry:
+    """The entry of a file given with ``--load``: a Go network (``.pt2``), else a checkpoint or a run
+    folder (its last checkpoint) whose model plays the game it was trained on."""
+    name = Path(path).name
+    if path.endswith(".pt2"):
+        from elfpy.gtp import load_evaluator
+
+        evaluator = load_evaluator(path)
+        return Entry(_entry_id("go", name), f"Go: you (black) against {name} ({playouts} playouts)", "go",
+                     lambda seed: GoGame(evaluator, playouts))
+    from rlpytorch.evaluate import check_video, load_trained
+
+    model, loader = load_trained(path, {"num_threads": 1})
+    check_video(model, loader)  # refuses a game that cannot draw itself, and models the loop cannot feed
+    model.eval()
+    label = f"{loader.game}: {name} (step {model.step})"
+    if loader.hosted:
+        preset = loader.preset or None
+        return Entry(_entry_id("model", name), label, "watch",
+                     lambda seed: HostedWatch(loader.game, preset, loader.options, "model", model, seed=seed))
+    return Entry(_entry_id("model", name), label, "watch",
+                 lambda seed: EngineWatch(loader.game, loader.options, "model", model, seed=seed))
+
+
+def _entry_id(prefix: str, name: str) -> str:
+    return f"{prefix}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}"[:48]
+
+
+def catalog(entries: Sequence[Entry]) -> dict[str, Entry]:
+    """Entries by id; ValueError if two share one (the same file given twice)."""
+    by_id: dict[str, Entry] = {}
+    for entry in entries:
+        if entry.id in by_id:
+            raise ValueError(f"two entries named '{entry.id}': give each file once")
+        by_id[entry.id] = entry
+    return by_id
