@@ -24,7 +24,7 @@ from elfweb.watch import EngineWatch, HostedWatch
 class Entry:
     id: str
     label: str
-    kind: str  # "watch" (pictures, controls, maybe a human seat's commands) or "go" (a clickable board)
+    kind: str  # "watch" (pictures and controls), "command" (the same, and a person's commands) or "go" (a board)
     open: Callable[[int], Any]  # seed -> a new EngineWatch, HostedWatch or GoGame
 
     def describe(self) -> dict[str, str]:
@@ -42,7 +42,7 @@ def builtin_entries(playouts: int, games: Sequence[str] = ()) -> list[Entry]:
               lambda seed: EngineWatch("minirts", {}, "ai", seed=seed)),
         Entry("minirts-random", "MiniRTS: random commands against the built-in AI", "watch",
               lambda seed: EngineWatch("minirts", {}, "random", seed=seed)),
-        Entry("minirts-human", "MiniRTS: you command (strategic commands) against the built-in AI", "watch",
+        Entry("minirts-human", "MiniRTS: you command (strategic commands) against the built-in AI", "command",
               lambda seed: EngineWatch("minirts", {}, "human", seed=seed)),
         Entry("go-search", f"Go 9x9: you (black) against the search, no network ({playouts} playouts)", "go",
               lambda seed: GoGame(play.uniform_evaluator, playouts)),
