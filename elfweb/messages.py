@@ -74,7 +74,8 @@ def parse(text: str | bytes) -> dict[str, Any]:
     schema = SCHEMAS[kind]
     fields = set(message) - {"type"}
     if fields != set(schema):
-        raise BadMessage(f"'{kind}' takes the fields {sorted(schema)}, got {sorted(f[:MAX_NAME_CHARS] for f in fields)}")
+        given = sorted(f[:MAX_NAME_CHARS] for f in fields)
+        raise BadMessage(f"'{kind}' takes the fields {sorted(schema)}, got {given}")
     for name, rule in schema.items():
         if not rule.check(message[name]):
             raise BadMessage(f"'{kind}': field '{name}' must be {rule}, got {str(message[name])[:MAX_NAME_CHARS]!r}")

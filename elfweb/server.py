@@ -43,8 +43,8 @@ class Limits:
 class Server:
     """The state shared by all viewers: the catalog, the token, and the counts against the limits."""
 
-    def __init__(self, entries: dict[str, Entry], token: str, limits: Limits = Limits()) -> None:
-        self.entries, self.token, self.limits = entries, token, limits
+    def __init__(self, entries: dict[str, Entry], token: str, limits: Limits | None = None) -> None:
+        self.entries, self.token, self.limits = entries, token, limits or Limits()
         self.viewers = 0
         self.games = 0
 
@@ -170,20 +170,23 @@ class Viewer:
             while True:
                 await self.playing.wait()
                 started = loop.time()
-                await self.step_once()
+                await self.step_once(playing_only=True)
                 await asyncio.sleep(max(0.0, 1 / self.fps - (loop.time() - started)))
         except WebSocketDisconnect:
             return
         except Exception as error:  # a game that fails ends; the viewer hears why and may open another
             await self.ws.send_json({"type": "error", "fatal": False, "message": f"the game stopped: {error}"})
 
-    async def step_once(self) -> None:
+    async def step_once(self, playing_only: bool = False) -> None:
+        """One step and its frame, sent under the lock: once a pause holds the lock, no frame of the
+        playing task follows its acknowledgement. ``playing_only``: not if paused meanwhile."""
         async with self.lock:
-            if self.game is None:
+            if self.game is None or (playing_only and not self.playing.is_set()):
                 return
             frame = await asyncio.to_thread(self.game.step)
-        image = "data:image/png;base64," + base64.b64encode(frame.png).decode("ascii")
-        await self.ws.send_json({"type": "frame", "image": image, "playing": self.playing.is_set(), **frame.info()})
+            image = "data:image/png;base64," + base64.b64encode(frame.png).decode("ascii")
+            await self.ws.send_json({"type": "frame", "image": image, "playing": self.playing.is_set(),
+                                     **frame.info()})
 
     async def watch(self, kind: str, message: dict[str, Any]) -> None:
         if kind == "speed":
@@ -194,6 +197,8 @@ class Viewer:
             action = message["action"]
             if action == "pause":
                 self.playing.clear()
+                async with self.lock:  # the step under way, if any, sends its frame first
+                    pass
             elif action == "resume":
                 self.playing.set()
             elif action == "step":

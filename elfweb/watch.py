@@ -163,7 +163,8 @@ class HostedWatch:
             raise ValueError(f"a hosted game is watched with player 'model' or 'random', not '{player}'")
         if not is_hosted(game):
             raise ValueError(f"game '{game}' is not Python-hosted")
-        options = {k: v for k, v in options.items() if k not in ("num_workers", "preset")}  # the engine's, not the env's
+        engine_only = ("num_workers", "preset")  # a loader's options for the engine, not for the env
+        options = {k: v for k, v in options.items() if k not in engine_only}
         _, self._chosen = resolve(game, preset, {**options, "render_mode": "rgb_array"})
         self.player, self.model, self.seed = player, model, seed
         self.episode = 0
