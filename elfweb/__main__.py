@@ -58,10 +58,15 @@ def serve(server: Server, host: str, port: int) -> None:
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(128)  # from now on a browser's connection waits in the backlog until uvicorn serves it
     shown = f"[{host}]" if ":" in host else host
     print(f"elfweb: open http://{shown}:{sock.getsockname()[1]}/?token={server.token}", flush=True)
     config = uvicorn.Config(server.app(), log_level="warning", ws_max_size=1 << 16)
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn shuts down on Ctrl-C, then raises it again: the stop asked for
+        pass
+    print("elfweb: stopped", flush=True)
 
 
 if __name__ == "__main__":
