@@ -3,7 +3,9 @@
 CMake builds in build/python, kept between builds (editable or wheel), so a
 rebuild compiles only what changed; the module it links there is copied to
 where setuptools wants it. The example configs ship as package data
-(rlpytorch/configs, loaded by name: ``--config cartpole_fast``).
+(rlpytorch/configs, loaded by name: ``--config cartpole_fast``), and so do the
+web page's assets (elfweb/static: it works offline). ``pip install .[web]``
+adds the web server's packages.
 """
 
 import fcntl
@@ -83,12 +85,13 @@ setup(
     name="elf-platform",
     version="0.1.0",
     description="A game-research platform for reinforcement learning: C++ games batched into PyTorch.",
-    packages=find_packages(include=["elfpy", "elfpy.*", "rlpytorch", "rlpytorch.*"]),
-    package_data={"rlpytorch": ["configs/*.yaml"]},
+    packages=find_packages(include=["elfpy", "elfpy.*", "rlpytorch", "rlpytorch.*", "elfweb"]),
+    package_data={"rlpytorch": ["configs/*.yaml"], "elfweb": ["static/*"]},
     ext_modules=[CMakeExtension("elfpy._elf")],
     cmdclass={"build": CleanBuild, "build_ext": CMakeBuild},
     python_requires=">=3.10",
     # torch: scripts/setup.sh installs a pinned build first (which one depends on the index).
     install_requires=["numpy", "tqdm", "pyyaml", "gymnasium>=1.0", "torch", "typing_extensions"],
+    extras_require={"web": ["starlette>=1.0", "uvicorn>=0.30", "websockets>=13", "pillow"]},
     zip_safe=False,
 )
