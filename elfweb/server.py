@@ -166,12 +166,15 @@ class Viewer:
 
     async def play_watched(self) -> None:
         loop = asyncio.get_running_loop()
+        due = loop.time()  # when the next frame is due: a schedule, so that late wake-ups do not add up
         try:
             while True:
-                await self.playing.wait()
-                started = loop.time()
+                if not self.playing.is_set():
+                    await self.playing.wait()
+                    due = loop.time()
                 await self.step_once(playing_only=True)
-                await asyncio.sleep(max(0.0, 1 / self.fps - (loop.time() - started)))
+                due = max(due + 1 / self.fps, loop.time() - 1 / self.fps)  # a slow step is not made up twice over
+                await asyncio.sleep(max(0.0, due - loop.time()))
         except WebSocketDisconnect:
             return
         except Exception as error:  # a game that fails ends; the viewer hears why and may open another
