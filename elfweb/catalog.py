@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from elfweb.go_game import GoGame
+from elfweb.replays import MiniRtsReplay, SgfReplay
 from elfweb.watch import EngineWatch, HostedWatch
 
 
@@ -24,8 +25,10 @@ from elfweb.watch import EngineWatch, HostedWatch
 class Entry:
     id: str
     label: str
-    kind: str  # "watch" (pictures and controls), "command" (the same, and a person's commands) or "go" (a board)
-    open: Callable[[int], Any]  # seed -> a new EngineWatch, HostedWatch or GoGame
+    # "watch" (pictures and controls), "command" (the same, and a person's commands), "go" (a board to play
+    # on), "replay" (pictures to scrub through) or "sgf" (a Go board to scrub through)
+    kind: str
+    open: Callable[[int], Any]  # seed -> a new EngineWatch, HostedWatch, GoGame, MiniRtsReplay or SgfReplay
 
     def describe(self) -> dict[str, str]:
         return {"id": self.id, "label": self.label, "kind": self.kind}
@@ -64,9 +67,16 @@ def _game_entry(game: str) -> Entry:
 
 
 def loaded_entry(path: str, playouts: int) -> Entry:
-    """The entry of a file given with ``--load``: a Go network (``.pt2``), else a checkpoint or a run
-    folder (its last checkpoint) whose model plays the game it was trained on."""
+    """The entry of a file given with ``--load``: a Go network (``.pt2``), a MiniRTS replay (``.json``), a
+    Go game (``.sgf``), else a checkpoint or a run folder (its last checkpoint) whose model plays the game
+    it was trained on. Each is read here, so that a bad file fails at start."""
     name = Path(path).name
+    if path.endswith(".json"):
+        MiniRtsReplay(path)
+        return Entry(_entry_id("replay", name), f"MiniRTS replay {name}", "replay", lambda seed: MiniRtsReplay(path))
+    if path.endswith(".sgf"):
+        SgfReplay(path)
+        return Entry(_entry_id("sgf", name), f"Go game {name}", "sgf", lambda seed: SgfReplay(path))
     if path.endswith(".pt2"):
         from elfpy.gtp import load_evaluator
 

@@ -55,6 +55,7 @@ SCHEMAS: dict[str, dict[str, Integer | Choice | Name]] = {
     "go_pass": {},
     "go_resign": {},
     "go_undo": {},
+    "seek": {"index": Integer(0, 10_000_000)},  # a replay's position; past the end means its last
 }
 
 

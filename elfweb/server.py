@@ -27,6 +27,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from elfweb.catalog import Entry
 from elfweb.go_game import GoGame, IllegalMove
 from elfweb.messages import BadMessage, parse
+from elfweb.replays import MiniRtsReplay, SgfReplay
 
 STATIC = Path(__file__).resolve().parent / "static"
 POLICY_VIOLATION = 1008  # websocket close codes (RFC 6455)
@@ -123,6 +124,10 @@ class Viewer:
             raise ValueError(f"'{kind}' needs an open game: send 'open' first")
         if isinstance(self.game, GoGame):
             await self.go(kind, message)
+        elif isinstance(self.game, MiniRtsReplay | SgfReplay):
+            if kind != "seek":
+                raise ValueError(f"'{kind}' is not for a replay: it takes 'seek'")
+            await self.ws.send_json(await asyncio.to_thread(self.game.show, message["index"]))
         else:
             await self.watch(kind, message)
 
@@ -143,6 +148,8 @@ class Viewer:
         await self.ws.send_json({"type": "opened", **entry.describe()})
         if isinstance(self.game, GoGame):
             await self.send_go()
+        elif isinstance(self.game, MiniRtsReplay | SgfReplay):
+            await self.ws.send_json(await asyncio.to_thread(self.game.show, 0))
         else:
             self.playing.set()
             self.player_task = asyncio.create_task(self.play_watched())
@@ -213,7 +220,7 @@ class Viewer:
                 if not self.playing.is_set():
                     await self.step_once()
         else:
-            raise ValueError(f"'{kind}' is a Go message; this game is watched")
+            raise ValueError(f"'{kind}' is not for a watched game")
         await self.ws.send_json({"type": "status", "playing": self.playing.is_set(), "fps": self.fps})
 
     # --- Go -------------------------------------------------------------------------------------
@@ -223,7 +230,7 @@ class Viewer:
         actions = {"go_move": lambda: game.move(message["row"], message["col"]), "go_pass": game.pass_move,
                    "go_resign": game.resign, "go_undo": game.undo}
         if kind not in actions:
-            raise ValueError(f"'{kind}' is for watched games; this is Go")
+            raise ValueError(f"'{kind}' is not for a Go game")
         async with self.lock:
             await asyncio.to_thread(actions[kind])
         await self.send_go()

@@ -34,9 +34,13 @@ function showOpened(entry) {
   page.kind = entry.kind;
   page.frames = 0;
   page.go = null;
-  $("watch").hidden = entry.kind === "go";
-  $("go").hidden = entry.kind !== "go";
+  const board = entry.kind === "go" || entry.kind === "sgf";
+  $("watch").hidden = board;
+  $("go").hidden = !board;
   $("commands").hidden = entry.kind !== "command";
+  $("watch-controls").hidden = entry.kind === "replay";
+  $("go-controls").hidden = entry.kind === "sgf";
+  $("scrubber").hidden = entry.kind !== "replay" && entry.kind !== "sgf";
   say(`opened ${entry.label}`, false);
 }
 
@@ -45,7 +49,17 @@ function showOpened(entry) {
 for (const action of ["pause", "resume", "step", "restart"]) $(action).onclick = () => send({ type: "control", action });
 $("speed").oninput = () => { $("fps").textContent = $("speed").value; send({ type: "speed", fps: Number($("speed").value) }); };
 
+// A replay's position: the scrubber follows what the server shows, and asks for what the player drags to.
+function showPosition(message) {
+  if (message.count === undefined) return;
+  $("scrub").max = message.count - 1;
+  $("scrub").value = message.index;
+  $("scrub-at").textContent = `${message.index} / ${message.count - 1}`;
+}
+$("scrub").oninput = () => send({ type: "seek", index: Number($("scrub").value) });
+
 function showFrame(frame) {
+  showPosition(frame);
   $("frame").src = frame.image;
   page.frames += 1;
   page.last = frame;
@@ -91,6 +105,7 @@ const board = $("board");
 function cell(size) { return board.width / (size + 1); }
 
 function showGo(state) {
+  showPosition(state);
   page.go = state;
   const size = state.size, step = cell(size), g = board.getContext("2d");
   g.fillStyle = "#dcb35c"; g.fillRect(0, 0, board.width, board.height);
@@ -111,7 +126,7 @@ function showGo(state) {
 }
 
 board.onclick = (event) => {
-  if (!page.go) return;
+  if (!page.go || page.kind !== "go") return;
   const rect = board.getBoundingClientRect(), step = cell(page.go.size) * rect.width / board.width;
   const col = Math.round((event.clientX - rect.left) / step) - 1, row = Math.round((event.clientY - rect.top) / step) - 1;
   if (row >= 0 && col >= 0 && row < page.go.size && col < page.go.size) { say("thinking ...", false); send({ type: "go_move", row, col }); }

@@ -184,3 +184,57 @@ def test_viewers_and_games_are_bounded(entries):
             assert "limit of 1 games" in receive(two, "error")["message"]
             one.send_json({"type": "open", "entry": "minirts-ai"})  # a viewer's new game replaces its old one
             receive(one, "frame")
+
+
+@pytest.fixture(scope="module")
+def replay_files(tmp_path_factory):
+    from elfpy.go.sgf import to_sgf
+    from elfpy.render import minirts
+
+    folder = tmp_path_factory.mktemp("replays")
+    episode = minirts.play({"seats": 0}, seed=3, max_steps=12)
+    episode.replay.save(folder / "game.json")
+    moves = [("b", 40), ("w", 20), ("b", 81), ("w", 81)]  # E5, C7, pass, pass
+    (folder / "game.sgf").write_text(to_sgf(moves, 9, 7.5, "W+7.5"))
+    return folder, episode
+
+
+def test_replays_are_scrubbed_through(replay_files):
+    folder, episode = replay_files
+    entries = catalog([loaded_entry(str(folder / "game.json"), 8), loaded_entry(str(folder / "game.sgf"), 8)])
+    with client(entries) as http, http.websocket_connect(f"/ws?token={TOKEN}") as ws:
+        ws.receive_json()
+        ws.send_json({"type": "open", "entry": "replay-game.json"})
+        assert receive(ws, "opened")["kind"] == "replay"
+        first = receive(ws, "frame")
+        assert first["index"] == 0 and first["count"] == len(episode.boards) == 13
+        ws.send_json({"type": "seek", "index": 5})
+        shown = receive(ws, "frame")
+        assert shown["index"] == 5 and shown["image"] != first["image"]
+        ws.send_json({"type": "seek", "index": 10_000})  # past the end: the last position
+        assert receive(ws, "frame")["index"] == 12
+        ws.send_json({"type": "control", "action": "step"})
+        assert "takes 'seek'" in receive(ws, "error")["message"]
+
+        ws.send_json({"type": "open", "entry": "sgf-game.sgf"})
+        assert receive(ws, "opened")["kind"] == "sgf"
+        assert receive(ws, "go")["moves"] == []
+        ws.send_json({"type": "seek", "index": 2})
+        state = receive(ws, "go")
+        assert state["moves"] == ["B E5", "W C7"] and state["stones"][4][4] == 1 and state["stones"][2][2] == 2
+        ws.send_json({"type": "seek", "index": 4})
+        assert receive(ws, "go")["result"] == "W+7.5"
+
+
+def test_a_replay_that_does_not_reproduce_is_refused_at_start(replay_files, tmp_path):
+    from elfpy.render import minirts
+
+    folder, episode = replay_files
+    broken = minirts.Replay.load(folder / "game.json")
+    broken.board_crcs[3] ^= 1
+    broken.save(tmp_path / "broken.json")
+    with pytest.raises(ValueError, match="broken.json: board 3 .* differs"):
+        loaded_entry(str(tmp_path / "broken.json"), 8)
+    (tmp_path / "bad.sgf").write_text("(;FF[4]SZ[9];B[ee];W[ee])")
+    with pytest.raises(ValueError, match="illegal"):
+        loaded_entry(str(tmp_path / "bad.sgf"), 8)
