@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from elfweb.follow import FollowedRun
 from elfweb.go_game import GoGame
 from elfweb.replays import MiniRtsReplay, SgfReplay
 from elfweb.watch import EngineWatch, HostedWatch
@@ -26,9 +27,10 @@ class Entry:
     id: str
     label: str
     # "watch" (pictures and controls), "command" (the same, and a person's commands), "go" (a board to play
-    # on), "replay" (pictures to scrub through) or "sgf" (a Go board to scrub through)
+    # on), "replay" (pictures to scrub through), "sgf" (a Go board to scrub through) or "run" (a training
+    # run's curve beside its latest checkpoint playing)
     kind: str
-    open: Callable[[int], Any]  # seed -> a new EngineWatch, HostedWatch, GoGame, MiniRtsReplay or SgfReplay
+    open: Callable[[int], Any]  # seed -> a new EngineWatch, HostedWatch, GoGame, MiniRtsReplay, SgfReplay, FollowedRun
 
     def describe(self) -> dict[str, str]:
         return {"id": self.id, "label": self.label, "kind": self.kind}
@@ -83,18 +85,30 @@ def loaded_entry(path: str, playouts: int) -> Entry:
         evaluator = load_evaluator(path)
         return Entry(_entry_id("go", name), f"Go: you (black) against {name} ({playouts} playouts)", "go",
                      lambda seed: GoGame(evaluator, playouts))
+    if Path(path).is_dir() and (Path(path) / "progress.csv").exists():  # a run folder: followed as it trains
+        model_watch(Path(path), 0)[0].close()  # a run whose model cannot be watched fails at start
+        return Entry(_entry_id("run", name), f"run {name}: its curve, and its latest checkpoint playing", "run",
+                     lambda seed: FollowedRun(path, model_watch, seed))
+    watch, step = model_watch(Path(path), 0)
+    watch.close()
+    return Entry(_entry_id("model", name), f"{watch.game}: {name} (step {step})", "watch",
+                 lambda seed: model_watch(Path(path), seed)[0])
+
+
+def model_watch(path: Path, seed: int) -> tuple[EngineWatch | HostedWatch, int]:
+    """The checkpoint at ``path`` (or a run folder's last one) playing the game it was trained on, and
+    the model's step; ``ArgsError`` (a ValueError) if the game cannot draw itself or the loop cannot feed
+    the model."""
     from rlpytorch.evaluate import check_video, load_trained
 
     model, loader = load_trained(path, {"num_threads": 1})
-    check_video(model, loader)  # refuses a game that cannot draw itself, and models the loop cannot feed
+    check_video(model, loader)
     model.eval()
-    label = f"{loader.game}: {name} (step {model.step})"
     if loader.hosted:
-        preset = loader.preset or None
-        return Entry(_entry_id("model", name), label, "watch",
-                     lambda seed: HostedWatch(loader.game, preset, loader.options, "model", model, seed=seed))
-    return Entry(_entry_id("model", name), label, "watch",
-                 lambda seed: EngineWatch(loader.game, loader.options, "model", model, seed=seed))
+        watch = HostedWatch(loader.game, loader.preset or None, loader.options, "model", model, seed=seed)
+    else:
+        watch = EngineWatch(loader.game, loader.options, "model", model, seed=seed)
+    return watch, model.step
 
 
 def _entry_id(prefix: str, name: str) -> str:

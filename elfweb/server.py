@@ -25,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from elfweb.catalog import Entry
+from elfweb.follow import FollowedRun
 from elfweb.go_game import GoGame, IllegalMove
 from elfweb.messages import BadMessage, parse
 from elfweb.replays import MiniRtsReplay, SgfReplay
@@ -197,6 +198,10 @@ class Viewer:
             image = "data:image/png;base64," + base64.b64encode(frame.png).decode("ascii")
             await self.ws.send_json({"type": "frame", "image": image, "playing": self.playing.is_set(),
                                      **frame.info()})
+            if isinstance(self.game, FollowedRun):
+                curve = await asyncio.to_thread(self.game.curve)
+                if curve is not None:
+                    await self.ws.send_json(curve)
 
     async def watch(self, kind: str, message: dict[str, Any]) -> None:
         if kind == "speed":

@@ -166,7 +166,7 @@ class HostedWatch:
         engine_only = ("num_workers", "preset")  # a loader's options for the engine, not for the env
         options = {k: v for k, v in options.items() if k not in engine_only}
         _, self._chosen = resolve(game, preset, {**options, "render_mode": "rgb_array"})
-        self.player, self.model, self.seed = player, model, seed
+        self.game, self.player, self.model, self.seed = game, player, model, seed
         self.episode = 0
         self._env = None
         self._open()

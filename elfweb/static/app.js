@@ -18,6 +18,7 @@ socket.onmessage = (event) => {
   else if (message.type === "frame") showFrame(message);
   else if (message.type === "status") say(message.playing ? `playing at ${message.fps} fps` : "paused", false);
   else if (message.type === "go") showGo(message);
+  else if (message.type === "curve") showCurve(message);
   else if (message.type === "error") say(message.message, true);
 };
 socket.onclose = (event) => { page.closed = event.code; say(`disconnected (${event.code}) ${event.reason}`, true); };
@@ -38,6 +39,8 @@ function showOpened(entry) {
   $("watch").hidden = board;
   $("go").hidden = !board;
   $("commands").hidden = entry.kind !== "command";
+  $("run").hidden = entry.kind !== "run";
+  page.curve = null;
   $("watch-controls").hidden = entry.kind === "replay";
   $("go-controls").hidden = entry.kind === "sgf";
   $("scrubber").hidden = entry.kind !== "replay" && entry.kind !== "sgf";
@@ -97,6 +100,25 @@ function showCommands(names) {
     };
     return button;
   }));
+}
+
+// A followed run's learning curve, redrawn whole each time progress.csv grows.
+function showCurve(curve) {
+  page.curve = curve;
+  const svg = $("curve"), width = svg.width.baseVal.value, height = svg.height.baseVal.value, pad = 8;
+  const span = (values) => [Math.min(...values), Math.max(...values)];
+  const [x0, x1] = span(curve.x), [y0, y1] = span(curve.y);
+  const sx = (x) => pad + (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (width - 2 * pad);
+  const sy = (y) => height - pad - (y1 > y0 ? (y - y0) / (y1 - y0) : 0.5) * (height - 2 * pad);
+  const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+  line.setAttribute("points", curve.x.map((x, i) => `${sx(x).toFixed(1)},${sy(curve.y[i]).toFixed(1)}`).join(" "));
+  line.setAttribute("fill", "none");
+  line.setAttribute("stroke", "#3b6fd8");
+  line.setAttribute("stroke-width", "2");
+  svg.replaceChildren(line);
+  const last = curve.y.length ? curve.y[curve.y.length - 1].toFixed(2) : "none yet";
+  $("curve-label").textContent = `${curve.y_key} by ${curve.x_key}: ${curve.y.length} rows, last ${last}; ` +
+    `playing the checkpoint of step ${curve.model_step}`;
 }
 
 // --- Go --------------------------------------------------------------------------------------

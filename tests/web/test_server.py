@@ -238,3 +238,32 @@ def test_a_replay_that_does_not_reproduce_is_refused_at_start(replay_files, tmp_
     (tmp_path / "bad.sgf").write_text("(;FF[4]SZ[9];B[ee];W[ee])")
     with pytest.raises(ValueError, match="illegal"):
         loaded_entry(str(tmp_path / "bad.sgf"), 8)
+
+
+def test_a_followed_run_sends_its_curve_as_it_grows_and_plays_its_newest_checkpoint(tmp_path):
+    from rlpytorch.evaluate import load_trained
+    from rlpytorch.models.base import read_checkpoint
+
+    run = tmp_path / "run"
+    run.mkdir()
+    args = read_checkpoint("pretrained/minirts_simple_ac.pt")["args"]
+    model, _ = load_trained("pretrained/minirts_simple_ac.pt")
+    model.save(run / "last.pt", args)
+    header = "frames,updates,return_mean\n"
+    (run / "progress.csv").write_text(header + "1000,1,-0.5\n")
+    entries = catalog([loaded_entry(str(run), 8)])
+    with client(entries) as http, http.websocket_connect(f"/ws?token={TOKEN}") as ws:
+        ws.receive_json()
+        ws.send_json({"type": "open", "entry": "run-run"})
+        assert receive(ws, "opened")["kind"] == "run"
+        curve = receive(ws, "curve")
+        assert curve["x"] == [1000] and curve["y"] == [-0.5] and curve["model_step"] == model.step
+        (run / "progress.csv").write_text(header + "1000,1,-0.5\n2000,2,\n3000,3,0.25\n")  # an empty cell: left out
+        model.step += 100
+        model.save(run / "last.pt", args)  # training wrote a newer checkpoint
+        curve = receive(ws, "curve")
+        assert curve["x"] == [1000, 3000] and curve["y"] == [-0.5, 0.25]
+        ws.send_json({"type": "speed", "fps": 60})
+        while curve["model_step"] != model.step:  # taken up when the episode under way ends, and said so
+            curve = receive(ws, "curve")
+        assert curve["x"] == [1000, 3000]
