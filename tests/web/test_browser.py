@@ -15,6 +15,7 @@ from PIL import Image
 from selenium import webdriver
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from elfpy.go import play
@@ -27,11 +28,19 @@ GO_NETWORK = "pretrained/go9_selfplay_64min.pt2"
 MODEL = "pretrained/minirts_simple_ac.pt"
 
 
+SGF_MOVES = [("b", 40), ("w", 20), ("b", 30)]  # E5, C7, D6
+
+
 @pytest.fixture(scope="module")
-def server_url():
+def server_url(tmp_path_factory):
+    from elfpy.go.sgf import to_sgf
+
+    sgf = tmp_path_factory.mktemp("sgf") / "game.sgf"
+    sgf.write_text(to_sgf(SGF_MOVES, 9, 7.5, "B+R"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     process = subprocess.Popen([sys.executable, "-m", "elfweb", "--port", "0", "--playouts", "8", "--load", MODEL,
-                                "--load", GO_NETWORK], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+                                "--load", GO_NETWORK, "--load", str(sgf)], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, text=True)
     line = process.stdout.readline()
     assert line.startswith("elfweb: open http://127.0.0.1:"), line
     yield line.split()[-1]
@@ -142,15 +151,31 @@ def test_the_network_answers_a_clicked_move(browser, server_url):
     wait(browser, lambda: page_state(browser, "go.moves") == [])
 
 
-def test_a_minirts_command_moves_the_units(browser, server_url):
+def test_a_minirts_command_changes_the_game(browser, server_url):
+    """MiniRTS's seat gives strategic commands (cpp/games/rts: its action), so the page offers those. Idle, the
+    two workers only gather; "build worker" makes the base train more, which the picture shows in blue."""
     open_entry(browser, server_url, "minirts-human")
     wait(browser, lambda: len(browser.find_elements(By.CSS_SELECTOR, "#command-buttons button")) == 9)
     frame = browser.find_element(By.ID, "frame")
-    browser.find_element(By.CSS_SELECTOR, "#command-buttons button[data-action='5']").click()  # gather
-    wait(browser, lambda: page_state(browser, "last.action") == 5)
-    before = pixels_of(screenshot(frame), PLAYER_COLORS[0])
-    seen = page_state(browser, "frames")
-    wait(browser, lambda: page_state(browser, "frames") >= seen + 15)
-    after = pixels_of(screenshot(frame), PLAYER_COLORS[0])
-    assert browser.find_element(By.ID, "action").text == "gather"
-    assert (before != after).sum() > 20  # the workers walked to the mine: blue pixels moved
+    before = pixels_of(screenshot(frame), PLAYER_COLORS[0]).sum()
+    browser.find_element(By.CSS_SELECTOR, "#command-buttons button[data-action='1']").click()  # build worker
+    wait(browser, lambda: page_state(browser, "last.action") == 1)
+    assert browser.find_element(By.ID, "action").text == "build worker"
+    wait(browser, lambda: pixels_of(screenshot(frame), PLAYER_COLORS[0]).sum() > before + 200)  # new workers
+
+
+def test_an_sgf_game_is_scrubbed_through(browser, server_url):
+    open_entry(browser, server_url, "sgf-game.sgf")
+    wait(browser, lambda: page_state(browser, "go") is not None)
+    assert browser.find_element(By.ID, "go-pass").is_displayed() is False  # a record, not a game to play
+    scrubber = browser.find_element(By.ID, "scrub")
+    for index in range(1, len(SGF_MOVES) + 1):
+        scrubber.send_keys(Keys.ARROW_RIGHT)
+        wait(browser, lambda index=index: len(page_state(browser, "go.moves")) == index)
+    assert browser.find_element(By.ID, "go-result").text == "B+R"
+    board = screenshot(browser.find_element(By.ID, "board"))
+    step = board.shape[1] / 10
+    assert board[round(5 * step), round(5 * step)].max() < 60  # E5: black
+    assert board[round(3 * step), round(3 * step)].min() > 200  # C7: white
+    scrubber.send_keys(Keys.HOME)
+    wait(browser, lambda: page_state(browser, "go.moves") == [])

@@ -267,3 +267,24 @@ def test_a_followed_run_sends_its_curve_as_it_grows_and_plays_its_newest_checkpo
         while curve["model_step"] != model.step:  # taken up when the episode under way ends, and said so
             curve = receive(ws, "curve")
         assert curve["x"] == [1000, 3000]
+
+
+def test_a_hosted_game_is_drawn_by_its_own_render():
+    import base64
+    import io
+
+    import gymnasium as gym
+    import numpy as np
+    from PIL import Image
+
+    entries = catalog(builtin_entries(playouts=8, games=["gym:CartPole-v1"]))
+    with client(entries) as http, http.websocket_connect(f"/ws?token={TOKEN}") as ws:
+        ws.receive_json()
+        ws.send_json({"type": "open", "entry": "random-gym_CartPole-v1"})
+        frames = [receive(ws, "frame") for _ in range(3)]
+    picture = np.asarray(Image.open(io.BytesIO(base64.b64decode(frames[0]["image"].split(",", 1)[1]))))
+    env = gym.make("CartPole-v1", render_mode="rgb_array")
+    env.reset(seed=0)
+    assert picture.shape == env.render().shape  # the env's own picture, whatever its state
+    env.close()
+    assert [f["step"] for f in frames] == [0, 1, 2] and all(f["action"] in (0, 1) for f in frames)
