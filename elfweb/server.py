@@ -115,6 +115,9 @@ class Viewer:
                 return
             except (IllegalMove, ValueError) as error:  # a refused move or command: said, and the game goes on
                 await self.ws.send_json({"type": "error", "fatal": False, "message": str(error)})
+            except Exception as error:  # a game that failed (the engine names it): said; the viewer may open another
+                await self.ws.send_json({"type": "error", "fatal": False,
+                                         "message": f"failed: {type(error).__name__}: {error}"})
 
     async def handle(self, message: dict[str, Any]) -> None:
         kind = message["type"]

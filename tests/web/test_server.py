@@ -288,3 +288,19 @@ def test_a_hosted_game_is_drawn_by_its_own_render():
     assert picture.shape == env.render().shape  # the env's own picture, whatever its state
     env.close()
     assert [f["step"] for f in frames] == [0, 1, 2] and all(f["action"] in (0, 1) for f in frames)
+
+
+def test_a_game_that_fails_to_open_is_said_and_frees_its_place(entries):
+    from elfweb.catalog import Entry
+
+    def broken(seed):
+        raise RuntimeError("the engine could not start")
+
+    with_broken = {**entries, "broken": Entry("broken", "a game that fails", "watch", broken)}
+    with client(with_broken, Limits(games=1)) as http, http.websocket_connect(f"/ws?token={TOKEN}") as ws:
+        ws.receive_json()
+        ws.send_json({"type": "open", "entry": "broken"})
+        error = receive(ws, "error")
+        assert not error["fatal"] and "RuntimeError: the engine could not start" in error["message"]
+        ws.send_json({"type": "open", "entry": "go-people"})  # the one game allowed is free again
+        assert receive(ws, "go")["moves"] == []
