@@ -34,6 +34,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 POLICY_VIOLATION = 1008  # websocket close codes (RFC 6455)
 TRY_AGAIN_LATER = 1013
 DEFAULT_FPS = 30
+CATCH_UP_S = 0.25  # how far behind its schedule a watched game may fall before the schedule moves on
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,8 @@ class Viewer:
                     await self.playing.wait()
                     due = loop.time()
                 await self.step_once(playing_only=True)
-                due = max(due + 1 / self.fps, loop.time() - 1 / self.fps)  # a slow step is not made up twice over
+                # A slow step is made up by the next ones, but no more than CATCH_UP_S of them at once.
+                due = max(due + 1 / self.fps, loop.time() - CATCH_UP_S)
                 await asyncio.sleep(max(0.0, due - loop.time()))
         except WebSocketDisconnect:
             return
