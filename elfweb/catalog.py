@@ -60,7 +60,10 @@ def builtin_entries(playouts: int, games: Sequence[str] = ()) -> list[Entry]:
 
 def _game_entry(game: str) -> Entry:
     if game.startswith("gym:"):
-        HostedWatch(game, None, {}, "random").close()  # a game that cannot be made or drawn fails at start
+        try:
+            HostedWatch(game, None, {}, "random").close()  # a game that cannot be made or drawn fails at start
+        except Exception as error:  # Gymnasium's errors (an unknown id, a missing package) are not ValueErrors
+            raise ValueError(f"--game {game}: {type(error).__name__}: {error}") from None
         return Entry(_entry_id("random", game), f"{game}: random actions", "watch",
                      lambda seed: HostedWatch(game, None, {}, "random", seed=seed))
     EngineWatch(game, {}, "random").close()

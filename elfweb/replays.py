@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from elfpy.go import play
+from elfpy.render import minirts
+from elfpy.render.minirts import board_to_image
 from elfweb.watch import BOARD_SCALE, png_bytes
 
 MAX_FILE_BYTES = 16 << 20  # a long MiniRTS replay is a few MB of JSON; an SGF game a few kB
@@ -24,8 +26,6 @@ def _read(path: str | Path) -> str:
 
 class MiniRtsReplay:
     def __init__(self, path: str | Path) -> None:
-        from elfpy.render import minirts
-
         _read(path)  # the size check, before JSON parses it
         self.replay = minirts.Replay.load(path)
         try:
@@ -35,21 +35,21 @@ class MiniRtsReplay:
         self.count = len(self.boards)
 
     def show(self, index: int) -> dict[str, Any]:
-        from elfpy.render.minirts import board_to_image
-
         index = min(index, self.count - 1)
         image = png_bytes(board_to_image(self.boards[index], scale=BOARD_SCALE))
         last = index == self.count - 1
+        final_return = self.replay.rewards[0] if self.replay.rewards else 0.0  # seat 0's, on the final step
         return {"type": "frame", "image": "data:image/png;base64," + base64.b64encode(image).decode("ascii"),
-                "step": index, "episode": 0, "episode_return": self.replay.rewards[0] if last and self.replay.rewards
-                else 0.0, "action": None if last else self.replay.actions[index][0], "pi": None, "value": None,
+                "step": index, "episode": 0, "episode_return": final_return if last else 0.0,
+                "action": None if last else self.replay.actions[index][0], "pi": None, "value": None,
                 "action_names": [], "index": index, "count": self.count, "playing": False}
 
     def close(self) -> None:
         """Nothing runs between seeks."""
 
 
-SGF_MOVE = re.compile(r";\s*([BW])\[([a-s]{0,2})\]")
+SGF_MOVE = re.compile(r";\s*([BW])\[([^\]]*)\]")  # any value: one that is not a point is refused below
+SGF_LETTERS = "abcdefghijklmnopqrs"  # SGF's coordinates: column letter, then row letter, from the top left
 
 
 class SgfReplay:
@@ -67,11 +67,10 @@ class SgfReplay:
         for color, point in SGF_MOVE.findall(text):
             if point in ("", "tt"):  # a pass (tt: the older form, on boards up to 19x19)
                 where = "pass"
-            elif len(point) == 2 and max(point) < "abcdefghijklmnopqrs"[self.size]:
-                where = play.vertex(("abcdefghijklmnopqrs".index(point[1])) * self.size
-                                    + "abcdefghijklmnopqrs".index(point[0]), self.size)
+            elif len(point) == 2 and set(point) <= set(SGF_LETTERS[:self.size]):
+                where = play.vertex(SGF_LETTERS.index(point[1]) * self.size + SGF_LETTERS.index(point[0]), self.size)
             else:
-                raise ValueError(f"{path}: move {color}[{point}] is off the {self.size}x{self.size} board")
+                raise ValueError(f"{path}: move {color}[{point[:10]}] is off the {self.size}x{self.size} board")
             self.moves.append((color.lower(), where))
         play.observe(self.size, self.komi, self.moves)  # ValueError naming the move if one is illegal
         self.count = len(self.moves) + 1

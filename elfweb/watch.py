@@ -26,8 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from elfpy.game_defaults import option_default
 from elfpy.gym_host import env_action, game_seed, headless_rendering, is_hosted, observation_arrays
 from elfpy.gym_presets import resolve
+from elfpy.render.minirts import board_to_image
 
 PLAYERS = ("model", "random", "ai", "human")  # ai: the game's built-in AI plays every side (MiniRTS seats=0)
 BOARD_SCALE = 16  # pixels per MiniRTS tile: a 20x20 map is 320 pixels wide
@@ -75,6 +77,11 @@ class EngineWatch:
             raise ValueError(f"player '{player}': choose one of {list(PLAYERS)}")
         if player == "model" and model is None:
             raise ValueError("player 'model' needs a model")
+        try:
+            option_default(game, "board")  # the option that makes a game write its board, if it has one
+        except ValueError:
+            raise ValueError(f"game '{game}' cannot draw itself: the page shows native games that write a "
+                             f"'board' (MiniRTS) and Python-hosted ones ('gym:<id>')") from None
         self.game, self.player, self.model, self.seed = game, player, model, seed
         self.options = {**options, "board": True, **({"seats": 0} if player == "ai" else {})}
         self.pending_command = 0  # the human seat's next command (0: idle, until the page says otherwise)
@@ -100,10 +107,12 @@ class EngineWatch:
         self._gc.start()
         self._batches = iter(self._gc)
         self._states = None
-        if self.model is not None and self.model.state_size:
+        if self.model is not None:
             from rlpytorch.acting.act import RecurrentStates
+            from rlpytorch.acting.sampler import Sampler
 
-            self._states = RecurrentStates(self.model.state_size)
+            self._greedy = Sampler("greedy")
+            self._states = RecurrentStates(self.model.state_size) if self.model.state_size else None
         self.steps = 0
 
     def step(self) -> Frame:
@@ -111,16 +120,13 @@ class EngineWatch:
         first = int(np.argsort(batch.seats, kind="stable")[0])  # seat 0: the watched side
         terminal = bool(batch["terminal"][first])
         board = batch["final_board" if terminal else "board"][first]
-        from elfpy.render.minirts import board_to_image
-
         frame = Frame(png_bytes(board_to_image(board, scale=BOARD_SCALE)), self.steps, self.episode,
                       float(batch["episode_return"][first]), action_names=self.action_names)
         actions = np.zeros(len(batch), dtype=np.int64)
         if self.player == "model":
-            from rlpytorch.acting.act import act
-            from rlpytorch.acting.sampler import Sampler
+            from rlpytorch.acting.act import act  # here: watching without a model needs no torch
 
-            reply = act(self.model, Sampler("greedy"), batch, "cpu", self._states)
+            reply = act(self.model, self._greedy, batch, "cpu", self._states)
             actions = np.asarray(reply["a"], dtype=np.int64).reshape(len(batch))
             if "pi" in reply:
                 frame.pi = [round(float(p), 4) for p in reply["pi"][first]]

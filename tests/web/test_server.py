@@ -238,6 +238,26 @@ def test_a_replay_that_does_not_reproduce_is_refused_at_start(replay_files, tmp_
     (tmp_path / "bad.sgf").write_text("(;FF[4]SZ[9];B[ee];W[ee])")
     with pytest.raises(ValueError, match="illegal"):
         loaded_entry(str(tmp_path / "bad.sgf"), 8)
+    (tmp_path / "off.sgf").write_text("(;FF[4]SZ[9];B[jj])")
+    with pytest.raises(ValueError, match=r"B\[jj\] is off the 9x9 board"):
+        loaded_entry(str(tmp_path / "off.sgf"), 8)
+
+
+def test_sgf_corners_and_passes_of_a_19x19_game(tmp_path):
+    from elfweb.replays import SgfReplay
+
+    (tmp_path / "big.sgf").write_text("(;FF[4]SZ[19]KM[6.5];B[ss];W[aa];B[tt];W[])")
+    replay = SgfReplay(tmp_path / "big.sgf")
+    assert replay.moves == [("b", "T1"), ("w", "A19"), ("b", "pass"), ("w", "pass")] and replay.komi == 6.5
+    state = replay.show(2)
+    assert state["stones"][18][18] == 1 and state["stones"][0][0] == 2 and state["size"] == 19
+
+
+def test_a_game_that_cannot_draw_itself_is_refused_at_start():
+    with pytest.raises(ValueError, match="game 'cartpole' cannot draw itself"):
+        builtin_entries(8, games=["cartpole"])
+    with pytest.raises(ValueError, match="--game gym:NoSuchGame-v0: NameNotFound"):
+        builtin_entries(8, games=["gym:NoSuchGame-v0"])
 
 
 def test_a_followed_run_sends_its_curve_as_it_grows_and_plays_its_newest_checkpoint(tmp_path):
