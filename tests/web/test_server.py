@@ -324,3 +324,23 @@ def test_a_game_that_fails_to_open_is_said_and_frees_its_place(entries):
         assert not error["fatal"] and "RuntimeError: the engine could not start" in error["message"]
         ws.send_json({"type": "open", "entry": "go-people"})  # the one game allowed is free again
         assert receive(ws, "go")["moves"] == []
+
+
+def test_a_hosted_games_run_is_followed_with_its_model_playing(tmp_path, one_torch_thread):
+    from rlpytorch import train
+
+    run = tmp_path / "cartpole"
+    train.main(["--game", "gym:CartPole-v1", "--num_frames", "300", "--num_games", "2", "--num_workers", "1",
+                "--actor_batch", "2", "--train_batch", "2", "--eval_episodes", "1", "--save_dir", str(run),
+                "--no-progress"])
+    entries = catalog([loaded_entry(str(run), 8)])
+    with client(entries) as http, http.websocket_connect(f"/ws?token={TOKEN}") as ws:
+        ws.receive_json()
+        ws.send_json({"type": "open", "entry": "run-cartpole"})
+        frames, curve = [], None
+        while len(frames) < 2 or curve is None:  # the curve comes after the first frame
+            message = ws.receive_json()
+            frames += [message] if message["type"] == "frame" else []
+            curve = message if message["type"] == "curve" else curve
+    assert all(f["action"] in (0, 1) and f["image"].startswith("data:image/png") for f in frames)
+    assert len(curve["x"]) >= 1 and curve["x"][-1] >= 300
