@@ -90,7 +90,6 @@ class Viewer:
     def __init__(self, server: Server, ws: WebSocket) -> None:
         self.server, self.ws = server, ws
         self.game: Any = None
-        self.entry: Entry | None = None
         self.lock = asyncio.Lock()  # one operation on the game at a time (a step, a move, a restart)
         self.playing = asyncio.Event()  # set while a watched game runs (not paused)
         self.fps = DEFAULT_FPS
@@ -112,7 +111,8 @@ class Viewer:
                 await self.handle(message)
             except BadMessage as error:
                 await self.ws.send_json({"type": "error", "fatal": True, "message": str(error)})
-                await self.ws.close(code=POLICY_VIOLATION, reason=str(error)[:120])
+                # A close reason is at most 123 bytes of UTF-8: cut by bytes, not by characters.
+                await self.ws.close(code=POLICY_VIOLATION, reason=str(error).encode()[:120].decode(errors="ignore"))
                 return
             except (IllegalMove, ValueError) as error:  # a refused move or command: said, and the game goes on
                 await self.ws.send_json({"type": "error", "fatal": False, "message": str(error)})
@@ -149,7 +149,6 @@ class Viewer:
         except BaseException:
             self.server.games -= 1
             raise
-        self.entry = entry
         await self.ws.send_json({"type": "opened", **entry.describe()})
         if isinstance(self.game, GoGame):
             await self.send_go()

@@ -179,3 +179,33 @@ def test_an_sgf_game_is_scrubbed_through(browser, server_url):
     assert board[round(3 * step), round(3 * step)].min() > 200  # C7: white
     scrubber.send_keys(Keys.HOME)
     wait(browser, lambda: page_state(browser, "go.moves") == [])
+
+
+def test_hostile_clients_of_the_real_server_leave_the_browsers_game_playing(browser, server_url):
+    import json
+    import random
+
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    open_entry(browser, server_url, "minirts-ai")
+    wait(browser, lambda: page_state(browser, "frames") >= 1)
+    ws_url = server_url.replace("http://", "ws://").replace("/?token=", "/ws?token=")
+    rng = random.Random(62)
+    hostile = ["x" * (1 << 20), json.dumps({"type": "€" * 60}), json.dumps({"type": "open", "entry": "é" * 64}),
+               bytes(rng.randrange(256) for _ in range(2000)), json.dumps({"type": "speed", "fps": 10**100})]
+    codes = []
+    for message in hostile:
+        with connect(ws_url, max_size=1 << 22) as attacker:
+            json.loads(attacker.recv())  # hello
+            attacker.send(message)
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    attacker.recv()
+            codes.append(closed.value.rcvd.code)
+    assert codes == [1009, 1008, 1008, 1008, 1008]  # too big for the server's limit; refused by a schema
+    with pytest.raises(Exception, match="403"), connect(ws_url.replace("token=", "token=x")):
+        pass
+    seen = page_state(browser, "frames")
+    wait(browser, lambda: page_state(browser, "frames") > seen + 5)  # the browser's game went on throughout
+    assert page_state(browser, "closed") is None
