@@ -129,6 +129,7 @@ function cell(size) { return board.width / (size + 1); }
 function showGo(state) {
   showPosition(state);
   page.go = state;
+  say(state.result ? `game over: ${state.result}` : "", false);  // the move was made (and answered)
   const size = state.size, step = cell(size), g = board.getContext("2d");
   g.fillStyle = "#dcb35c"; g.fillRect(0, 0, board.width, board.height);
   g.strokeStyle = "#000"; g.lineWidth = 1;
