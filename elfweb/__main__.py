@@ -40,14 +40,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name in ("playouts", "max_viewers", "max_games"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
-    import torch
-
-    torch.set_num_threads(1)  # one core for the models of every viewer: the games' engines use the others
     try:
         entries = catalog([*builtin_entries(args.playouts, args.game),
                            *(loaded_entry(path, args.playouts) for path in args.load)])
     except (OSError, ValueError) as error:  # a missing or refused file, a game that cannot draw itself
         parser.error(str(error))
+    import torch
+
+    torch.set_num_threads(1)  # one core for the models of every viewer: the games' engines use the others
     serve(Server(entries, secrets.token_urlsafe(16), Limits(args.max_viewers, args.max_games)), args.host, args.port)
 
 
