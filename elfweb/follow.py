@@ -44,7 +44,7 @@ class FollowedRun:
 
     def step(self) -> Frame:
         frame = self.watch.step()
-        if frame.step > 0 and self.watch.episode != frame.episode and _stamp(self.checkpoint) != self._checkpoint_stamp:
+        if self.watch.episode != frame.episode and _stamp(self.checkpoint) != self._checkpoint_stamp:
             self.watch.close()  # the episode just ended: the next one is the newer checkpoint's
             self.seed += 1
             self._load()

@@ -94,11 +94,7 @@ class EngineWatch:
 
         self._gc = elfpy.GameContext(self.game, num_games=1, num_threads=1, seed=self.seed + self.episode,
                                      **self.options)
-        spec = self._gc.spec()
-        if "board" not in spec:
-            self._gc.stop()
-            raise ValueError(f"game '{self.game}' does not draw itself (no 'board' observation)")
-        action = spec["a"]
+        action = self._gc.spec()["a"]
         self.num_actions = int(action.space.n)
         self.action_names = action_names(action.meaning, self.num_actions)
         keys = list(self.model.obs_keys) if self.model is not None else []
@@ -113,7 +109,7 @@ class EngineWatch:
 
             self._greedy = Sampler("greedy")
             self._states = RecurrentStates(self.model.state_size) if self.model.state_size else None
-        self.steps = 0
+        self.steps = 0  # since the game was opened or restarted
 
     def step(self) -> Frame:
         batch = next(self._batches)
@@ -174,6 +170,7 @@ class HostedWatch:
         _, self._chosen = resolve(game, preset, {**options, "render_mode": "rgb_array"})
         self.game, self.player, self.model, self.seed = game, player, model, seed
         self.episode = 0
+        self.steps = 0  # since the game was opened or restarted, as EngineWatch counts
         self._env = None
         self._open()
 
@@ -184,7 +181,6 @@ class HostedWatch:
         self._env.action_space.seed(self.seed + self.episode)
         self._state = None
         self._return = 0.0
-        self.steps = 0
 
     def step(self) -> Frame:
         with headless_rendering():
@@ -202,16 +198,20 @@ class HostedWatch:
         self._return += float(reward)
         self.steps += 1
         if terminated or truncated:
-            self.restart()
+            self._next_episode()
         return frame
 
     def command(self, action: int) -> None:
         raise ValueError("this game has no human seat")
 
-    def restart(self) -> None:
+    def _next_episode(self) -> None:
         self.close()
         self.episode += 1
         self._open()
+
+    def restart(self) -> None:
+        self._next_episode()
+        self.steps = 0
 
     def close(self) -> None:
         if self._env is not None:

@@ -69,9 +69,9 @@ def page_state(browser, path):
 
 
 def open_entry(browser, url, entry):
+    """Loads the page with ``entry`` to open, and waits until the server said it opened (``kind`` set)."""
     browser.get(f"{url}&open={entry}")
-    wait(browser, lambda: page_state(browser, "frames") is not None and
-         browser.find_element(By.ID, "message").text.startswith("opened"))
+    wait(browser, lambda: browser.execute_script("return window.elfPage ? window.elfPage.kind : null;") is not None)
 
 
 def screenshot(element) -> np.ndarray:
