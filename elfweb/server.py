@@ -211,7 +211,8 @@ class Viewer:
         if kind == "speed":
             self.fps = message["fps"]
         elif kind == "command":
-            self.game.command(message["action"])
+            async with self.lock:  # after the step under way: every frame after the acknowledgement obeys it
+                self.game.command(message["action"])
         elif kind == "control":
             action = message["action"]
             if action == "pause":
