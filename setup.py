@@ -3,7 +3,9 @@
 CMake builds in build/python, kept between builds (editable or wheel), so a
 rebuild compiles only what changed; the module it links there is copied to
 where setuptools wants it. The example configs ship as package data
-(rlpytorch/configs, loaded by name: ``--config cartpole_fast``).
+(rlpytorch/configs, loaded by name: ``--config cartpole_fast``), and so do the
+web page's assets (elfweb/static: it works offline). ``pip install .[web]``
+adds the web server's packages.
 """
 
 import fcntl
@@ -99,6 +101,7 @@ EXTRAS = {
     "mujoco": ["mujoco==4.0.0"],  # gym:HalfCheetah-v5 and the other MuJoCo tasks
     "pettingzoo": ["pettingzoo==1.27.0", "mpe2==1.1.1"],  # elfpy.pettingzoo; pz:<module>, the MPE configs
     "sb3": ["stable-baselines3"],  # elfpy.sb3
+    "web": ["starlette==1.10.0", "uvicorn==0.54.0", "websockets==17.4", "pillow"],  # python -m elfweb
 }
 EXTRAS["all"] = sorted({requirement for extra in EXTRAS.values() for requirement in extra})
 
@@ -106,8 +109,8 @@ setup(
     name="elf-platform",
     version="0.1.0",
     description="A game-research platform for reinforcement learning: C++ games batched into PyTorch.",
-    packages=find_packages(include=["elfpy", "elfpy.*", "rlpytorch", "rlpytorch.*"]),
-    package_data={"rlpytorch": ["configs/*.yaml"]},
+    packages=find_packages(include=["elfpy", "elfpy.*", "rlpytorch", "rlpytorch.*", "elfweb"]),
+    package_data={"rlpytorch": ["configs/*.yaml"], "elfweb": ["static/*"]},
     ext_modules=[CMakeExtension("elfpy._elf")],
     cmdclass={"build": CleanBuild, "build_ext": CMakeBuild},
     python_requires=">=3.10",

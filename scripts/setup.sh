@@ -28,6 +28,13 @@ if ! command -v gnugo >/dev/null && [ ! -x /usr/games/gnugo ]; then
   if [ "$(id -u)" = 0 ]; then apt-get install -y -qq gnugo >/dev/null || { apt-get update -qq && apt-get install -y -qq gnugo >/dev/null; }
   else sudo apt-get install -y -qq gnugo >/dev/null; fi
 fi
+# Chromium and its driver: the web page's tests (tests/web) drive it headless through Selenium.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  echo "setup: installing chromium and chromium-driver (apt) ..."
+  if [ "$(id -u)" = 0 ]; then apt-get install -y -qq chromium chromium-driver >/dev/null ||
+    { apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; }
+  else sudo apt-get install -y -qq chromium chromium-driver >/dev/null; fi
+fi
 # Pinned. Which build comes depends on the index: the registry of these machines serves the
 # CPU wheel; PyPI serves the CUDA build on Linux (several GB). Unpinned, pip would take the newest.
 echo "setup: installing PyTorch 2.13.0 ..."
