@@ -78,6 +78,7 @@ import torch.multiprocessing as mp
 from elfpy.parent_watch import signal_when_parent_exits
 
 from ..core.args_provider import at_least, setting
+from ..core.finite import NonFiniteError
 from ..learners.trainer import lanes_of
 from ..models.base import Model
 from .resume import random_states, set_random_states
@@ -249,6 +250,8 @@ class MultiProcessRun(SingleProcessRun):
                 return None
             if kind == "error":
                 return payload
+            if kind == "nonfinite":
+                raise NonFiniteError(payload)
             if kind == "state":
                 self._learner_state = torch.load(io.BytesIO(payload), map_location="cpu", weights_only=True)
                 continue
@@ -384,6 +387,9 @@ def _learner_main(
     signal_when_parent_exits(setup["parent"], signal.SIGKILL)
     try:
         _learn(setup, shared, version, lock, stop, queues)
+    except NonFiniteError as error:  # the run's own verdict on its training: one line, as in one process
+        queues["news"].put(("nonfinite", str(error)))
+        stop.set()
     except Exception:
         queues["news"].put(("error", traceback.format_exc()))
         stop.set()

@@ -91,9 +91,11 @@ def test_a_model_whose_loss_goes_nan_stops_training_and_keeps_the_last_finite_ch
 
 @pytest.mark.parametrize(("setting", "line"), [
     (["--lr", "1e30"], "prog: error: training stopped: the loss of model 'model' turned non-finite"),
+    (["--lr", "1e30", "--runner", "multi"],  # raised in the learner process, reported the same
+     "prog: error: training stopped: the loss of model 'model' turned non-finite"),
     (["--game", "counter", "--game_options", "nonfinite_at_step=40"],
      "prog: error: game 0 ('counter'): seat 0's reward (key 'r') is nan at step 40"),
-], ids=["loss", "reward"])
+], ids=["loss", "loss_in_the_learner_process", "reward"])
 def test_the_command_line_stops_a_non_finite_run_with_one_line_and_status_1(tmp_path, setting, line):
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_:
