@@ -56,6 +56,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -83,6 +84,9 @@ __all__ = ["AlphaZero", "SelfPlayKeys", "format_selfplay"]
 
 EXPORTED = "net.pt2"  # the exported evaluator in the run's folder (what a GTP player loads)
 REPLAY_FILE = "replay.npz"  # the replay window of the checkpoint beside it (training state)
+# The next checkpoint's window, written before its last.pt and renamed to REPLAY_FILE after it: a kill
+# between the two leaves each checkpoint with its own window (load_training_state takes the one that matches).
+NEXT_REPLAY_FILE = "replay.next.npz"
 
 
 @dataclass
@@ -352,10 +356,14 @@ class AlphaZero(Configurable):
         ``REPLAY_FILE`` beside it, and the rest from ``state`` (``training_state``)."""
         self.net.load(file)
         self.optimizer.load_state_dict(state["optimizer"])
-        self.replay.load(file.parent / REPLAY_FILE)
-        if self.replay.added != state["replay_added"]:
-            raise ValueError(f"{file.parent / REPLAY_FILE} holds {self.replay.added:,} records ever added, "
-                             f"{file} {state['replay_added']:,}: they were not saved together")
+        for name in (REPLAY_FILE, NEXT_REPLAY_FILE):
+            if (file.parent / name).exists():
+                self.replay.load(file.parent / name)
+                if self.replay.added == state["replay_added"]:
+                    break
+        else:
+            raise ValueError(f"{file.parent / REPLAY_FILE} is missing or is not the replay window of {file} (which "
+                             f"has {state['replay_added']:,} records ever added): they were not saved together")
         self.frames, self.calls, self.owed = int(state["frames"]), int(state["calls"]), float(state["owed"])
         self._saved_at = self.frames
         self.earlier_seconds = float(state["seconds"])
@@ -378,7 +386,8 @@ class AlphaZero(Configurable):
         return entry
 
     def save(self) -> None:
-        """Into the run's folder: ``REPLAY_FILE``, then ``last.pt`` (weights, step,
+        """Into the run's folder: the replay window (``NEXT_REPLAY_FILE``, then
+        renamed ``REPLAY_FILE`` once ``last.pt`` is in place), ``last.pt`` (weights, step,
         configuration, training state) and ``net.pt2`` (the exported evaluator a
         GTP player loads)."""
         if self.run_dir is None:
@@ -387,8 +396,9 @@ class AlphaZero(Configurable):
         self._note(f"saving {LAST_CHECKPOINT}, {REPLAY_FILE}{exported} into {self.run_dir} at {self.frames:,} "
                    "leaf evaluations")
         with writing_into(self.run_dir):
-            self.replay.save(self.run_dir / REPLAY_FILE)
+            self.replay.save(self.run_dir / NEXT_REPLAY_FILE)
             self.net.save(self.run_dir / LAST_CHECKPOINT, self.run_config, resume=self.training_state())
+            os.replace(self.run_dir / NEXT_REPLAY_FILE, self.run_dir / REPLAY_FILE)
             self._saved_at = self.frames
             if not self.export:
                 return

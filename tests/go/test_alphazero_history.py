@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from test_alphazero import TINY, self_play
@@ -146,3 +147,20 @@ def test_a_way_out_save_that_fails_for_room_leaves_the_first_error_to_tell(tmp_p
     with pytest.raises(RuntimeError, match="it broke"):
         self_play(num_frames=1_000_000_000, save_dir=str(run))
     assert not run.exists()  # no checkpoint was written: the try is taken back
+
+
+def test_a_kill_between_the_replay_window_and_last_pt_leaves_a_run_that_resumes(tmp_path):
+    """A save writes the window as replay.next.npz, then last.pt, then renames the
+    window: killed before the rename, last.pt is the new checkpoint and replay.npz
+    the old one's window; the resume takes the window that matches last.pt."""
+    run = tmp_path / "run"
+    self_play(num_frames=400, save_dir=str(run))
+    state = read_checkpoint(run / "last.pt")["resume"]
+    (run / "replay.npz").rename(run / "replay.next.npz")
+    with np.load(run / "replay.next.npz", allow_pickle=False) as saved:  # the previous checkpoint's window
+        older = {name: saved[name] for name in ("planes", "pi", "z")}
+    np.savez_compressed(run / "replay.npz", **older, added=state["replay_added"] - 1)
+
+    resumed = main(["--resume", str(run), "--num_frames", str(state["frames"] + 200)]).history
+    assert resumed[-1]["frames"] >= state["frames"] + 200
+    assert not (run / "replay.next.npz").exists()  # the resumed run's own save renamed its window
