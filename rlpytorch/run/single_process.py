@@ -18,7 +18,7 @@ from tqdm import tqdm
 from elfpy.files import FolderError, deferred_signals, stop_signals_handled, writing_into
 
 from ..core import distributed
-from ..core.args_provider import Configurable, at_least, setting
+from ..core.args_provider import ArgsError, Configurable, at_least, setting
 from ..core.stats import StatsLogger, history_mark
 from ..learners.trainer import Trainer
 from .resume import random_states, set_random_states
@@ -179,7 +179,11 @@ class SingleProcessRun(Configurable):
         summary = RunSummary(0, 0, 0.0, math.nan)
         self._bar = progress_bar(self.progress, total=self.until, initial=trainer.frames, unit="frame",
                                  unit_scale=True)
-        start()
+        try:
+            start()
+        except ValueError as error:  # the engine refuses tags its games cannot fill (a batch above their seats)
+            self._bar.close()
+            raise ArgsError(f"the games refused the run's settings: {error}") from error
         with stop_signals_handled(lambda number: setattr(summary, "interrupted", True)):  # while it stops
             failure = None
             try:

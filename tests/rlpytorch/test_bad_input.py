@@ -57,6 +57,17 @@ def test_a_long_value_the_games_refuse_is_quoted_by_its_prefix(tmp_path):
     assert str(exit_.value.code) == f"prog: error: a setting was refused: game option '{'o' * 60}'... is not name=value"
 
 
+@pytest.mark.parametrize("runner", ["single", "multi"])
+def test_a_batch_larger_than_the_games_can_fill_is_one_line_and_leaves_no_folder(tmp_path, runner):
+    run = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_:
+        train.command_line(train.main, "prog", ["--num_games", "8", "--actor_batch", "16", "--runner", runner,
+                                                "--no-progress", "--save_dir", str(run)])
+    message = str(exit_.value.code)
+    assert message.startswith("prog: error: the games refused the run's settings: ") and "\n" not in message
+    assert "16" in message and not run.exists()
+
+
 def test_a_configuration_changed_in_python_is_held_to_the_same_ranges(tmp_path):
     run = tmp_path / "run"
     changed = dataclasses.replace(rlpytorch.config(save_dir=str(run), eval_at_end=False, progress=False), num_frames=0)
