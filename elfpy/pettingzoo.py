@@ -44,7 +44,7 @@ except ImportError as error:
     raise ImportError(f"elfpy.pettingzoo needs PettingZoo ({error}): pip install 'elf-platform[pettingzoo]'") from None
 
 from elfpy.context import Batch, GameContext, games
-from elfpy.vector import _observation_space
+from elfpy.vector import observation_space_of
 
 _TAG = "seats"
 _GO_AGENTS = ("black_0", "white_0")  # the engine's to_move: 1 black, 2 white
@@ -106,8 +106,9 @@ class NativeParallelEnv(ParallelEnv):
         self._statistic_keys = [k for k, s in keys.items() if s.role == "statistic"]
         self._action_keys = [k for k, s in keys.items() if s.role == "action"]
         # One space object per agent, as PettingZoo asks (each agent's space is seeded on its own).
-        self._observation_spaces = {agent: self._joint({k: _observation_space(keys[k]) for k in self._observation_keys})
-                                    for agent in self.possible_agents}
+        self._observation_spaces = {
+            agent: self._joint({k: observation_space_of(keys[k]) for k in self._observation_keys})
+            for agent in self.possible_agents}
         self._action_spaces = {agent: self._joint({k: copy.deepcopy(keys[k].space) for k in self._action_keys})
                                for agent in self.possible_agents}
         self._seeds = _SeedSequence()

@@ -58,7 +58,9 @@ from elfpy.vector_render import Renderer, make_renderer
 _TAG = "step"
 
 
-def _observation_space(spec: KeySpec) -> gym.Space:
+def observation_space_of(spec: KeySpec) -> gym.Space:
+    """The Gymnasium space of an observation key: the one its game states, else a
+    Box of its bounds (or its dtype's range), MultiBinary for booleans."""
     if spec.space is not None:
         return spec.space
     if spec.dtype == np.bool_:
@@ -128,7 +130,7 @@ class NativeVectorEnv(VectorEnv):
             raise ValueError(f"game '{self._name}' has no action key; make_vector needs one")
         self.metadata = {"autoreset_mode": self.autoreset_mode,
                          "render_modes": ["rgb_array"] if self._renderer else []}
-        observed = {k: _observation_space(keys[k]) for k in self._observation_keys}
+        observed = {k: observation_space_of(keys[k]) for k in self._observation_keys}
         self.single_observation_space = self._joint(observed) if len(observed) == 1 else gym.spaces.Dict(observed)
         self._box_keys = {k for k, space in observed.items() if isinstance(space, gym.spaces.Box)}
         actions = {k: keys[k].space for k in self._action_keys}
