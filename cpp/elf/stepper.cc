@@ -188,7 +188,8 @@ inline Stepper::Progress Stepper::RunToStepOrSends(GameSlot& slot, int game) {
   return Progress::kAtStep;
 }
 
-// A game's first episode: reset, observed, and at its observation sends.
+// An episode of the game starts (its first, or a deferred reset's): reset, observed, and at its
+// observation sends.
 void Stepper::Start(GameSlot& slot, int game) {
   slot.game->Reset(slot.rng);
   for (int seat = 0; seat < num_seats_; ++seat) {
@@ -478,13 +479,7 @@ void Stepper::FinishStep(int game, Outcome outcome) {
 // and its row (the next episode's first) has reward 0 and no outcome.
 void Stepper::StartDeferredEpisode(GameSlot& slot, int game) {
   slot.reset_due = false;
-  slot.game->Reset(slot.rng);
-  for (int seat = 0; seat < num_seats_; ++seat) {
-    WriteStepHeader(channels_[ChannelId(game, seat)], slot.step, 0.0f, Outcome{}, true);
-  }
-  Observe(game);
-  slot.stage = Stage::kSendObservation;
-  ExpectReplies(slot);
+  Start(slot, game);  // as a first episode starts
 }
 
 // The next observation of a game some of whose seats left in its last step
