@@ -147,6 +147,22 @@ def test_the_network_answers_a_clicked_move(browser, server_url):
     click_point(browser, browser.find_element(By.ID, "board"), 9, 4, 4)
     wait(browser, lambda: len(page_state(browser, "go.moves")) == 2)
     assert page_state(browser, "go.moves")[0] == "B E5" and page_state(browser, "go.moves")[1].startswith("W ")
+    # the search's visits drawn on the board: a blue disc at the most visited point still empty, gone when toggled off
+    visits, stones = np.array(page_state(browser, "go.visits")), np.array(page_state(browser, "go.stones"))
+    row, col = np.unravel_index(np.where(stones == 0, visits, -1).argmax(), visits.shape)
+    assert visits[row, col] > 0 and page_state(browser, "visitsShown") == (visits[stones == 0] > 0).sum()
+    board = browser.find_element(By.ID, "board")
+
+    def color_at():  # just off the point's crossing lines, inside the smallest disc
+        image = screenshot(board)
+        step = image.shape[1] / 10
+        return image[round((row + 1.07) * step), round((col + 1.07) * step)]
+
+    assert abs(color_at() - np.array([40, 110, 220])).sum() < 60
+    browser.find_element(By.ID, "go-visits").click()
+    wait(browser, lambda: page_state(browser, "visitsShown") == 0)
+    assert abs(color_at() - np.array([220, 179, 92])).sum() < 60  # the board's wood again
+    browser.find_element(By.ID, "go-visits").click()
     browser.find_element(By.ID, "go-undo").click()
     wait(browser, lambda: page_state(browser, "go.moves") == [])
 
