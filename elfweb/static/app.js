@@ -43,6 +43,7 @@ function showOpened(entry) {
   page.curve = null;
   $("watch-controls").hidden = entry.kind === "replay";
   $("go-controls").hidden = entry.kind === "sgf";
+  $("go-visits-row").hidden = entry.kind === "sgf";  // a record: no search to show
   $("scrubber").hidden = entry.kind !== "replay" && entry.kind !== "sgf";
   say(`opened ${entry.label}`, false);
 }
@@ -154,8 +155,8 @@ const VISIT_COLOR = "rgb(40, 110, 220)";
 function drawVisits(state, g, step) {
   const visits = state.visits, shown = visits && $("go-visits").checked;
   page.visitsShown = 0;
-  $("go-visits-note").textContent = visits ? `search: ${state.playouts} playouts; most visited ` +
-    `${Math.round(100 * Math.max(...visits.flat()))}%, pass ${Math.round(100 * state.pass_visits)}%` : "";
+  $("go-visits-note").textContent = visits ? `last search: ${state.playouts} playouts, ` +
+    `top point ${Math.round(100 * Math.max(...visits.flat()))}%, pass ${Math.round(100 * state.pass_visits)}%` : "";
   if (!shown) return;
   const most = Math.max(...visits.flat());
   visits.forEach((row, r) => row.forEach((share, c) => {

@@ -78,6 +78,14 @@ def screenshot(element) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(element.screenshot_as_png)).convert("RGB")).astype(int)
 
 
+def keep_picture(browser, name):
+    """With ELFWEB_SCREENSHOTS=<folder> (docs/ for the README), the page as shown, small: cropped, 64 colours."""
+    folder = os.environ.get("ELFWEB_SCREENSHOTS")
+    if folder:
+        page = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB").crop((0, 0, 900, 477))
+        page.quantize(colors=64).save(Path(folder) / name, optimize=True)
+
+
 def pixels_of(image: np.ndarray, color) -> np.ndarray:
     return np.abs(image - np.array(color)).sum(axis=2) < 30
 
@@ -159,6 +167,7 @@ def test_the_network_answers_a_clicked_move(browser, server_url):
         return image[round((row + 1.07) * step), round((col + 1.07) * step)]
 
     assert abs(color_at() - np.array([40, 110, 220])).sum() < 60
+    keep_picture(browser, "web_go.png")
     browser.find_element(By.ID, "go-visits").click()
     wait(browser, lambda: page_state(browser, "visitsShown") == 0)
     assert abs(color_at() - np.array([220, 179, 92])).sum() < 60  # the board's wood again
@@ -184,11 +193,13 @@ def test_an_sgf_game_is_scrubbed_through(browser, server_url):
     open_entry(browser, server_url, "sgf-game.sgf")
     wait(browser, lambda: page_state(browser, "go") is not None)
     assert browser.find_element(By.ID, "go-pass").is_displayed() is False  # a record, not a game to play
+    assert browser.find_element(By.ID, "go-visits").is_displayed() is False  # and no search to show
     scrubber = browser.find_element(By.ID, "scrub")
     for index in range(1, len(SGF_MOVES) + 1):
         scrubber.send_keys(Keys.ARROW_RIGHT)
         wait(browser, lambda index=index: len(page_state(browser, "go.moves")) == index)
     assert browser.find_element(By.ID, "go-result").text == "B+R"
+    keep_picture(browser, "web_replay.png")
     board = screenshot(browser.find_element(By.ID, "board"))
     step = board.shape[1] / 10
     assert board[round(5 * step), round(5 * step)].max() < 60  # E5: black
