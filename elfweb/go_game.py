@@ -19,11 +19,31 @@ class IllegalMove(ValueError):
     """A move the rules refuse (the page says so; the game goes on)."""
 
 
+class _Engine(GtpEngine):
+    """GTP's engine, keeping the root's visit distribution of its last searched move (``last_search``)."""
+
+    last_search: play.SearchResult | None = None
+
+    def _search(self, color: str, playouts: int) -> play.TreeSearch:
+        tree = super()._search(color, playouts)
+        if getattr(tree, "genmove_unrecorded", None) is None:
+            tree.genmove_unrecorded = tree.genmove
+
+            def genmove(stop=None):
+                self.last_search = tree.genmove_unrecorded(stop)
+                return self.last_search
+            tree.genmove = genmove
+        return tree
+
+
 class GoGame:
     def __init__(self, evaluator: play.Evaluator | None, playouts: int, board_size: int = play.BOARD_SIZE,
                  komi: float = play.KOMI) -> None:
         self.has_opponent = evaluator is not None
-        self.engine = GtpEngine(evaluator or play.uniform_evaluator, playouts, board_size, komi)
+        self.engine = _Engine(evaluator or play.uniform_evaluator, playouts, board_size, komi)
+        self.playouts = playouts
+        self.visits: list[list[float]] | None = None  # the opponent's last search: each point's share of its visits
+        self.pass_visits = 0.0
         self.result: str | None = None  # "B+3.5", "W+R", ... once the game is over
         self.last_opponent_value: float | None = None
 
@@ -56,6 +76,7 @@ class GoGame:
         if not self.engine.moves:
             raise IllegalMove("no move to undo")
         self.result = None
+        self.visits = None
         for _ in range(2 if self.has_opponent and len(self.engine.moves) >= 2 else 1):
             self.engine.undo([])
 
@@ -65,6 +86,7 @@ class GoGame:
 
     def _play(self, where: str) -> None:
         self._check_going_on()
+        self.visits = None
         try:
             self.engine.play([self._to_move(), where])
         except GtpError as error:
@@ -72,7 +94,12 @@ class GoGame:
         if self._finished():
             return
         if self.has_opponent:
+            self.engine.last_search = None
             answer = self.engine.genmove([self._to_move()])
+            if self.engine.last_search is not None:
+                shares = self.engine.last_search.visits
+                self.visits = shares[:self.size * self.size].reshape(self.size, self.size).round(4).tolist()
+                self.pass_visits = round(float(shares[self.size * self.size]), 4)
             if answer == "resign":
                 self.result = "B+R"
                 return
@@ -87,7 +114,9 @@ class GoGame:
         position = play.observe(self.size, self.engine.komi, self.engine.moves)
         return {"size": self.size, "stones": position.stones.astype(int).tolist(), "to_move": position.to_move,
                 "moves": [f"{color.upper()} {where}" for color, where in self.engine.moves],
-                "score": position.score, "result": self.result, "opponent": self.has_opponent}
+                "score": position.score, "result": self.result, "opponent": self.has_opponent,
+                "visits": self.visits, "pass_visits": self.pass_visits if self.visits is not None else None,
+                "playouts": self.playouts}
 
     def close(self) -> None:
         self.engine.close()

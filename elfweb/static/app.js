@@ -43,6 +43,7 @@ function showOpened(entry) {
   page.curve = null;
   $("watch-controls").hidden = entry.kind === "replay";
   $("go-controls").hidden = entry.kind === "sgf";
+  $("go-visits-row").hidden = entry.kind === "sgf";  // a record: no search to show
   $("scrubber").hidden = entry.kind !== "replay" && entry.kind !== "sgf";
   say(`opened ${entry.label}`, false);
 }
@@ -142,11 +143,30 @@ function showGo(state) {
     g.beginPath(); g.arc((c + 1) * step, (r + 1) * step, step * 0.45, 0, 2 * Math.PI);
     g.fillStyle = stone === 1 ? "#111" : "#f6f6f6"; g.fill(); g.strokeStyle = "#000"; g.stroke();
   }));
+  drawVisits(state, g, step);
   $("go-turn").textContent = state.result ? "game over" : `${state.to_move === "b" ? "Black" : "White"} to move`;
   $("go-result").textContent = state.result || "playing";
   $("go-score").textContent = `Tromp-Taylor count now: ${state.score > 0 ? "B+" : state.score < 0 ? "W+" : ""}${Math.abs(state.score)}`;
   $("go-moves").replaceChildren(...state.moves.map((move) => { const li = document.createElement("li"); li.textContent = move; return li; }));
 }
+
+// the opponent's search: a blue disc on each point it visited, its area the point's share of the root's visits
+const VISIT_COLOR = "rgb(40, 110, 220)";
+function drawVisits(state, g, step) {
+  const visits = state.visits, shown = visits && $("go-visits").checked;
+  page.visitsShown = 0;
+  $("go-visits-note").textContent = visits ? `last search: ${state.playouts} playouts, ` +
+    `top point ${Math.round(100 * Math.max(...visits.flat()))}%, pass ${Math.round(100 * state.pass_visits)}%` : "";
+  if (!shown) return;
+  const most = Math.max(...visits.flat());
+  visits.forEach((row, r) => row.forEach((share, c) => {
+    if (share <= 0 || state.stones[r][c]) return;
+    g.beginPath(); g.arc((c + 1) * step, (r + 1) * step, step * (0.12 + 0.3 * Math.sqrt(share / most)), 0, 2 * Math.PI);
+    g.fillStyle = VISIT_COLOR; g.fill();
+    page.visitsShown += 1;
+  }));
+}
+$("go-visits").onchange = () => { if (page.go) showGo(page.go); };
 
 board.onclick = (event) => {
   if (!page.go || page.kind !== "go") return;

@@ -78,6 +78,14 @@ def screenshot(element) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(element.screenshot_as_png)).convert("RGB")).astype(int)
 
 
+def keep_picture(browser, name):
+    """With ELFWEB_SCREENSHOTS=<folder> (docs/ for the README), the page as shown, small: cropped, 64 colours."""
+    folder = os.environ.get("ELFWEB_SCREENSHOTS")
+    if folder:
+        page = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB").crop((0, 0, 900, 477))
+        page.quantize(colors=64).save(Path(folder) / name, optimize=True)
+
+
 def pixels_of(image: np.ndarray, color) -> np.ndarray:
     return np.abs(image - np.array(color)).sum(axis=2) < 30
 
@@ -147,6 +155,23 @@ def test_the_network_answers_a_clicked_move(browser, server_url):
     click_point(browser, browser.find_element(By.ID, "board"), 9, 4, 4)
     wait(browser, lambda: len(page_state(browser, "go.moves")) == 2)
     assert page_state(browser, "go.moves")[0] == "B E5" and page_state(browser, "go.moves")[1].startswith("W ")
+    # the search's visits drawn on the board: a blue disc at the most visited point still empty, gone when toggled off
+    visits, stones = np.array(page_state(browser, "go.visits")), np.array(page_state(browser, "go.stones"))
+    row, col = np.unravel_index(np.where(stones == 0, visits, -1).argmax(), visits.shape)
+    assert visits[row, col] > 0 and page_state(browser, "visitsShown") == (visits[stones == 0] > 0).sum()
+    board = browser.find_element(By.ID, "board")
+
+    def color_at():  # just off the point's crossing lines, inside the smallest disc
+        image = screenshot(board)
+        step = image.shape[1] / 10
+        return image[round((row + 1.07) * step), round((col + 1.07) * step)]
+
+    assert abs(color_at() - np.array([40, 110, 220])).sum() < 60
+    keep_picture(browser, "web_go.png")
+    browser.find_element(By.ID, "go-visits").click()
+    wait(browser, lambda: page_state(browser, "visitsShown") == 0)
+    assert abs(color_at() - np.array([220, 179, 92])).sum() < 60  # the board's wood again
+    browser.find_element(By.ID, "go-visits").click()
     browser.find_element(By.ID, "go-undo").click()
     wait(browser, lambda: page_state(browser, "go.moves") == [])
 
@@ -168,11 +193,13 @@ def test_an_sgf_game_is_scrubbed_through(browser, server_url):
     open_entry(browser, server_url, "sgf-game.sgf")
     wait(browser, lambda: page_state(browser, "go") is not None)
     assert browser.find_element(By.ID, "go-pass").is_displayed() is False  # a record, not a game to play
+    assert browser.find_element(By.ID, "go-visits").is_displayed() is False  # and no search to show
     scrubber = browser.find_element(By.ID, "scrub")
     for index in range(1, len(SGF_MOVES) + 1):
         scrubber.send_keys(Keys.ARROW_RIGHT)
         wait(browser, lambda index=index: len(page_state(browser, "go.moves")) == index)
     assert browser.find_element(By.ID, "go-result").text == "B+R"
+    keep_picture(browser, "web_replay.png")
     board = screenshot(browser.find_element(By.ID, "board"))
     step = board.shape[1] / 10
     assert board[round(5 * step), round(5 * step)].max() < 60  # E5: black

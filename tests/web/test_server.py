@@ -4,6 +4,7 @@ and hostile messages, which close only their own connection."""
 import json
 import random
 
+import numpy as np
 import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
@@ -127,12 +128,18 @@ def test_the_search_answers_each_move_and_undo_takes_back_both(entries):
         ws.send_json({"type": "go_move", "row": 4, "col": 4})
         state = receive(ws, "go")
         assert len(state["moves"]) == 2 and state["moves"][1].startswith("W ") and state["to_move"] == "b"
+        visits = np.array(state["visits"])  # the search of the answer: each point's share of its root's visits
+        assert visits.shape == (9, 9) and abs(visits.sum() + state["pass_visits"] - 1) < 1e-3
+        assert visits[4, 4] == 0 and (visits > 0).sum() > 1  # the legal points only: E5 holds black's stone
+        answer = np.argwhere(np.array(state["stones"]) == 2)[0]
+        assert visits[tuple(answer)] == visits.max()  # the move played is the most visited
         ws.send_json({"type": "go_resign"})
         assert receive(ws, "go")["result"] == "W+R"
         ws.send_json({"type": "go_move", "row": 0, "col": 0})
         assert "over" in receive(ws, "error")["message"]
         ws.send_json({"type": "go_undo"})
-        assert receive(ws, "go")["moves"] == []
+        state = receive(ws, "go")
+        assert state["moves"] == [] and state["visits"] is None  # taken back with the move
 
 
 def test_no_path_from_the_page_is_opened(entries):
