@@ -104,6 +104,7 @@ class GtpEngine:
         self.now = now  # the clock a search's time is measured by (seconds)
         self.time_control: clock.TimeControl | None = None  # None: no clock, each search makes `playouts`
         self.clocks = {"b": clock.ClockState(0.0), "w": clock.ClockState(0.0)}  # each side's time left
+        self.last_search: play.SearchResult | None = None  # the last genmove's search (its root's visits)
         self._evaluation_errors: dict[int, str | None] = {}  # board size -> why the evaluator cannot play it
         if not isinstance(board_size, int) or board_size not in BOARD_SIZES:
             raise ValueError(f"board_size must be one of {', '.join(map(str, BOARD_SIZES))}, got {board_size}")
@@ -213,6 +214,7 @@ class GtpEngine:
         try:
             tree = self._search(color, self.playouts if budget is None else self.max_playouts)
             result = tree.genmove(None if budget is None else lambda: self.now() - started >= budget)
+            self.last_search = result
         except BaseException:
             self.close()  # a search that failed midway cannot go on
             raise

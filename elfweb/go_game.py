@@ -19,28 +19,11 @@ class IllegalMove(ValueError):
     """A move the rules refuse (the page says so; the game goes on)."""
 
 
-class _Engine(GtpEngine):
-    """GTP's engine, keeping the root's visit distribution of its last searched move (``last_search``)."""
-
-    last_search: play.SearchResult | None = None
-
-    def _search(self, color: str, playouts: int) -> play.TreeSearch:
-        tree = super()._search(color, playouts)
-        if getattr(tree, "genmove_unrecorded", None) is None:
-            tree.genmove_unrecorded = tree.genmove
-
-            def genmove(stop=None):
-                self.last_search = tree.genmove_unrecorded(stop)
-                return self.last_search
-            tree.genmove = genmove
-        return tree
-
-
 class GoGame:
     def __init__(self, evaluator: play.Evaluator | None, playouts: int, board_size: int = play.BOARD_SIZE,
                  komi: float = play.KOMI) -> None:
         self.has_opponent = evaluator is not None
-        self.engine = _Engine(evaluator or play.uniform_evaluator, playouts, board_size, komi)
+        self.engine = GtpEngine(evaluator or play.uniform_evaluator, playouts, board_size, komi)
         self.playouts = playouts
         self.visits: list[list[float]] | None = None  # the opponent's last search: each point's share of its visits
         self.pass_visits = 0.0
