@@ -129,10 +129,11 @@ def _stated_space(space: Any, key: dict[str, Any]) -> tuple | None:
     """The engine's (kind, nvec, low, high) of the observation space an
     environment states for `key`, where the key holds its values unchanged
     (the same dtype and shape); None where it does not, or the space is not a
-    Box, Discrete or MultiDiscrete from 0."""
+    Box, Discrete or MultiDiscrete from 0. A Box of booleans (MinAtar's) is left
+    to the key's dtype, MultiBinary: the engine keeps Box spaces for numbers."""
     if tuple(space.shape or ()) != tuple(key["shape"]) or np.dtype(space.dtype).name != key["dtype"]:
         return None
-    if isinstance(space, spaces.Box):
+    if isinstance(space, spaces.Box) and key["dtype"] != "bool":
         low, high = (np.asarray(bound, np.float64).reshape(-1) for bound in (space.low, space.high))
         if low.size and (low == low[0]).all() and (high == high[0]).all():
             low, high = low[:1], high[:1]  # one bound for every element: a picture's need not be stored per pixel

@@ -55,6 +55,7 @@ class SingleEnv(gym.Env):
         self._started = False
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        """A new episode: (observation, info); with `seed`, the game's stream starts anew from it."""
         if options:
             raise ValueError(f"reset options {sorted(options)}: the engine's games take none")
         if seed is None and self._started and self._episode_over:
@@ -66,6 +67,7 @@ class SingleEnv(gym.Env):
         return self._unbatched(observation), info
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
+        """One step: (observation, reward, terminated, truncated, info), as `gymnasium.Env.step`."""
         if not self._started:
             raise RuntimeError("call reset() before step()")
         if self._episode_over:
@@ -85,10 +87,12 @@ class SingleEnv(gym.Env):
         return _row(observation, self.observation_space)
 
     def render(self) -> np.ndarray | None:
+        """The game's picture (with `render_mode="rgb_array"`), else None."""
         frames = self._vector.render()
         return None if frames is None else frames[0]
 
     def close(self) -> None:
+        """Stops the game's engine."""
         self._vector.close()
 
 
