@@ -327,7 +327,10 @@ class MultiProcessRun(SingleProcessRun):
             gc.stop()
         finally:
             self._stop_learner()
-            self._adopt_final_weights()
+            # A learner killed (by a signal, or by _stop_learner) may have died inside _publish:
+            # its weights half copied and the lock held for good. Only a clean exit hands them over.
+            if self._learner.exitcode == 0:
+                self._adopt_final_weights()
 
     def _stop_learner(self) -> None:
         """Ask the learner to stop, keep reading its news (its state at exit among them),
