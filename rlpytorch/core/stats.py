@@ -28,6 +28,7 @@ import io
 import math
 import os
 import re
+import time
 import uuid
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Mapping
@@ -259,6 +260,7 @@ class StatsLogger(Configurable):
                 # A resumed run: the reader drops what an earlier try logged past the rows kept.
                 frames = [_frames(row) for row in self._rows if not math.isnan(_frames(row))]
                 purge = int(max(frames)) + 1 if frames else None
+                _after_earlier_event_files(self.log_dir)
                 self._tb = SummaryWriter(str(self.log_dir), purge_step=purge)
             if self.track != "none":
                 self._tracker = TRACKERS[self.track](self.log_dir, self.run_config)
@@ -363,3 +365,14 @@ def _csv_text(columns: list[str], rows: Iterable[Mapping[str, Any]], header: boo
         writer.writeheader()
     writer.writerows(rows)
     return text.getvalue()
+
+
+def _after_earlier_event_files(log_dir: Path) -> None:
+    """Wait, at most a second, until a new TensorBoard event file sorts after those in
+    ``log_dir``: its name starts with the second it was made, then the host and pid, and
+    the reader applies a purge only to the files before it. A try killed within its first
+    second and resumed at once (by a process of smaller pid) would otherwise sort first."""
+    made = [int(name.split(".")[3]) for name in os.listdir(log_dir)
+            if name.startswith("events.out.tfevents.") and name.split(".")[3].isdigit()]
+    if made and max(made) >= int(time.time()):
+        time.sleep(max(made) + 1 - time.time())
