@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Go benchmarks; results on the page benchmarks/README.md ("Go"), their story in benchmarks/notes/2026-11-26-go.md.
+"""Go benchmarks; results on the page benchmarks/README.md ("Go"), their story in docs/results/2026-11-28-go.md.
 
     python benchmarks/bench_go.py playouts            # C++ random playouts per second, one core
     python benchmarks/bench_go.py rules --games 2000  # rules vs OpenSpiel's go, move by move
@@ -210,7 +210,7 @@ def bench_selfplay(args) -> None:
 
     config = rlpytorch.config("go9", num_frames=args.num_frames, save_dir=args.save_dir, log_every=args.log_every)
     if args.extra:  # the settings after --, read as rlpytorch.train's command line reads them, over the rest
-        settings = rlpytorch.train.arguments(config.method).parse(args.extra, defaults=dataclasses.asdict(config))
+        settings = rlpytorch.training.arguments(config.method).parse(args.extra, defaults=dataclasses.asdict(config))
         config = dataclasses.replace(config, **settings)
     rlpytorch.train(config, ["python", *sys.argv])  # run.yaml names this command
     print(f"curve: {args.save_dir}/progress.csv (python -m rlpytorch.plot {args.save_dir} --y loss)")

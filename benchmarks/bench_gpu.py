@@ -182,7 +182,7 @@ def synthetic(settings: dict[str, Any], seconds: float, profile: list[str] | Non
     # The run built as training builds it, never run: its trainer is kept, its
     # games stopped once their tags' shapes are read. Its configuration's print goes.
     with redirect_stdout(io.StringIO()), rlpytorch.Training(config) as training:
-        trainer, gc = training.session.trainer, training.session.gc
+        trainer, gc = training.session.trainer, training.session.context
         actor, train = gc.tag_info("actor"), gc.tag_info("train")
         rng = np.random.default_rng(0)
         acting = [synthetic_batch(gc.spec("actor"), actor.batch_size, 1, rng) for _ in range(4)]

@@ -5,7 +5,7 @@ training run (`pz:mpe2.simple_spread_v3`, max_cycles 25).
     python benchmarks/bench_multiagent.py --episodes 960
 
 Compare with `python -m rlpytorch.train --config ppo_simple_spread`
-(benchmarks/notes/2026-11-25-multi-agent.md).
+(docs/results/2026-11-27-multi-agent.md).
 """
 
 from __future__ import annotations

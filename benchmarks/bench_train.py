@@ -301,7 +301,7 @@ def warm_up() -> None:
     import stable_baselines3  # noqa: F401
     import torch._dynamo  # noqa: F401
 
-    from rlpytorch import train  # noqa: F401
+    from rlpytorch import training  # noqa: F401
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ file from wherever you keep a copy and runs its ``dqn()`` unchanged. Get it with
 
     git clone https://github.com/kenjyoung/MinAtar /tmp/MinAtar   # measured at commit 4241f24
     python benchmarks/minatar_reference_dqn.py --reference /tmp/MinAtar/examples/dqn.py \
-        --game breakout --seed 0 --frames 250000 --out benchmarks/results/minatar/reference_dqn_breakout/seed0
+        --game breakout --seed 0 --frames 250000 --out runs/reference_dqn_breakout/seed0
 
 What this runner sets around the unchanged ``dqn()``: ``NUM_FRAMES`` (the module's
 constant, 5M in the file) to ``--frames``; the seeds of ``random``, ``numpy``,

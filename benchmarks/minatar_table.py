@@ -1,8 +1,8 @@
 """MinAtar runs beside MinAtar's published DQN, as a markdown table.
 
-    python benchmarks/minatar_table.py benchmarks/results/minatar/five_games_dqn [MORE_ROOTS ...]
+    python benchmarks/minatar_table.py runs/minatar5/dqn [MORE_ROOTS ...]
         [--frames 100000 250000] [--tolerance 12500]
-    python benchmarks/minatar_table.py ROOTS ... --plot benchmarks/curves/minatar_five_games.png
+    python benchmarks/minatar_table.py ROOTS ... --plot minatar_five_games.png
     python benchmarks/minatar_table.py --read-figure learning_curves.png
 
 A root holds run folders (any depth: the launcher's ``game=.../seed<N>`` or

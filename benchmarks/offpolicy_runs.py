@@ -25,12 +25,10 @@ def train_keeping_trainer(config: Any) -> tuple[rlpytorch.Run, Any]:
     return rlpytorch.Run(training.folder, summary, result, config, session.logger.records), session.trainer
 
 
-def sb3_progress(folder: Path, stop_at: float | None = None, every: int = 2000, updates: Any = None) -> Any:
+def sb3_progress(folder: Path, stop_at: float | None = None, every: int = 2000) -> Any:
     """A Stable-Baselines3 callback writing ``folder/progress.csv`` (``frames``, ``time``,
     ``return_mean``: the mean of the last 100 training episodes) every ``every`` steps,
-    and stopping the run once that mean over 100 episodes reaches ``stop_at``. ``updates``
-    (an object with ``columns`` and ``pop()``, the means of those columns since the last
-    call) adds the updates' statistics to each row."""
+    and stopping the run once that mean over 100 episodes reaches ``stop_at``."""
     from stable_baselines3.common.callbacks import BaseCallback
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -39,16 +37,14 @@ def sb3_progress(folder: Path, stop_at: float | None = None, every: int = 2000, 
         def _on_training_start(self) -> None:
             self.file = open(folder / "progress.csv", "w", newline="")  # noqa: SIM115 (closed at the end)
             self.csv = csv.writer(self.file)
-            self.columns = () if updates is None else tuple(updates.columns)
-            self.csv.writerow(["frames", "time", "return_mean", *self.columns])
+            self.csv.writerow(["frames", "time", "return_mean"])
             self.start = time.perf_counter()
 
         def _on_step(self) -> bool:
             returns = [e["r"] for e in self.model.ep_info_buffer]
             if self.num_timesteps % every == 0:
-                means = {} if updates is None else updates.pop()
                 self.csv.writerow([self.num_timesteps, time.perf_counter() - self.start,
-                                   np.mean(returns) if returns else "nan", *(means.get(c, "") for c in self.columns)])
+                                   np.mean(returns) if returns else "nan"])
                 self.file.flush()
             return stop_at is None or not (len(returns) >= 100 and np.mean(returns) >= stop_at)
 

@@ -9,13 +9,14 @@ gives them, so that casual runs append nothing. ``python benchmarks/report.py`` 
 ``tests/tools/test_results_page.py`` fails when the committed page is not what
 the committed data gives, so the page cannot drift from its data.
 
-``results.jsonl`` holds one JSON object a line, of three kinds:
+``results.jsonl`` holds one JSON object a line, of four kinds:
 
 - ``{"kind": "machine", "id", "cpu", "cores", "gpu", "about"}``: an entry of
   the machine table, named by figures;
 - ``{"kind": "benchmark", "id", "title", "about", "note", "curve"}``: one
-  section of the page, in the order of these lines; ``note`` and ``curve`` are
-  paths relative to ``benchmarks/`` (``curve`` may be null);
+  section of the page, in the order of these lines; ``note`` (its dated
+  summary under ``docs/results/``) and ``curve`` are paths relative to
+  ``benchmarks/`` (``curve`` may be null);
 - ``{"kind": "figure", ...}``: one measured figure, the fields of
   ``FIGURE_FIELDS``: its benchmark, the row label (config or contender), the
   metric, its unit, which way is better, the value of every repeat or seed
@@ -23,11 +24,21 @@ the committed data gives, so the page cannot drift from its data.
   or missed their target, which may still carry a value, e.g. a whole budget),
   the peer row it is compared with (same benchmark, metric, date and machine),
   an optional reference (a published figure or a goal), the machine, date,
-  commit, command, versions and the note that tells its story (figures
+  commit, command, versions and the note that told its story when it was
+  recorded (the notes of figures recorded before 2026-12-02 are in the
+  history at ``eb22c8e``, their summaries under ``docs/results/``); figures
   recorded by a bench script also carry ``run``, the UTC time of the run, so
-  that two runs on one day keep their peers apart). Where a note
-  gave only a median, ``values`` is null and ``median`` and ``n`` (or null)
-  say what was given: the spread is unknown.
+  that two runs on one day keep their peers apart. Where a note gave only a
+  median, ``values`` is null and ``median`` and ``n`` (or null) say what was
+  given: the spread is unknown.
+- ``{"kind": "claim", "benchmark", "row", "pools", "peer"}``: one row of the
+  page per metric, pooling the values of the latest figure of each row named
+  in ``pools`` (a configuration run again at more seeds); ``within`` names
+  rows whose seeds a pooled row holds again, ``peer`` another claim or row,
+  ``references`` a bar per metric, and ``off_page`` (a reason) keeps a
+  superseded configuration or a diagnostic off the page. A row that no claim
+  names is a claim of its own, its latest run shown; a peer with no peer or
+  reference of its own is told in the row that cites it.
 """
 
 from __future__ import annotations
@@ -53,13 +64,14 @@ FIGURE_FIELDS = ("benchmark", "row", "metric", "unit", "better", "values", "fail
                  "machine", "date", "commit", "command", "versions", "note")
 MACHINE_FIELDS = ("id", "cpu", "cores", "gpu", "about")
 BENCHMARK_FIELDS = ("id", "title", "about", "note", "curve")
+CLAIM_FIELDS = ("benchmark", "row", "pools", "peer")
 # libraries whose versions a figure keeps, when the recording process has imported them
 VERSIONED = ("numpy", "torch", "gymnasium", "stable_baselines3", "envpool", "pyspiel")
 
 
 def load(path=RESULTS):
-    """The lines of ``path``: (machines by id, benchmarks in order, figures in order)."""
-    machines, benchmarks, figures = {}, [], []
+    """The lines of ``path``: (machines by id, benchmarks in order, figures in order, claims)."""
+    machines, benchmarks, figures, claim_lines = {}, [], [], []
     for number, text in enumerate(Path(path).read_text().splitlines(), 1):
         line = json.loads(text)
         if line["kind"] == "machine":
@@ -68,9 +80,11 @@ def load(path=RESULTS):
             benchmarks.append(line)
         elif line["kind"] == "figure":
             figures.append(line)
+        elif line["kind"] == "claim":
+            claim_lines.append(line)
         else:
             raise ValueError(f"{path}:{number}: unknown kind {line['kind']!r}")
-    return machines, benchmarks, figures
+    return machines, benchmarks, figures, claim_lines
 
 
 # --- recording ---------------------------------------------------------------
@@ -286,8 +300,8 @@ def reference_check(figure, ratio):
     return f"{number(reference['value'])} ({reference['label']})", reached
 
 
-def figure_row(figure, figures, runs):
-    """(the table row of a figure, its 'open' line or None)."""
+def summary_texts(figure):
+    """(the median, n, the median's text, the spread's text) of a figure or a pooled claim."""
     median, low, high, n = summary(figure)
     if figure["values"] is None:
         spread = "not recorded"
@@ -295,7 +309,12 @@ def figure_row(figure, figures, runs):
         spread = "-"  # one run: no spread
     else:
         spread = f"{number(low)}{' to ' if low < 0 else '-'}{number(high)}"  # "-17 to -15", not "-17--15"
-    median_text = number(median) + (f" ({figure['statistic']})" if figure.get("statistic") else "")
+    return median, n, number(median) + (f" ({figure['statistic']})" if figure.get("statistic") else ""), spread
+
+
+def figure_row(figure, figures, runs):
+    """(the table row of a figure, its 'open' line or None)."""
+    median, n, median_text, spread = summary_texts(figure)
     versus, ratio = comparison(figure, figures)
     reference, open_line = "", None
     if figure["reference"]:
@@ -318,63 +337,169 @@ TABLE_HEAD = ["| row | metric | median | min-max | n | failed | vs peer (>1: bet
               "|---|---|---:|---:|---:|---:|---|---|---|"]
 
 
-def section(benchmark, figures, machines):
-    """The lines of one benchmark's section."""
-    mine = [f for f in figures if f["benchmark"] == benchmark["id"]]
-    runs = {}
+def latest_figures(figures):
+    """The last figure recorded of each (row, metric), in the order the pairs first appear: a run
+    that repeats a row replaces it on the page, and the record keeps both."""
+    latest = {}
+    for figure in figures:
+        latest.pop((figure["row"], figure["metric"]), None)
+        latest[(figure["row"], figure["metric"])] = figure
+    return sorted(latest.values(), key=lambda f: first_seen(figures, f))
+
+
+def first_seen(figures, figure):
+    return next(i for i, f in enumerate(figures) if (f["row"], f["metric"]) == (figure["row"], figure["metric"]))
+
+
+def pool(label, metric, pooled, line):
+    """The page row of a claim: the values of its pooled figures joined, one per seed or repeat."""
+    first = pooled[0]
+    for figure in pooled[1:]:
+        if (figure["unit"], figure["better"]) != (first["unit"], first["better"]):
+            raise ValueError(f"claim {label!r}, {metric}: its figures differ in unit or direction")
+    if len(pooled) > 1 and any(f["values"] is None for f in pooled):
+        raise ValueError(f"claim {label!r}, {metric}: a figure kept only its median, so its seeds cannot be pooled")
+    references = [f["reference"] for f in pooled if f["reference"]]
+    if line and metric in line.get("references", {}):  # the claim's own bar, whatever its runs recorded
+        references = [line["references"][metric]]
+    values = None if first["values"] is None else [v for f in pooled for v in f["values"]]
+    return {
+        "row": label, "metric": metric, "unit": first["unit"], "better": first["better"], "values": values,
+        "median": first.get("median"), "n": first.get("n"), "statistic": first.get("statistic"),
+        "failures": sum(f["failures"] for f in pooled), "reference": references[-1] if references else None,
+        "figures": pooled, "peer": line["peer"] if line else first["peer"], "line": line,
+    }
+
+
+def claims(benchmark, figures, claim_lines):
+    """Every claim of one benchmark, in the order its figures first appear. A claim line pools the
+    latest figure of each row it names (``pools``; ``within``: rows whose seeds a pooled row holds
+    again) under its own label; any other row is a claim of its own."""
+    lines = [line for line in claim_lines if line["benchmark"] == benchmark["id"]]
+    owner = {}
+    for line in lines:
+        for row in line["pools"] + line.get("within", []):
+            if row in owner:
+                raise ValueError(f"row {row!r} of benchmark {benchmark['id']!r} is in two claims")
+            owner[row] = line
+    mine = latest_figures([f for f in figures if f["benchmark"] == benchmark["id"]])
+    found = {f["row"] for f in mine}
+    for line in lines:
+        missing = [row for row in line["pools"] if row not in found]
+        if missing:
+            raise ValueError(f"claim {line['row']!r} pools rows with no figure: {missing}")
+    grouped = {}
     for figure in mine:
-        runs.setdefault(run_key(figure), f"r{len(runs) + 1}")
-    notes = sorted({f["note"] for f in mine} | {benchmark["note"]})
-    links = ", ".join(f"[{Path(n).name}]({n})" for n in notes)
+        line = owner.get(figure["row"])
+        if line is not None and figure["row"] not in line["pools"]:
+            continue  # a row of ``within``: its values are a pooled row's already
+        label = line["row"] if line else figure["row"]
+        grouped.setdefault((label, figure["metric"]), (line, []))[1].append(figure)
+    for line, pooled in grouped.values():
+        if line is not None:  # in the order the claim line names its rows
+            pooled.sort(key=lambda f, line=line: line["pools"].index(f["row"]))
+    made = [pool(label, metric, pooled, line) for (label, metric), (line, pooled) in grouped.items()]
+    by_label = {(c["row"], c["metric"]): c for c in made}
+    for claim in made:
+        claim["peer_claim"] = None
+        if claim["peer"] is None:
+            continue
+        peer_line = owner.get(claim["peer"])
+        if claim["line"] is None and peer_line is None:  # a run's own peer: the figure of the same run
+            claim["peer_claim"] = by_label.get((claim["peer"], claim["metric"]))
+            if claim["peer_claim"] is None or claim["peer_claim"]["figures"][0] is not find_peer(
+                    claim["figures"][0], figures):
+                claim["peer_claim"] = pool(claim["peer"], claim["metric"], [find_peer(claim["figures"][0], figures)],
+                                           None)
+            continue
+        key = (peer_line["row"] if peer_line else claim["peer"], claim["metric"])
+        if key not in by_label:
+            raise ValueError(f"claim {claim['row']!r}, {claim['metric']}: no peer {claim['peer']!r}")
+        claim["peer_claim"] = by_label[key]
+    return made
+
+
+def shown_claims(claims_made):
+    """The claims the page shows a row of: not kept off it, and not a peer with no peer or reference
+    of its own (that one is told in the row of the claim that cites it)."""
+    shown = [c for c in claims_made if not (c["line"] and c["line"].get("off_page"))]
+    cited = {id(c["peer_claim"]) for c in shown if c["peer_claim"] is not None}
+    return [c for c in shown if id(c) not in cited or c["peer_claim"] is not None or c["reference"]]
+
+
+def runs_text(claim):
+    """Where a claim's figures come from: one run's date and commit, or how many runs over which days."""
+    runs = {run_key(f) for f in claim["figures"]}
+    where = ", ".join(f"`{m}`" for m in sorted({f["machine"] for f in claim["figures"]}))
+    if len(runs) == 1:
+        figure = claim["figures"][0]
+        return f"{figure['date']}, `{figure['commit']}`, {where}"
+    dates = sorted(f["date"] for f in claim["figures"])
+    days = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    return f"{len(runs)} runs, {days}, {where}"
+
+
+def claim_row(claim):
+    """The page's row of one claim."""
+    median, n, median_text, spread = summary_texts(claim)
+    versus, ratio = "", None
+    if claim["peer_claim"] is not None:
+        theirs = summary(claim["peer_claim"])[0]
+        ratio = times_better(claim, median, theirs)
+        peer = claim["peer_claim"]
+        _, _, _, peer_n = summary(peer)
+        told = f"{peer['row']} ({number(theirs)}, n {'?' if peer_n is None else peer_n}" + (
+            f", {peer['failures']} failed)" if peer["failures"] else ")")
+        if ratio is not None:
+            versus = f"{ratio_text(ratio)} {told}"
+        elif median is None or theirs is None:
+            versus = f"? {told}"
+        else:
+            versus = f"{median - theirs:+.4g} vs {told}"  # returns below zero: a difference
+    reference = ""
+    if claim["reference"]:
+        named, reached = reference_check(claim, ratio)
+        reference = f"{named}: {'met' if reached else '**open**'}"
+    metric = f"{claim['metric']} ({claim['unit']})" if claim["unit"] else claim["metric"]
+    cells = [claim["row"], metric, median_text, spread, "?" if n is None else str(n), str(claim["failures"]),
+             versus, reference, runs_text(claim)]
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+PAGE_HEAD = ["| claim | metric | median | min-max | n | failed | vs peer (>1: better) | reference | runs |",
+             "|---|---|---:|---:|---:|---:|---|---|---|"]
+
+
+def section(benchmark, figures, claim_lines):
+    """The lines of one benchmark's section: one row per claim."""
+    story = f"[{Path(benchmark['note']).stem}]({benchmark['note']})"
     curve = f"; curve: [{Path(benchmark['curve']).name}]({benchmark['curve']})" if benchmark["curve"] else ""
-    lines = [f"## {benchmark['title']}", "", f"{benchmark['about']} Notes: {links}{curve}.", "", *TABLE_HEAD]
-    opens, remarks = [], []
-    for figure in mine:
-        text, open_line = figure_row(figure, figures, runs)
-        lines.append(text)
-        if open_line:
-            opens.append(open_line)
-        if figure.get("remark"):
-            remarks.append(f"{figure['row']}, {figure['metric']}: {figure['remark']}")
-    for (date, commit, machine, command, _), name in runs.items():  # a list ends the table (no blank line)
-        gpu = machines[machine]["gpu"]
-        where = f"`{machine}`" + (f" ({gpu}: another machine)" if gpu else "")
-        lines.append(f"- {name}: {date}, commit `{commit}`, {where}: `{command}`")
-    if remarks:
-        lines.append("- remarks: " + "; ".join(remarks) + ".")
-    lines += [f"- **open**: {text}" for text in opens]
-    return lines + [""]
+    lines = [f"## {benchmark['title']}", f"{benchmark['about']} Story and commands: {story}{curve}.", "",
+             *PAGE_HEAD]
+    rows = [claim_row(claim) for claim in shown_claims(claims(benchmark, figures, claim_lines))]
+    return lines + rows + [""] if rows else []  # a section whose claims are all off the page is left off
 
 
 HEADER = """# Benchmarks: results
 
-Generated by `python benchmarks/report.py` from `benchmarks/results.jsonl`; do
-not edit by hand (`tests/tools/test_results_page.py` fails when page and data
-differ). The story behind each figure, the earlier runs and the settings tried
-are in the dated [notes](notes/) linked from each section; notes with no table
-here: soak, previous action and reward as inputs, PPO on the pendulum, the CPU
-before/after round, the old page's introduction (each script's options).
+Generated by `python benchmarks/report.py` from `benchmarks/results.jsonl` (do not edit by hand:
+`tests/tools/test_results_page.py` fails when page and data differ), one row per claim; each
+investigation's question, runs, verdict and commands: [docs/results](../docs/results/index.md).
 
-**Reproduce.** `pip install -e . --no-build-isolation`, plus the libraries
-compared against (`pip install envpool==1.2.5 gymnasium==1.4.0
-stable-baselines3`); then a run's command (`r1`, ...). A bench script run
-with `--record` appends its figures to `results.jsonl` (`--results PATH` or
-`$ELF_BENCH_RESULTS` for another file; a run without it appends nothing),
-one whole line each through `report.record()`; `python benchmarks/report.py`
-then rewrites this page.
+**Reproduce.** `pip install -e . --no-build-isolation` and the peers (`pip install envpool==1.2.5
+gymnasium==1.4.0 stable-baselines3`), then the summary's command (each figure's record has its
+command line). A bench run with `--record` appends its figures to `results.jsonl` (`--results
+PATH` or `$ELF_BENCH_RESULTS` for another file); `report.py` then rewrites this page.
 
-**Method.** Contenders run interleaved (all on repeat or seed 0, then 1, ...,
-the order rotating), torch and BLAS on one thread unless the command says
-otherwise. A figure is the median of its repeats or seeds, with their min-max
-and number n ("not recorded": the run kept only its median). Every run
-counts: "failed" counts the runs that failed or missed their target; one that
-still gave a value (a run to a target counts at its whole budget) is in the
-median. "vs peer": the ratio of medians against the peer row of the same day
-and machine, turned so that above 1 is better (returns below zero: the
-difference). CPU seconds (`os.times()`, children included) sit beside wall
-seconds where a run recorded them: the machines are small and often shared.
-A reference is a published figure or a goal, not a same-run peer; "open"
-marks one not reached.
+**Method.** Contenders run interleaved (all on repeat or seed 0, then 1, ...), torch and BLAS on
+one thread unless the command says otherwise. A claim's figure is the median of its repeats or
+seeds with their min-max and number n ("not recorded": the run kept only its median); a claim
+run again at more seeds pools them, each seed counted once. "failed": runs that failed or
+missed their target (counted at their whole budget). "vs peer": the ratio of medians against
+the peer claim (its median and n in brackets), turned so that above 1 is better (returns below
+zero: the difference); a pooled claim's peer is pooled likewise. CPU seconds (`os.times()`,
+children included) sit beside wall seconds where a run recorded them. A reference is a
+published figure or a goal; **open** marks one not reached. Runs: date, commit and machine.
 """
 
 
@@ -389,17 +514,16 @@ def header(machines, figures):
         for name, version in figure["versions"].items():
             seen.setdefault(name, set()).add(version)
     listed = "; ".join(f"{name} {', '.join(sorted(found))}" for name, found in sorted(seen.items()))
-    lines += ["", f"**Versions** recorded with the runs: {listed}. Runs without recorded versions: "
-              "those of their notes.", ""]
+    lines += ["", f"**Versions** recorded with the runs: {listed}; the earliest runs recorded none.", ""]
     return lines
 
 
 def render(path=RESULTS):
     """The page for the data in ``path``."""
-    machines, benchmarks, figures = load(path)
+    machines, benchmarks, figures, claim_lines = load(path)
     lines = header(machines, figures)
     for benchmark in benchmarks:
-        lines += section(benchmark, figures, machines)
+        lines += section(benchmark, figures, claim_lines)
     return "\n".join(lines) + "\n"
 
 

@@ -72,16 +72,17 @@ import numbers
 import reprlib
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
 from elfpy import _elf
+from elfpy.limits import MAX_COUNT
 from elfpy.sources import open_source
 
 _WAIT_SLICE_MS = 100  # how often a waiting run() returns to Python to see Ctrl-C and check the game source
-MAX_COUNT = 2**31 - 1  # the most games, threads, rows, steps or milliseconds: the engine counts them in a C++ int
 
 
 def games() -> list[str]:
@@ -148,29 +149,33 @@ class TagInfo(NamedTuple):
 
 class Batch(Mapping):
     """One batch of one tag: `batch[key]` is a numpy view, `[B, ...]` for T = 1
-    and time-major `[T, B, ...]` for T > 1."""
+    and time-major `[T, B, ...]` for T > 1. `arrays` is the same, as a
+    read-only mapping of key to view (quicker to read many keys from)."""
 
-    def __init__(self, owner: GameContext, tag: str, ref: tuple, arrays: dict[str, np.ndarray],
-                 game_ids: np.ndarray, seats: np.ndarray) -> None:
-        self.tag = tag
+    __slots__ = ("tag", "game_ids", "seats", "arrays", "_owner", "_state", "_ref", "_done")
+
+    def __init__(self, owner: weakref.ref[GameContext], state: _TagState, ref: tuple,
+                 arrays: Mapping[str, np.ndarray], game_ids: np.ndarray, seats: np.ndarray) -> None:
+        self.tag = state.name
         self.game_ids = game_ids
         self.seats = seats
+        self.arrays = arrays
         # A weak reference: the context keeps its last handed-out batch, and a
         # cycle would leave a dropped context (and its threads and workers)
         # alive until Python's cycle collector runs; this way `del` stops it.
-        self._owner = weakref.ref(owner)
+        self._owner = owner
+        self._state = state
         self._ref = ref
-        self._arrays = arrays
         self._done = False
 
     def __getitem__(self, key: str) -> np.ndarray:
         try:
-            return self._arrays[key]
+            return self.arrays[key]
         except KeyError:
-            raise KeyError(f"tag '{self.tag}' has no input '{key}'; its inputs: {sorted(self._arrays)}") from None
+            raise KeyError(f"tag '{self.tag}' has no input '{key}'; its inputs: {sorted(self.arrays)}") from None
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._arrays)
+        return iter(self.arrays)
 
     def __len__(self) -> int:
         return int(self.game_ids.shape[0])
@@ -187,15 +192,26 @@ class Batch(Mapping):
             raise RuntimeError(f"batch of tag '{self.tag}' outlived its GameContext, which was dropped and stopped")
         owner._finish(self, replies, refusal_keeps_batch)
 
+    def reply_and_next(self, replies: Mapping[str, Any] | None, *, refusal_keeps_batch: bool = False) -> Batch:
+        """`reply(replies)`, then the context's next batch, as iteration would
+        hand it out (reply to it in turn): a loop that replies and at once
+        waits, such as `make_vector`'s step, in one call to the engine."""
+        owner = self._owner()
+        if owner is None:
+            raise RuntimeError(f"batch of tag '{self.tag}' outlived its GameContext, which was dropped and stopped")
+        return owner._reply_and_next(self, replies, refusal_keeps_batch)
+
     def __repr__(self) -> str:
-        shapes = ", ".join(f"{k}: {tuple(v.shape)}" for k, v in self._arrays.items())
+        shapes = ", ".join(f"{k}: {tuple(v.shape)}" for k, v in self.arrays.items())
         return f"Batch(tag='{self.tag}', size={len(self)}, {shapes})"
 
 
 class _TagState:
-    """What Python keeps per tag: its config and a view of every buffer."""
+    """What Python keeps per tag: its config, a view of every buffer (made
+    once: a full batch hands out these very views), and its reply keys'
+    dtypes and row shapes (read for every batch)."""
 
-    def __init__(self, ctx: Any, index: int) -> None:
+    def __init__(self, ctx: Any, index: int, keys: Mapping[str, KeySpec]) -> None:
         info = ctx.tag_info(index)
         self.index = index
         self.name: str = info["name"]
@@ -203,22 +219,24 @@ class _TagState:
         self.capacity: int = info["capacity"]
         self.inputs: list[str] = info["inputs"]
         self.replies: list[str] = info["replies"]
-        self.inputs_views = []
-        self.reply_views = []
-        self.row_views = []
+        self.reply_keys = {k: None for k in self.replies}.keys()  # compared with a reply dict's keys
+        self.reply_specs = [(k, keys[k].dtype, keys[k].shape) for k in self.replies]
+        # Per buffer: (input views, game_ids, seats) of all its rows, and its reply views.
+        self.full: list[tuple[Mapping[str, np.ndarray], np.ndarray, np.ndarray]] = []
+        self.reply_views: list[dict[str, np.ndarray]] = []
         for buffer in range(info["num_buffers"]):
-            self.inputs_views.append({k: ctx.input_array(index, buffer, i) for i, k in enumerate(self.inputs)})
+            views = MappingProxyType({k: ctx.input_array(index, buffer, i) for i, k in enumerate(self.inputs)})
+            self.full.append((views, *ctx.row_arrays(index, buffer)))
             self.reply_views.append({k: ctx.reply_array(index, buffer, i) for i, k in enumerate(self.replies)})
-            self.row_views.append(ctx.row_arrays(index, buffer))
 
-    def arrays(self, buffer: int, size: int) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-        views = self.inputs_views[buffer]
-        game_ids, seats = self.row_views[buffer]
+    def arrays(self, buffer: int, size: int) -> tuple[Mapping[str, np.ndarray], np.ndarray, np.ndarray]:
+        """The views of the first `size` rows of `buffer`."""
+        views, game_ids, seats = self.full[buffer]
         if size == self.capacity:
             return views, game_ids, seats
         if self.T == 1:
-            return {k: v[:size] for k, v in views.items()}, game_ids[:size], seats[:size]
-        return {k: v[:, :size] for k, v in views.items()}, game_ids[:size], seats[:size]
+            return MappingProxyType({k: v[:size] for k, v in views.items()}), game_ids[:size], seats[:size]
+        return MappingProxyType({k: v[:, :size] for k, v in views.items()}), game_ids[:size], seats[:size]
 
 
 def _is_int(value: Any) -> bool:
@@ -308,6 +326,7 @@ class GameContext:
         self._started = False
         self._stopped = False
         self._pending: Batch | None = None  # iteration mode: the batch handed out last
+        self._weak_self = weakref.ref(self)  # each batch's owner (see Batch)
 
     # --- configuration ---------------------------------------------------
 
@@ -351,7 +370,9 @@ class GameContext:
                 seats: Sequence[int] | None = None) -> None:
         """Adds a tag. `seats` routes only those seats of each game here (all by
         default). With `timeout_ms`, a batch holding at least `min_batch` rows
-        is delivered partial once its first row has waited that long."""
+        is delivered partial once its first row has waited that long. A batch
+        that can never fill (every game waits for replies to rows already in
+        it or in other filling batches) is delivered as it is."""
         if isinstance(inputs, str) or isinstance(replies, str):
             raise TypeError("inputs and replies are lists of key names, e.g. inputs=['s']")
         where = f"tag {reprlib.repr(name)}: "
@@ -393,6 +414,21 @@ class GameContext:
         self._tag_index(tag)
         self._callbacks[tag] = fn
 
+    def handoffs(self) -> dict[str, int | float]:
+        """The engine's hand-offs between threads so far, each a wake-up (a
+        futex call and a context switch): `worker_wakeups`, engine threads
+        woken for work; `caller_sleeps`, waits of run() (or iteration) that
+        found no batch ready and slept. `batches_stepped_by_caller` counts
+        the replied batches whose games the calling thread stepped itself
+        (small batches, where a hand-off costs more than the work),
+        `batches_given_to_pool` the others. Those two are decided per batch;
+        the wake-ups and sleeps also depend on the scheduler (a worker still
+        finishing one batch takes the next without being woken).
+        `wake_latency_ns` is the least of the last few measured delays from
+        waking a worker to its running (not a count): a batch whose work is
+        under about two of them steps on the caller."""
+        return dict(self._ctx.handoffs())
+
     def _tag_index(self, tag: str) -> int:
         if tag not in self._tags:
             raise ValueError(f"unknown tag '{tag}'; valid tags: {sorted(self._tags) or '(none)'}")
@@ -407,7 +443,7 @@ class GameContext:
             raise RuntimeError("start() called twice")
         self._ctx.start()
         self._started = True
-        self._tag_states = [_TagState(self._ctx, i) for i in range(len(self._tags))]
+        self._tag_states = [_TagState(self._ctx, i, self._keys) for i in range(len(self._tags))]
 
     def run(self) -> str:
         """Waits for the next batch of any tag, calls its callback, sends the
@@ -476,11 +512,12 @@ class GameContext:
             raise RuntimeError("GameContext is stopped")
         if not self._started:
             raise RuntimeError("run() before start()")
+        ctx = self._ctx
         try:
             ref = None
             while ref is None:
                 self._check_source()
-                ref = self._ctx.wait(_WAIT_SLICE_MS)
+                ref = ctx.wait(_WAIT_SLICE_MS)
         except _elf.GameError:
             # Nothing more can run: release the workers and shared memory now,
             # not at stop(). The engine keeps raising this error on later calls.
@@ -489,10 +526,14 @@ class GameContext:
         except KeyboardInterrupt:  # also reached from iteration, which has no run()
             self.stop()
             raise
-        tag_index, _, buffer, size = ref
-        state = self._tag_states[tag_index]
-        arrays, game_ids, seats = state.arrays(buffer, size)
-        return Batch(self, state.name, ref, arrays, game_ids, seats)
+        return self._batch_of(ref)
+
+    def _batch_of(self, ref: tuple) -> Batch:
+        """The batch of a (tag, batch, buffer, size) that the engine handed out."""
+        state = self._tag_states[ref[0]]
+        buffer, size = ref[2], ref[3]
+        arrays, game_ids, seats = state.full[buffer] if size == state.capacity else state.arrays(buffer, size)
+        return Batch(self._weak_self, state, ref, arrays, game_ids, seats)
 
     def _check_source(self) -> None:
         """Fails the context if something outside the engine broke (a worker
@@ -501,47 +542,86 @@ class GameContext:
         if message is not None:
             self._ctx.fail(message)
 
+    def _reply_and_next(self, batch: Batch, replies: Mapping[str, Any] | None, refusal_keeps_batch: bool) -> Batch:
+        ref = False  # False: not submitted yet
+        if not (self._stopped or batch._done) and batch._state.replies:
+            self._check_source()
+            try:
+                # The usual reply: submitted and the next batch waited for in one
+                # call (None: none came yet); False, nothing done, for any other.
+                ref = self._ctx.submit_plain_replies_and_wait(batch._ref, replies, _WAIT_SLICE_MS)
+            except _elf.GameError:  # the engine failed (after the replies went in, if they did)
+                batch._done = True
+                self._source.close()
+                raise
+            except KeyboardInterrupt:
+                self.stop()
+                raise
+            except Exception as error:  # as _finish: the replies were refused, nothing went in
+                self._submit_failed(batch, error, refusal_keeps_batch)
+                raise
+        if ref is False:
+            self._finish(batch, replies, refusal_keeps_batch)
+        else:
+            batch._done = True
+        self._pending = batch = self._next_batch() if not ref else self._batch_of(ref)
+        return batch
+
     def _finish(self, batch: Batch, replies: Mapping[str, Any] | None, refusal_keeps_batch: bool = False) -> None:
         if batch._done:
             raise RuntimeError(f"batch of tag '{batch.tag}' was already finished")
-        state = self._tag_states[self._tags[batch.tag]]
+        state = batch._state
         if not state.replies:
             batch._done = True
             self._ctx.release(*batch._ref)
             return
         try:
             # The engine checks the values before it takes the batch back, so a
-            # refused batch is still held and may be replied again.
-            self._write_replies(state, batch, replies)
-            self._ctx.submit_replies(*batch._ref)
-        except ValueError as error:
-            if not refusal_keeps_batch:
-                batch._done = True
-                self._ctx.fail(str(error))
-            raise
+            # refused batch is still held and may be replied again. The usual
+            # reply (a dict of numpy arrays of the keys' dtypes and shapes) is
+            # copied and submitted in one call; any other is checked and
+            # converted here, with errors naming the tag and key.
+            if not self._ctx.submit_plain_replies(batch._ref, replies):
+                self._write_replies(state, batch, replies)
+                self._ctx.submit_replies(*batch._ref)
         except Exception as error:
-            batch._done = True
-            self._ctx.fail(str(error))
+            self._submit_failed(batch, error, refusal_keeps_batch)
             raise
         batch._done = True
 
+    def _submit_failed(self, batch: Batch, error: Exception, refusal_keeps_batch: bool) -> None:
+        """After submitting `batch`'s replies raised `error`: a refused reply
+        (ValueError) keeps the batch held if `refusal_keeps_batch`; anything
+        else finishes the batch and fails the context."""
+        if not (refusal_keeps_batch and isinstance(error, ValueError)):
+            batch._done = True
+            self._ctx.fail(str(error))
+
     def _write_replies(self, state: _TagState, batch: Batch, replies: Mapping[str, Any] | None) -> None:
-        where = f"tag '{state.name}'"
-        if not isinstance(replies, Mapping):
-            raise ValueError(f"{where}: the callback must return a dict with keys {state.replies}, "
-                             f"got {type(replies).__name__}")
-        missing = [k for k in state.replies if k not in replies]
-        extra = [k for k in replies if k not in state.replies]
-        if missing or extra:
-            raise ValueError(f"{where}: reply keys must be {state.replies}; missing {missing}, unexpected {extra}")
-        size = len(batch)
+        # A plain dict with exactly the reply keys (the usual reply) skips the
+        # generic Mapping checks, which cost more than the copy at small batches.
+        if type(replies) is not dict or replies.keys() != state.reply_keys:
+            where = f"tag '{state.name}'"
+            if not isinstance(replies, Mapping):
+                raise ValueError(f"{where}: the callback must return a dict with keys {state.replies}, "
+                                 f"got {type(replies).__name__}")
+            missing = [k for k in state.replies if k not in replies]
+            extra = [k for k in replies if k not in state.replies]
+            if missing or extra:
+                raise ValueError(f"{where}: reply keys must be {state.replies}; missing {missing}, "
+                                 f"unexpected {extra}")
+        size = len(batch.game_ids)
         views = state.reply_views[batch._ref[2]]
-        for key in state.replies:
+        full = size == state.capacity
+        for key, dtype, shape in state.reply_specs:
             value = _as_numpy(replies[key])
-            spec = self._keys[key]
-            expected = (size, *spec.shape)
-            if value.shape != expected:
-                raise ValueError(f"{where}, key '{key}': reply has shape {value.shape}, expected {expected}")
-            if value.dtype != spec.dtype and not np.can_cast(value.dtype, spec.dtype, casting="same_kind"):
-                raise ValueError(f"{where}, key '{key}': reply has dtype {value.dtype}, expected {spec.dtype}")
-            np.copyto(views[key][:size], value, casting="same_kind")
+            if value.shape != (size, *shape):
+                raise ValueError(f"tag '{state.name}', key '{key}': reply has shape {value.shape}, "
+                                 f"expected {(size, *shape)}")
+            view = views[key] if full else views[key][:size]
+            if value.dtype == dtype:
+                view[...] = value  # a plain assignment: a third of copyto's cost
+                continue
+            if not np.can_cast(value.dtype, dtype, casting="same_kind"):
+                raise ValueError(f"tag '{state.name}', key '{key}': reply has dtype {value.dtype}, expected {dtype}")
+            np.copyto(view, value, casting="same_kind")

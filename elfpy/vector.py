@@ -107,6 +107,7 @@ class NativeVectorEnv(VectorEnv):
                              f"got {autoreset_mode!r}") from None
         self._same_step = self.autoreset_mode is AutoresetMode.SAME_STEP
         self._disabled = self.autoreset_mode is AutoresetMode.DISABLED
+        self._next_step = self.autoreset_mode is AutoresetMode.NEXT_STEP
         self.game = game
         self.num_envs = num_envs
         self.render_mode = render_mode
@@ -128,6 +129,9 @@ class NativeVectorEnv(VectorEnv):
         probe.stop()
         if not self._action_keys:
             raise ValueError(f"game '{self._name}' has no action key; make_vector needs one")
+        # The only key of a game with one (the usual case, which step() keeps quick), else None.
+        self._action_key = self._action_keys[0] if len(self._action_keys) == 1 else None
+        self._observation_key = self._observation_keys[0] if len(self._observation_keys) == 1 else None
         self.metadata = {"autoreset_mode": self.autoreset_mode,
                          "render_modes": ["rgb_array"] if self._renderer else []}
         observed = {k: observation_space_of(keys[k]) for k in self._observation_keys}
@@ -137,7 +141,6 @@ class NativeVectorEnv(VectorEnv):
         self.single_action_space = actions[self._action_keys[0]] if len(actions) == 1 else gym.spaces.Dict(actions)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, num_envs)
-        self._batches = None
         self._batch = None
         # DISABLED: which envs ended (they wait for a reset_mask), the next
         # episodes' first states the engine already has, and the observation
@@ -175,8 +178,7 @@ class NativeVectorEnv(VectorEnv):
         context.add_tag(_TAG, batch_size=self.num_envs, inputs=inputs, replies=self._action_keys)
         context.start()
         self._context = context
-        self._batches = iter(context)
-        self._batch = next(self._batches)
+        self._batch = next(iter(context))
         self._ended[:] = False
         self._last = self._arrays()
         return self._joint({k: v.copy() for k, v in self._last.items()}), {}
@@ -202,29 +204,40 @@ class NativeVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         if self._context is None:
             raise RuntimeError("call reset() before step()")
-        replies = self._replies(actions)
+        key = self._action_key
+        replies = {key: np.asarray(actions)} if key is not None else self._replies(actions)
         if self._disabled and self._ended.any():
             raise ValueError(f"envs {np.flatnonzero(self._ended).tolist()} ended their episode: with "
                              "autoreset_mode=DISABLED, reset(options={'reset_mask': mask}) starts their next one")
-        self._batch.reply(replies, refusal_keeps_batch=True)
-        self._batch = next(self._batches)
-        ended = self._batch["terminal"].copy()
-        truncated = self._batch["truncated"].copy()
-        rewards = self._batch["r"].astype(np.float64)
-        observation = self._arrays()
+        self._batch = batch = self._batch.reply_and_next(replies, refusal_keeps_batch=True)
+        # Fresh arrays, as SyncVectorEnv returns: one numpy call each (the
+        # batch's views are overwritten by the next step).
+        views = batch.arrays
+        terminal, truncated = views["terminal"], views["truncated"]
+        terminated = np.greater(terminal, truncated)  # terminal and not truncated
+        truncated = truncated.copy()
+        rewards = views["r"].astype(np.float64)
+        key = self._observation_key
+        if self._next_step and key is not None:  # the default, and the usual game: nothing more to do
+            return views[key].copy(), rewards, terminated, truncated, {}
+        if key is not None:
+            observation = {key: views[key].copy()}
+        else:
+            observation = self._arrays()
         infos: dict[str, Any] = {}
         if self._same_step:
-            if ended.any():
-                infos = self._final_infos(ended)
+            if terminal.any():
+                infos = self._final_infos(terminal.copy())
         elif self._disabled:
+            ended = terminal.copy()
             if ended.any():  # the ended envs show the state they ended in until a reset_mask
                 self._first = observation
-                observation = {k: np.where(ended.reshape(-1, *[1] * (v.ndim - 1)), self._batch["final_" + k], v)
+                observation = {k: np.where(ended.reshape(-1, *[1] * (v.ndim - 1)), batch["final_" + k], v)
                                for k, v in observation.items()}
                 self._ended = ended
             self._last = observation
             observation = {k: v.copy() for k, v in observation.items()}
-        return self._joint(observation), rewards, ended & ~truncated, truncated, infos
+        return self._joint(observation), rewards, terminated, truncated, infos
 
     def _final_infos(self, ended: np.ndarray) -> dict[str, Any]:
         """SAME_STEP's infos: each ended env's final observation in an object array (a Box
@@ -243,9 +256,7 @@ class NativeVectorEnv(VectorEnv):
         return {"final_obs": final_obs, "_final_obs": ended, "final_info": {}, "_final_info": ended.copy()}
 
     def _replies(self, actions: Any) -> dict[str, np.ndarray]:
-        """The reply of every action key: `actions` itself for one key, its entries for a Dict action."""
-        if len(self._action_keys) == 1:
-            return {self._action_keys[0]: np.asarray(actions)}
+        """The reply of every action key of a Dict action: the entries of `actions`."""
         if not isinstance(actions, Mapping) or set(actions) != set(self._action_keys):
             given = sorted(actions) if isinstance(actions, Mapping) else type(actions).__name__
             raise ValueError(f"game '{self._name}' acts in a Dict of {sorted(self._action_keys)}: step needs a dict "

@@ -2,6 +2,7 @@
 
     python -m elfweb                                       # MiniRTS by built-in AIs, Go against the search
     python -m elfweb --load runs/<time>                    # a run's last checkpoint plays its game
+                                                           # (MiniRTS: and you play it with the mouse)
     python -m elfweb --load pretrained/go9_selfplay_64min.pt2 --playouts 200   # Go against a network
     python -m elfweb --game gym:CartPole-v1                # a hosted game, played at random
 
@@ -17,7 +18,7 @@ import secrets
 import socket
 from collections.abc import Sequence
 
-from elfweb.catalog import builtin_entries, catalog, loaded_entry
+from elfweb.catalog import builtin_entries, catalog, loaded_entry, play_entry
 from elfweb.server import Limits, Server
 
 DEFAULT_PLAYOUTS = 64  # a move in well under a second on one core with the 9x9 network
@@ -42,7 +43,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
     try:
         entries = catalog([*builtin_entries(args.playouts, args.game),
-                           *(loaded_entry(path, args.playouts) for path in args.load)])
+                           *(loaded_entry(path, args.playouts) for path in args.load),
+                           *filter(None, (play_entry(path) for path in args.load))])
     except (OSError, ValueError) as error:  # a missing or refused file, a game that cannot draw itself
         parser.error(str(error))
     import torch

@@ -18,6 +18,7 @@ from typing import Any
 
 from elfweb.follow import FollowedRun
 from elfweb.go_game import GoGame
+from elfweb.minirts_play import MiniRtsPlay
 from elfweb.replays import MiniRtsReplay, SgfReplay
 from elfweb.watch import EngineWatch, HostedWatch
 
@@ -26,11 +27,13 @@ from elfweb.watch import EngineWatch, HostedWatch
 class Entry:
     id: str
     label: str
-    # "watch" (pictures and controls), "command" (the same, and a person's commands), "go" (a board to play
-    # on), "replay" (pictures to scrub through), "sgf" (a Go board to scrub through) or "run" (a training
-    # run's curve beside its latest checkpoint playing)
+    # "watch" (pictures and controls), "command" (the same, and a person's strategic commands), "play" (MiniRTS
+    # with the mouse: the person's units commanded one by one), "go" (a board to play on), "replay" (pictures
+    # to scrub through), "sgf" (a Go board to scrub through) or "run" (a training run's curve beside its
+    # latest checkpoint playing)
     kind: str
-    open: Callable[[int], Any]  # seed -> a new EngineWatch, HostedWatch, GoGame, MiniRtsReplay, SgfReplay, FollowedRun
+    # seed -> a new EngineWatch, HostedWatch, MiniRtsPlay, GoGame, MiniRtsReplay, SgfReplay or FollowedRun
+    open: Callable[[int], Any]
 
     def describe(self) -> dict[str, str]:
         return {"id": self.id, "label": self.label, "kind": self.kind}
@@ -49,6 +52,8 @@ def builtin_entries(playouts: int, games: Sequence[str] = ()) -> list[Entry]:
               lambda seed: EngineWatch("minirts", {}, "random", seed=seed)),
         Entry("minirts-human", "MiniRTS: you command (strategic commands) against the built-in AI", "command",
               lambda seed: EngineWatch("minirts", {}, "human", seed=seed)),
+        Entry("minirts-play", "MiniRTS: you play with the mouse against the built-in AI", "play",
+              lambda seed: MiniRtsPlay({}, seed=seed)),
         Entry("go-search", f"Go 9x9: you (black) against the search, no network ({playouts} playouts)", "go",
               lambda seed: GoGame(play.uniform_evaluator, playouts)),
         Entry("go-people", "Go 9x9: two people at one board", "go", lambda seed: GoGame(None, playouts)),
@@ -96,6 +101,26 @@ def loaded_entry(path: str, playouts: int) -> Entry:
     watch.close()
     return Entry(_entry_id("model", name), f"{watch.game}: {name} (step {step})", "watch",
                  lambda seed: model_watch(Path(path), seed)[0])
+
+
+def play_entry(path: str) -> Entry | None:
+    """MiniRTS with the mouse against the checkpoint at ``path`` (or a run folder's last) when it plays native
+    MiniRTS; None for any other file."""
+    if path.endswith((".json", ".sgf", ".pt2")) or (Path(path) / "progress.csv").exists():
+        return None
+    from rlpytorch.evaluate import load_trained
+
+    model, loader = load_trained(Path(path), {"num_threads": 1})
+    if loader.hosted or loader.game != "minirts":
+        return None
+    name = Path(path).name
+
+    def open_game(seed: int) -> MiniRtsPlay:
+        model.eval()
+        return MiniRtsPlay(loader.options, model, seed=seed)
+
+    open_game(0).close()  # a model the game cannot feed fails at start
+    return Entry(_entry_id("play", name), f"MiniRTS: you play with the mouse against {name}", "play", open_game)
 
 
 def model_watch(path: Path, seed: int) -> tuple[EngineWatch | HostedWatch, int]:

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-MAX_MESSAGE_BYTES = 4096  # the largest valid message is under 200 bytes
+MAX_MESSAGE_BYTES = 4096  # the largest valid message (a unit command for MAX_UNITS units) is under 1,200 bytes
 MAX_NAME_CHARS = 64
 
 
@@ -38,6 +38,19 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class IntegerList:
+    """A JSON list of 1 to ``most`` integers, each in ``[low, high]``."""
+
+    low: int
+    high: int
+    most: int
+
+    def check(self, value: Any) -> bool:
+        item = Integer(self.low, self.high)
+        return type(value) is list and 0 < len(value) <= self.most and all(item.check(v) for v in value)
+
+
+@dataclass(frozen=True)
 class Name:
     """A short printable identifier (an entry of the server's catalog)."""
 
@@ -46,7 +59,14 @@ class Name:
 
 
 MAX_BOARD = 19
-SCHEMAS: dict[str, dict[str, Integer | Choice | Name]] = {
+# MiniRTS's per-unit commands (cpp/games/rts/unit_commands.h): the game's own bounds of its action 'u', which
+# the engine checks before the game does; the game then refuses a tile off its map or a uid it does not know.
+MAX_UID = 2**31 - 2
+MAX_TILE = 63  # the largest map is 64 tiles wide
+MAX_UNITS = 80  # a player's units at most (the game allows 72)
+UNIT_COMMAND_KINDS = ("stop", "move", "attack", "gather", "build")
+BUILD_TYPES = ("none", "worker", "melee", "ranged", "barracks", "tower")
+SCHEMAS: dict[str, dict[str, Integer | IntegerList | Choice | Name]] = {
     "open": {"entry": Name()},  # start the catalog entry's game, ending this viewer's previous one
     "control": {"action": Choice(("pause", "resume", "step", "restart"))},
     "speed": {"fps": Integer(1, 60)},
@@ -56,6 +76,11 @@ SCHEMAS: dict[str, dict[str, Integer | Choice | Name]] = {
     "go_resign": {},
     "go_undo": {},
     "seek": {"index": Integer(0, 10_000_000)},  # a replay's position; past the end means its last
+    # MiniRTS with the mouse: units (uids) stop, move to (x, y), attack the unit target, gather from the mine at
+    # (x, y) or build (a worker: a building at (x, y); a base or barracks: a unit); unused fields are 0 / "none"
+    "unit_command": {"units": IntegerList(1, MAX_UID, MAX_UNITS), "kind": Choice(UNIT_COMMAND_KINDS),
+                     "target": Integer(0, MAX_UID), "x": Integer(0, MAX_TILE), "y": Integer(0, MAX_TILE),
+                     "build": Choice(BUILD_TYPES)},
 }
 
 

@@ -28,6 +28,7 @@ from elfweb.catalog import Entry
 from elfweb.follow import FollowedRun
 from elfweb.go_game import GoGame, IllegalMove
 from elfweb.messages import BadMessage, parse
+from elfweb.minirts_play import MiniRtsPlay
 from elfweb.replays import MiniRtsReplay, SgfReplay
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -213,6 +214,13 @@ class Viewer:
         elif kind == "command":
             async with self.lock:  # after the step under way: every frame after the acknowledgement obeys it
                 self.game.command(message["action"])
+        elif kind == "unit_command":
+            if not isinstance(self.game, MiniRtsPlay):
+                raise ValueError("'unit_command' is for a MiniRTS game played with the mouse")
+            async with self.lock:  # taken by the next step; the game says in its frame what it refused
+                self.game.unit_command(message["units"], message["kind"], message["target"], message["x"],
+                                       message["y"], message["build"])
+            return  # no status: a person gives many, and the frames show them obeyed
         elif kind == "control":
             action = message["action"]
             if action == "pause":

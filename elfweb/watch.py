@@ -6,11 +6,13 @@ Two kinds, by how the game draws itself (the same split as ``elfpy.video``):
   in a one-game ``GameContext`` through an ``actor`` tag, as in evaluation.
   A model acts by ``rlpytorch.acting.act`` on the engine's batch itself, so
   its action probabilities (``pi``) and value (``V``) come out as in
-  training; a person acts through ``command`` (MiniRTS's action space is its
-  nine strategic commands, so that is what the page offers).
+  training; a person acts through ``command`` (MiniRTS's action ``a``, its
+  nine strategic commands; a person who commands units one by one plays in
+  ``elfweb.minirts_play``).
 - ``HostedWatch``: a Python-hosted Gymnasium game, made here with
   ``render_mode="rgb_array"`` and its preset, each ``env.render()`` a picture;
-  a model acts through ``predict`` (actions only: the view shows no ``pi``).
+  a model acts by the same ``act`` on a batch of the one observation (as
+  ``predict`` does), so the view shows its ``pi`` (a Discrete action's) and ``V``.
 
 ``step()`` advances one step and returns a ``Frame``; a finished episode starts
 the next one at the following step. Stepping blocks (the engine's workers run
@@ -45,11 +47,32 @@ class Frame:
     pi: list[float] | None = None
     value: float | None = None
     action_names: list[str] = field(default_factory=list)
+    # A game played with the mouse (elfweb.minirts_play): the units the seat sees (uid, player, type, x, y,
+    # hp, order), the names of the types, its resources, the tiles as text (fog bit cleared), its refused
+    # commands in words.
+    units: list[list[int]] | None = None
+    unit_types: list[str] = field(default_factory=list)
+    resources: int = 0
+    tiles: list[str] | None = None
+    refused: list[str] = field(default_factory=list)
 
     def info(self) -> dict[str, Any]:
-        """Everything but the picture, for the page's side panel."""
-        return {"step": self.step, "episode": self.episode, "episode_return": self.episode_return,
+        """Everything but the picture, for the page's side panel (and a mouse game's units to point at)."""
+        info = {"step": self.step, "episode": self.episode, "episode_return": self.episode_return,
                 "action": self.action, "pi": self.pi, "value": self.value, "action_names": self.action_names}
+        if self.units is not None:
+            info.update(units=self.units, unit_types=self.unit_types, resources=self.resources, tiles=self.tiles,
+                        refused=self.refused)
+        return info
+
+
+def greedy_acting(model: Any) -> tuple[Any, Any]:
+    """The greedy sampler a shown model acts with, and its recurrent states (None for a model without).
+    rlpytorch is imported here: watching or playing without a model needs no torch."""
+    from rlpytorch.acting.act import RecurrentStates
+    from rlpytorch.acting.sampler import Sampler
+
+    return Sampler("greedy"), RecurrentStates(model.state_size) if model.state_size else None
 
 
 def png_bytes(rgb: Any) -> bytes:
@@ -104,11 +127,7 @@ class EngineWatch:
         self._batches = iter(self._gc)
         self._states = None
         if self.model is not None:
-            from rlpytorch.acting.act import RecurrentStates
-            from rlpytorch.acting.sampler import Sampler
-
-            self._greedy = Sampler("greedy")
-            self._states = RecurrentStates(self.model.state_size) if self.model.state_size else None
+            self._greedy, self._states = greedy_acting(self.model)
         self.steps = 0  # since the game was opened or restarted
 
     def step(self) -> Frame:
@@ -156,6 +175,16 @@ class EngineWatch:
         self._gc.stop()
 
 
+class _OneRow(dict):
+    """One observation as the actor batch ``act`` reads: game 0, seat 0."""
+
+    game_ids = np.zeros(1, dtype=np.int64)
+    seats = np.zeros(1, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return 1
+
+
 class HostedWatch:
     """A Python-hosted Gymnasium game drawn by its own ``render()``."""
 
@@ -179,27 +208,50 @@ class HostedWatch:
             self._env = self._chosen.make()
             self._observation, _ = self._env.reset(seed=game_seed(self.seed + 7919, self.episode))
         self._env.action_space.seed(self.seed + self.episode)
-        self._state = None
         self._return = 0.0
+        self._reward = 0.0  # the last step's: a model reading its previous reward is fed it
+        if self.model is not None:  # each episode from a zero recurrent state and no previous action
+            from rlpytorch.acting.act import previous_actions
+
+            self._greedy, self._states = greedy_acting(self.model)
+            self._previous = previous_actions(self.model, "cpu")
+        names = getattr(self._env.unwrapped, "get_action_meanings", None)  # Atari's ("NOOP", "FIRE", ...)
+        n = getattr(self._env.action_space, "n", None)
+        self.action_names = list(names()) if names is not None else [str(i) for i in range(int(n or 0))]
 
     def step(self) -> Frame:
         with headless_rendering():
-            frame = Frame(png_bytes(self._env.render()), self.steps, self.episode, self._return)
+            frame = Frame(png_bytes(self._env.render()), self.steps, self.episode, self._return,
+                          action_names=self.action_names)
             if self.player == "model":
-                seen = self._chosen.preprocess(self._observation) if self._chosen.preprocess else self._observation
-                rows = {key: value[None] for key, value in observation_arrays(seen).items()}
-                actions, self._state = self.model.predict(rows, self._state)
-                action = env_action(self._env.action_space, np.asarray(actions)[0])
+                action = self._model_acts(frame)
             else:
                 action = self._env.action_space.sample()
             if np.ndim(action) == 0:
                 frame.action = int(action)
             self._observation, reward, terminated, truncated, _ = self._env.step(action)
         self._return += float(reward)
+        self._reward = float(reward)
         self.steps += 1
         if terminated or truncated:
             self._next_episode()
         return frame
+
+    def _model_acts(self, frame: Frame) -> Any:
+        """The model's greedy action for the observation, and its policy and value into ``frame``."""
+        from rlpytorch.acting.act import act
+        from rlpytorch.core.distributions import actions_in, policy_family
+
+        seen = self._chosen.preprocess(self._observation) if self._chosen.preprocess else self._observation
+        batch = _OneRow({key: value[None] for key, value in observation_arrays(seen).items()},
+                        r=np.array([self._reward], np.float32), terminal=np.zeros(1, dtype=bool))
+        reply = act(self.model, self._greedy, batch, "cpu", self._states, previous=self._previous)
+        if "pi" in reply:  # a Discrete action's distribution (other spaces reply logp)
+            frame.pi = [round(float(p), 4) for p in reply["pi"][0]]
+        frame.value = float(reply["V"][0])
+        actions = actions_in(policy_family(self.model), reply)  # a Dict action's: entry -> rows
+        row = {k: np.asarray(v)[0] for k, v in actions.items()} if isinstance(actions, dict) else np.asarray(actions)[0]
+        return env_action(self._env.action_space, row)
 
     def command(self, action: int) -> None:
         raise ValueError("this game has no human seat")

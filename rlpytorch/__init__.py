@@ -9,8 +9,10 @@ The Python entry point is the same as the command line's::
     import rlpytorch
     run = rlpytorch.train(rlpytorch.config("cartpole_fast"))
 
-``config``, ``train``, ``Training`` and ``Run`` come from ``rlpytorch.train``
-(imported on first use, so ``python -m rlpytorch.train`` runs that module once).
+``config``, ``train`` (a function), ``Training`` and ``Run`` come from
+``rlpytorch.training``, imported on first use: importing ``rlpytorch`` loads
+no torch and no engine. The command line is ``python -m rlpytorch.train``, a
+script over the same function.
 """
 
 from __future__ import annotations
@@ -23,6 +25,5 @@ __all__ = ["Run", "Training", "config", "train"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        module = importlib.import_module(".train", __name__)
-        return module if name == "train" else getattr(module, name)
+        return getattr(importlib.import_module(".training", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,17 +22,25 @@ import numpy as np
 import torch
 
 from .acting.prev_inputs import prev_shapes
-from .core.args_provider import ArgsError, ArgsProvider, Configurable, at_least, format_config, setting
+from .core.args_provider import (
+    ArgsError,
+    ArgsProvider,
+    Configurable,
+    at_least,
+    format_config,
+    setting,
+    settings_record,
+)
 from .core.devices import check_devices
 from .core.game_loader import GameLoader, parse_options
-from .learners.trainer import EvalResult, Evaluator, device_setting
+from .core.seeding import RunSeed
+from .core.settings import device_setting, progress_setting, torch_threads_setting
+from .learners.evaluator import EvalResult, Evaluator
 from .models.base import Model, read_checkpoint
 from .models.loader import load_model
-from .recipes import torch_threads_setting
 from .run.eval_iters import evaluate
 from .run.run_dir import checkpoint_path
-from .run.single_process import progress_setting
-from .train import command_line
+from .training import command_line
 
 __all__ = ["EvaluateScript", "check_video", "load_trained", "main", "save_videos"]
 
@@ -64,26 +72,26 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
         load = ""
     saved = read_checkpoint(checkpoint_path(load))["args"] if load else {}
     trained = {name: value for name, value in saved.items() if name not in RUN_TIME_SETTINGS}
-    components = [EvaluateScript, GameLoader, Evaluator]
+    components = [EvaluateScript, RunSeed, GameLoader, Evaluator]
     provider = ArgsProvider(components, description=__doc__, prog="python -m rlpytorch.evaluate")
-    config = provider.parse(argv, defaults=trained)
-    if not config["load"]:
+    config = provider.settings_class("EvaluateConfig")(**provider.parse(argv, defaults=trained))
+    if not config.load:
         provider.parser.error("--load is required")
     check_devices(config, provider.args.values())
-    print("effective configuration:\n" + format_config(config), flush=True)
-    torch.set_num_threads(config["torch_threads"])
+    print("effective configuration:\n" + format_config(settings_record(config)), flush=True)
+    torch.set_num_threads(config.torch_threads)
 
-    model, loader = load_trained(config["load"], config)
-    if config["video"]:
+    model, loader = load_trained(config.load, settings_record(config))
+    if config.video:
         check_video(model, loader)  # now, not after the evaluation's episodes
     result = evaluate(
-        model, loader, config["eval_episodes"], config["eval_sampler"], device=config["device"],
-        progress=config["progress"],
+        model, loader, config.eval_episodes, config.eval_sampler, device=config.device,
+        progress=config.progress, seed=config.seed,
     )
-    print(f"{config['eval_sampler']} evaluation of {config['load']} (step {model.step}): {result}")
-    if config["video"]:
-        paths = save_videos(model, loader, config["video"], config["video_episodes"], config["video_format"],
-                            greedy=config["eval_sampler"] == "greedy")
+    print(f"{config.eval_sampler} evaluation of {config.load} (step {model.step}): {result}")
+    if config.video:
+        paths = save_videos(model, loader, config.video, config.video_episodes, config.video_format,
+                            greedy=config.eval_sampler == "greedy", seed=config.seed)
         print(f"videos: {', '.join(str(path) for path in paths)}")
     return result
 
@@ -95,7 +103,7 @@ def load_trained(load: str | Path, overrides: Mapping[str, Any] | None = None) -
     Only tensors are read from the file (``read_checkpoint``), so it cannot run code."""
     path = checkpoint_path(load)
     loader = GameLoader.from_config({**read_checkpoint(path)["args"], **(overrides or {})})
-    probe = loader.context(num_games=1)  # the game's spec as trained; never started
+    probe = loader.context(num_games=1, seed=0)  # the game's spec as trained; never started (its seed unused)
     try:
         model = load_model(path, loader.observation_spec(probe), loader.num_actions(probe), probe.num_seats)
     finally:
@@ -104,9 +112,9 @@ def load_trained(load: str | Path, overrides: Mapping[str, Any] | None = None) -
 
 
 def save_videos(model: Model, loader: GameLoader, folder: str, episodes: int, fmt: str,
-                greedy: bool = True) -> list[Path]:
+                greedy: bool = True, *, seed: int) -> list[Path]:
     """``episodes`` episodes of the loader's game played by ``model`` (through
-    ``predict``), saved as videos in ``folder`` by ``elfpy.video``."""
+    ``predict``), seeded with ``seed``, saved as videos in ``folder`` by ``elfpy.video``."""
     import elfpy.video
 
     check_video(model, loader)
@@ -122,7 +130,7 @@ def save_videos(model: Model, loader: GameLoader, folder: str, episodes: int, fm
         return act
 
     return elfpy.video.record(
-        loader.game, make_policy, episodes, folder, obs_keys=model.obs_keys, fmt=fmt, seed=loader.seed,
+        loader.game, make_policy, episodes, folder, obs_keys=model.obs_keys, fmt=fmt, seed=seed,
         preset=loader.preset or None, options=parse_options(loader.game_options, literal=loader.hosted),
     )
 

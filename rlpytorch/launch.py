@@ -72,7 +72,7 @@ from .core.args_provider import read_config_file
 from .run.launcher_watch import LAUNCHER_PID
 from .run.ray_session import RUNS_OUTLIVE_THEIR_WORKER, ray_session
 from .run.run_dir import LAST_CHECKPOINT, RUN_FILES, holds_run
-from .train import INTERRUPTED, command_line
+from .training import INTERRUPTED, command_line
 
 __all__ = ["Run", "main", "parse_seeds", "parse_sets", "plan_runs"]
 

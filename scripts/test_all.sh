@@ -10,18 +10,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
-names=()
-results=()
+names=(setup)
+results=("done in $SECONDS s")
 failed=0
-# Runs one suite (a command line), recording whether it passed.
+# Runs one suite (a command line), recording whether it passed and its wall time.
 suite() {
   local name="$1"
   shift
   echo "=== $name: $*"
+  local start=$SECONDS
   if "$@"; then
-    results+=(passed)
+    results+=("passed in $((SECONDS - start)) s")
   else
-    results+=("failed (exit $?)")
+    results+=("failed (exit $?) in $((SECONDS - start)) s")
     failed=1
   fi
   names+=("$name")
@@ -31,7 +32,9 @@ suite "docs" bash scripts/build_docs.sh
 suite "C++ plain" bash scripts/test_cpp.sh
 suite "C++ ASan" bash scripts/test_cpp.sh address
 suite "C++ TSan" bash scripts/test_cpp.sh thread
-suite "pytest" python3 -m pytest -q tests
+# Two workers, one a core: most tests are one busy process, so the suite takes about half the time. The
+# Ray tests share a worker (their xdist_group), so two local Ray clusters never start at once.
+suite "pytest" python3 -m pytest -q -n 2 --dist loadgroup tests
 
 echo "=== summary"
 for i in "${!names[@]}"; do

@@ -3,14 +3,16 @@
 // registered "cartpole" (same arithmetic, through the same game API); each
 // thread owns a contiguous share of them, and a batch is one step of every
 // game: the caller fills the actions (one xoshiro draw per game, as cheap as
-// an action can be drawn), wakes the threads, and waits until every game has
-// stepped, reset if its episode ended, and written its observation. What the
-// engine adds on top (tags, claiming and copying rows, replies, scheduling)
-// is the gap between this loop and bench_engine.py's elfpy column. Threads
-// are pinned one per CPU when there is one for each CPU, as the engine's
+// an action can be drawn), steps the first share itself while the other
+// threads step theirs, and waits until every game has stepped, reset if its
+// episode ended, and written its observation. With one thread the caller
+// steps every game and nothing is handed off: the game's arithmetic alone.
+// What the engine adds on top (tags, claiming and copying rows, replies,
+// scheduling) is the gap between this loop and the engine's. Threads are
+// pinned one per CPU when there is one for each CPU, as the engine's
 // WorkerPool pins its workers.
 //
-//   bare_cartpole --games 4096 --threads 2 --seconds 1
+//   bare_cartpole --games 4096 --threads 2 --milliseconds 1000
 // prints one line: "steps_per_s <rate> cpu_per_wall <cores busy>".
 #ifdef __linux__
 #include <pthread.h>
@@ -90,18 +92,19 @@ void Pin([[maybe_unused]] int index, [[maybe_unused]] int threads) {
 #endif
 }
 
-// Runs a batch on every thread and waits for all of them (threads block
-// between batches, as the engine's workers do).
+// Runs a batch: the caller steps share 0, the crew's threads the others
+// (they block between batches, as the engine's workers do).
 class Crew {
  public:
-  Crew(Games& games, int threads) : games_(games) {
+  Crew(Games& games, int threads) : games_(games), threads_count_(threads) {
     const int n = static_cast<int>(games.games.size());
-    for (int t = 0; t < threads; ++t) {
+    for (int t = 1; t < threads; ++t) {
       threads_.emplace_back([this, t, threads, begin = n * t / threads, end = n * (t + 1) / threads] {
         Pin(t, threads);
         Work(begin, end);
       });
     }
+    Pin(0, threads);
   }
   ~Crew() {
     {
@@ -113,10 +116,19 @@ class Crew {
   }
 
   void Batch() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    running_ = static_cast<int>(threads_.size());
-    ++generation_;
+    const int n = static_cast<int>(games_.games.size());
+    if (threads_.empty()) {
+      games_.StepRange(0, n);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_ = static_cast<int>(threads_.size());
+      ++generation_;
+    }
     start_.notify_all();
+    games_.StepRange(0, n / threads_count_);
+    std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return running_ == 0; });
   }
 
@@ -137,6 +149,7 @@ class Crew {
   }
 
   Games& games_;
+  int threads_count_;
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable start_, done_;

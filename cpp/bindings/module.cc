@@ -5,6 +5,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
 #include "elf/context.h"
 #include "elf/registry.h"
 #include "elf/remote.h"
@@ -89,6 +93,74 @@ py::array View(py::object self, elf::DType dtype, std::vector<py::ssize_t> shape
 }
 
 elf::Context& Ctx(py::object& self) { return self.cast<elf::Context&>(); }
+
+// numpy's dtype object for a DType. Made once and kept (never freed: they
+// live as long as numpy); numpy's built-in dtypes are singletons, so an array
+// of the key's type holds this very object.
+PyObject* NumpyDType(elf::DType dtype) {
+  static PyObject* const dtypes[] = {
+      py::dtype(elf::Name(elf::DType::kFloat32)).release().ptr(),
+      py::dtype(elf::Name(elf::DType::kFloat64)).release().ptr(),
+      py::dtype(elf::Name(elf::DType::kInt32)).release().ptr(),
+      py::dtype(elf::Name(elf::DType::kInt64)).release().ptr(),
+      py::dtype(elf::Name(elf::DType::kUint8)).release().ptr(),
+      py::dtype(elf::Name(elf::DType::kBool)).release().ptr(),
+  };
+  return dtypes[static_cast<int>(dtype)];
+}
+
+// The batch of a (tag, batch, buffer, size) tuple, as wait() returns it.
+elf::BatchRef RefOf(py::handle ref) {
+  if (!PyTuple_Check(ref.ptr()) || PyTuple_GET_SIZE(ref.ptr()) != 4) {
+    throw std::invalid_argument("a batch reference is a (tag, batch, buffer, size) tuple");
+  }
+  auto item = [&](Py_ssize_t i) { return PyLong_AsLongLong(PyTuple_GET_ITEM(ref.ptr(), i)); };
+  const elf::BatchRef batch{static_cast<int>(item(0)), item(1), static_cast<int>(item(2)), static_cast<int>(item(3))};
+  if (PyErr_Occurred()) throw py::error_already_set();
+  return batch;
+}
+
+// Copies a reply that is a plain dict holding exactly the tag's reply keys,
+// each a C-contiguous numpy array of the key's dtype and shape [size, ...],
+// into the reply buffers of the batch's buffer, and returns true. Returns false, having
+// written nothing, for any other reply: the caller converts and checks that
+// one itself (with errors naming the tag and key).
+bool CopyPlainReplies(elf::Context& ctx, const elf::BatchRef& ref, py::handle replies) {
+  if (ref.tag < 0 || ref.tag >= ctx.num_tags()) throw std::out_of_range("no tag " + std::to_string(ref.tag));
+  elf::Tag& tag = ctx.tag(ref.tag);
+  const int size = ref.size;
+  if (ref.buffer < 0 || ref.buffer >= tag.num_buffers() || size < 0 || size > tag.capacity()) {
+    throw std::out_of_range("tag '" + tag.name() + "' has no buffer " + std::to_string(ref.buffer) + " of " +
+                            std::to_string(size) + " rows");
+  }
+  const std::vector<int>& reply_keys = tag.reply_keys();
+  if (!PyDict_CheckExact(replies.ptr()) ||
+      PyDict_Size(replies.ptr()) != static_cast<Py_ssize_t>(reply_keys.size())) {
+    return false;
+  }
+  std::vector<py::array> arrays;
+  arrays.reserve(reply_keys.size());
+  for (int key_index : reply_keys) {
+    const elf::KeySpec& key = ctx.keys()[key_index];
+    PyObject* value = PyDict_GetItemString(replies.ptr(), key.name.c_str());  // borrowed
+    if (value == nullptr || !py::isinstance<py::array>(value)) return false;
+    auto array = py::reinterpret_borrow<py::array>(value);
+    if (array.dtype().ptr() != NumpyDType(key.dtype) || (array.flags() & py::array::c_style) == 0 ||
+        array.ndim() != static_cast<py::ssize_t>(key.shape.size()) + 1 || array.shape(0) != size) {
+      return false;
+    }
+    for (std::size_t d = 0; d < key.shape.size(); ++d) {
+      if (array.shape(static_cast<py::ssize_t>(d) + 1) != key.shape[d]) return false;
+    }
+    arrays.push_back(std::move(array));
+  }
+  elf::BatchBuffer& b = tag.buffer(ref.buffer);
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    // memmove: a caller may hand back an array over the buffer itself.
+    std::memmove(b.replies.at(i).data(), arrays[i].data(), size * ctx.keys()[reply_keys[i]].Bytes());
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -278,11 +350,52 @@ PYBIND11_MODULE(_elf, m) {
              py::gil_scoped_release release;
              ctx.SubmitReplies({tag, batch, buffer, size});
            })
+      .def(
+          "submit_plain_replies",
+          [](elf::Context& ctx, py::handle ref, py::handle replies) {
+            const elf::BatchRef batch = RefOf(ref);
+            if (!CopyPlainReplies(ctx, batch, replies)) return false;
+            py::gil_scoped_release release;
+            ctx.SubmitReplies(batch);
+            return true;
+          },
+          "submit_replies(*ref) for the common reply, copied here in one call: a dict of exactly the tag's "
+          "reply keys, each a C-contiguous numpy array of its dtype and shape [size, ...]. False, with nothing "
+          "written or submitted, for any other reply. `ref` is the tuple wait() returned (taken whole: "
+          "converting four int arguments would cost more than the copy).")
+      .def(
+          "submit_plain_replies_and_wait",
+          [](elf::Context& ctx, py::handle ref, py::handle replies, int timeout_ms) -> py::object {
+            const elf::BatchRef batch = RefOf(ref);
+            if (!CopyPlainReplies(ctx, batch, replies)) return py::bool_(false);
+            std::optional<elf::BatchRef> next;
+            {
+              py::gil_scoped_release release;
+              ctx.SubmitReplies(batch);
+              next = ctx.Wait(timeout_ms);
+            }
+            if (!next) return py::none();
+            return py::make_tuple(next->tag, next->batch, next->buffer, next->size);
+          },
+          "submit_plain_replies, then wait: the next batch's (tag, batch, buffer, size), None if none came "
+          "within timeout_ms (the replies were submitted), False if the reply is not plain (nothing done).")
       .def("release",
            [](elf::Context& ctx, int tag, int64_t batch, int buffer, int size) {
              py::gil_scoped_release release;
              ctx.Release({tag, batch, buffer, size});
            })
+      .def("handoffs",
+           [](const elf::Context& ctx) {
+             const elf::Context::Handoffs counts = ctx.handoffs();
+             py::dict d;
+             d["worker_wakeups"] = counts.worker_wakeups;
+             d["caller_sleeps"] = counts.caller_sleeps;
+             d["batches_stepped_by_caller"] = counts.batches_stepped_by_caller;
+             d["batches_given_to_pool"] = counts.batches_given_to_pool;
+             d["wake_latency_ns"] = counts.wake_latency_ns;
+             return d;
+           },
+           "Hand-offs between threads so far (see Context::handoffs).")
       .def("fail", &elf::Context::Fail)
       .def("stop", &elf::Context::Stop, py::call_guard<py::gil_scoped_release>());
 }

@@ -1,10 +1,37 @@
 #include "elf/context.h"
 
+#include <time.h>
+
 #include <algorithm>
 
 #include "elf/registry.h"
 
 namespace elf {
+
+namespace {
+
+// Below this much work (thread CPU) a batch's replies are always stepped on
+// the caller: a hand-off to the pool and back costs about as much on a busy
+// machine (see context.h and HandoffNs).
+constexpr double kHandoffNs = 20'000.0;
+// Above this much work a batch always goes to the pool: longer measured
+// wake-ups come from a loaded machine (a woken worker waits for a CPU), which
+// a large batch should not be stepped serially for (see HandoffNs).
+constexpr double kMaxHandoffNs = 200'000.0;
+// Every this many batches of a tag stepped on the caller, its replied rows'
+// work is measured (a thread CPU clock read costs a system call or so).
+constexpr uint64_t kCostSampling = 8;
+// A tag whose batches go to the pool has every this many stepped on the
+// caller and measured there, so that its estimate follows the work.
+constexpr uint64_t kPoolProbing = 64;
+
+int64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+}  // namespace
 
 Context::Context(const std::string& game, int num_games, int num_threads, uint64_t seed,
                  bool deterministic, const Options& options)
@@ -60,7 +87,8 @@ void Context::Start() {
     throw;
   }
   started_ = true;
-  pool_ = std::make_unique<WorkerPool>(num_threads_);
+  costs_ = std::make_unique<TagCost[]>(plan_.num_tags());
+  pool_ = std::make_unique<WorkerPool>(num_threads_, [this] { mailbox_.NotifyWaiter(); });
   std::vector<int> all(num_games_);
   for (int g = 0; g < num_games_; ++g) all[g] = g;
   SubmitAdvance(all);
@@ -108,20 +136,23 @@ Mailbox::Poll Context::Poll(std::deque<BatchRef>& ready) {
   // orders the tags (see router.h).
   found.ref = router_->TakeReady(plan_.tags(), ready);
   if (found.ref) return found;
-  if (Stuck(ready)) found.stuck = StuckMessage();
+  if (Stuck(ready)) {
+    if (router_->CloseStalled(plan_.tags(), ready)) found.ref = router_->TakeReady(plan_.tags(), ready);
+    if (found.ref) return found;
+    found.stuck = StuckMessage();
+  }
   if (wake_ns != INT64_MAX) found.wake = Mailbox::Clock::time_point(std::chrono::nanoseconds(wake_ns));
   return found;
 }
 
-// Nothing can ever happen again: the caller holds no batch (so none will be
-// replied or released), none is ready, no thread works or has work queued,
-// and no partial batch will be delivered by its timeout. Every game then
-// waits for a batch that cannot complete: a configuration in which, for
-// example, each game waits for replies from two tags and the rows left to
-// each are fewer than its batch (or its min_batch) needs. Runs under the
-// mailbox's lock (the posted batches, and the order with the commit that
-// completes a batch: a thread that commits counts as working until it has
-// handed the batch to the mailbox).
+// Nothing can happen unless a batch goes short: the caller holds no batch
+// (so none will be replied or released), none is ready, no thread works or
+// has work queued, and no partial batch will be delivered by its timeout.
+// Every game then waits for replies to rows in batches still filling (the
+// router may deliver one as it is: Router::CloseStalled) or for nothing at
+// all. Runs under the mailbox's lock (the posted batches, and the order with
+// the commit that completes a batch: a thread that commits counts as working
+// until it has handed the batch to the mailbox).
 bool Context::Stuck(const std::deque<BatchRef>& ready) {
   if (mailbox_.held() > 0 || !ready.empty() || !pool_->Idle()) return false;
   for (const auto& tag : plan_.tags()) {
@@ -140,8 +171,7 @@ std::string Context::StuckMessage() const {
                               : "its timeout needs min_batch " + std::to_string(config.min_batch);
   }
   return "stuck: every game waits for a batch that can never be delivered, and the caller holds no batch (" + tags +
-         "). When each game waits for replies from several tags, the rows left to a tag can be fewer than it "
-         "needs: lower the batch sizes, or add timeouts with a min_batch these rows reach";
+         ")";
 }
 
 // A delivered batch is handed back exactly once: its `ready` flag is taken
@@ -161,6 +191,20 @@ void Context::SubmitReplies(const BatchRef& ref) {
   TakeBack(tag, ref);
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   buffer.unconsumed_replies.store(ref.size);
+  // Only the caller's own stepping is timed. A worker's time would add what
+  // a hand-off costs it (caches gone cold while it slept, waking the caller),
+  // so a batch near the threshold, once in the pool, would measure as too
+  // large to come back. The first batch is not timed: it pays first touches.
+  TagCost& cost = costs_[ref.tag];
+  const uint64_t n = cost.batches++;
+  const bool small = cost.NsPerRow() * ref.size < HandoffNs();
+  const bool timed = n > 0 && n % (small ? kCostSampling : kPoolProbing) == 0;
+  if (!plan_.game_spec().steps_elsewhere && (small || timed)) {
+    stepped_by_caller_.fetch_add(1, std::memory_order_relaxed);
+    ConsumeTimed(ref.tag, ref.batch, ref.size, timed);
+    mailbox_.HandedBack();
+    return;
+  }
   // Rows are claimed in runs by tasks that each advance games of one home
   // worker; each run is copied out on that home (see SplitReplies).
   std::vector<WorkerPool::Job> jobs;
@@ -170,8 +214,30 @@ void Context::SubmitReplies(const BatchRef& ref) {
                     },
                     run.home});
   }
+  given_to_pool_.fetch_add(1, std::memory_order_relaxed);
   pool_->SubmitMany(std::move(jobs));
   mailbox_.HandedBack();  // only now: until the jobs are queued, a waiting thread must not think the games stuck
+}
+
+// The work below which a batch is stepped faster on the caller than by the
+// pool. The pool's way costs two wake-ups (a worker's, then the caller's when
+// the batch is done) and saves the share of the work the other threads take:
+// with t threads, work * (t - 1) / t, so the break-even work is 2 wake-ups *
+// t / (t - 1). One thread saves no work; it still takes batches of more than
+// two wake-ups' work, so that the caller may serve other tags meanwhile.
+// Kept between kHandoffNs and kMaxHandoffNs.
+double Context::HandoffNs() const {
+  const double wakeups = 2 * pool_->WakeLatencyNs();
+  const double share = num_threads_ > 1 ? num_threads_ / (num_threads_ - 1.0) : 1.0;
+  return std::clamp(wakeups * share, kHandoffNs, kMaxHandoffNs);
+}
+
+// Copies the `size` rows of a replied batch and advances their games on the
+// calling thread; if `timed`, records the thread CPU this took per row.
+void Context::ConsumeTimed(int tag, int64_t batch, int size, bool timed) {
+  const int64_t start = timed ? ThreadCpuNs() : 0;
+  stepper_->ConsumeReplies(tag, batch, 0, size);
+  if (timed) costs_[tag].Record(static_cast<double>(ThreadCpuNs() - start) / size);
 }
 
 void Context::Release(const BatchRef& ref) {
@@ -180,6 +246,16 @@ void Context::Release(const BatchRef& ref) {
   TakeBack(tag, ref);
   stepper_->ReleaseBuffer(tag, ref.batch);
   mailbox_.HandedBack();  // after the parked games are queued (see SubmitReplies)
+}
+
+Context::Handoffs Context::handoffs() const {
+  Handoffs counts;
+  counts.worker_wakeups = pool_ ? pool_->wakeups() : 0;
+  counts.caller_sleeps = mailbox_.sleeps();
+  counts.batches_stepped_by_caller = stepped_by_caller_.load(std::memory_order_relaxed);
+  counts.batches_given_to_pool = given_to_pool_.load(std::memory_order_relaxed);
+  counts.wake_latency_ns = pool_ ? pool_->WakeLatencyNs() : 0;
+  return counts;
 }
 
 void Context::Fail(const std::string& message) { mailbox_.Fail(message); }

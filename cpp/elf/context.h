@@ -31,6 +31,18 @@
 // load. Across tags, and across games within a tag, first-come mode promises
 // no order; deterministic mode fixes all of it (see router.h).
 //
+// Small batches step on the caller. Handing a batch's replies to the pool
+// costs a worker's wake-up and, when the batch completes, the caller's: two
+// futex calls and context switches, each 5 to 26 us as measured on a 2-core
+// VM, against 3 us of work for 64 CartPole games. So SubmitReplies copies
+// the replies and advances the games itself, on the calling thread, while
+// the batch's measured work (the caller's thread CPU per row, sampled every
+// few batches) is below what the hand-off costs, as the pool measures its
+// wake-ups (HandoffNs); larger batches go to the pool, to run beside the
+// caller, one in 64 still stepped and measured on the caller. Which thread
+// steps a game changes no batch (see router.h); games that step elsewhere
+// (hosted in other processes) always go to the pool.
+//
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.
 //
@@ -44,6 +56,10 @@
 // delivery loop (Wait, stuck detection) and hands replies and releases on.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -112,6 +128,20 @@ class Context {
   void Fail(const std::string& message);
   void Stop();
 
+  // Hand-offs between threads so far: worker wake-ups, the caller's sleeps
+  // in Wait, and replied batches the caller stepped itself or gave the pool.
+  // The last two are decided per batch; the first two also depend on the
+  // scheduler (a worker still finishing its task takes the next without a
+  // wake-up).
+  struct Handoffs {
+    uint64_t worker_wakeups = 0;
+    uint64_t caller_sleeps = 0;
+    uint64_t batches_stepped_by_caller = 0;
+    uint64_t batches_given_to_pool = 0;
+    double wake_latency_ns = 0;  // the pool's (WorkerPool::WakeLatencyNs)
+  };
+  Handoffs handoffs() const;
+
  private:
   void Wire();
   int Home(int game) const { return Homes{num_games_, num_threads_}.Of(game); }
@@ -120,6 +150,27 @@ class Context {
   bool Stuck(const std::deque<BatchRef>& ready);
   std::string StuckMessage() const;
   void TakeBack(Tag& tag, const BatchRef& ref);
+  double HandoffNs() const;
+  void ConsumeTimed(int tag, int64_t batch, int size, bool timed);
+
+  // Per tag, the caller's: the batches replied and the last few measures of
+  // a replied row's work. The estimate is their minimum: noise (an interrupt,
+  // a page fault) only ever adds to a measure, and one outlier must not send
+  // a small tag to the pool, where it is measured only now and then.
+  struct TagCost {
+    uint64_t batches = 0;
+    std::array<double, 4> ns_per_row{};  // 0: not measured yet
+    size_t next = 0;
+
+    void Record(double ns) {
+      if (ns_per_row[0] == 0.0) ns_per_row.fill(ns);
+      ns_per_row[next++ % ns_per_row.size()] = ns;
+    }
+    double NsPerRow() const { return *std::min_element(ns_per_row.begin(), ns_per_row.end()); }
+  };
+  std::unique_ptr<TagCost[]> costs_;
+  std::atomic<uint64_t> stepped_by_caller_{0};
+  std::atomic<uint64_t> given_to_pool_{0};
 
   int num_games_;
   int num_threads_;

@@ -1,6 +1,7 @@
 // The game API. A game is a passive state machine the engine drives; it never
 // sees a thread, a queue or a buffer. The engine calls, for one game, from one
-// worker thread at a time (never concurrently):
+// thread at a time (never concurrently; a worker, or the caller that replied
+// a small batch: see context.h):
 //   Reset(rng)                 start an episode
 //   Observe(seat, row)         write the seat's observation keys into `row`
 //   BeginStep(replies)         only if the spec sets steps_elsewhere: the

@@ -67,6 +67,13 @@ class Mailbox {
     cv_.notify_all();
   }
 
+  // Wakes the waiter, if one waits, to poll again: the worker pool went idle,
+  // which a poll may find to be a stall (Context::Poll). Cheap when nobody
+  // waits.
+  void NotifyWaiter() {
+    if (waiting_.load()) Notify();
+  }
+
   // Records the first failure and wakes the waiter.
   void Fail(const std::string& message) {
     {
@@ -102,6 +109,8 @@ class Mailbox {
   // only once the batch's games are queued again, so a poll that sees 0 and
   // no work knows nothing is in flight.
   int held() const { return held_.load(); }
+  // Times Wait found no batch and put the caller to sleep.
+  uint64_t sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
   void HandedBack() { --held_; }
 
   // The next batch `poll(ready)` finds before `deadline`, or nothing. `poll`
@@ -110,6 +119,13 @@ class Mailbox {
   template <typename PollFn>
   std::optional<BatchRef> Wait(Clock::time_point deadline, PollFn&& poll) {
     std::unique_lock<std::mutex> lock(mutex_);
+    // Set before the first poll (seq_cst), so a pool that goes idle after
+    // that poll looked at it sees a waiter and notifies (NotifyWaiter).
+    waiting_.store(true);
+    struct Done {
+      std::atomic<bool>& waiting;
+      ~Done() { waiting.store(false); }
+    } done{waiting_};
     for (;;) {
       if (failed_) throw GameError(failure_);
       if (stopped_) throw std::logic_error("the context is stopped");
@@ -125,6 +141,7 @@ class Mailbox {
         throw GameError(failure_);
       }
       if (Clock::now() >= deadline) return std::nullopt;
+      sleeps_.fetch_add(1, std::memory_order_relaxed);
       cv_.wait_until(lock, std::min(deadline, found.wake));
     }
   }
@@ -134,7 +151,9 @@ class Mailbox {
   std::condition_variable cv_;
   std::deque<BatchRef> ready_;
   std::atomic<int> held_{0};
+  std::atomic<uint64_t> sleeps_{0};
   std::atomic<bool> halted_{false};
+  std::atomic<bool> waiting_{false};
   bool failed_ = false;
   bool stopped_ = false;
   std::string failure_;

@@ -20,6 +20,14 @@
 
 namespace elf {
 
+// A user's text quoted for an error message: at most 60 characters of it, then
+// "...", so a huge value (a pasted file, a generated name) cannot flood the
+// message. Python's messages quote the same prefix (rlpytorch's short_repr).
+inline std::string Quote(const std::string& text) {
+  constexpr std::size_t kPrefix = 60;
+  return "'" + (text.size() <= kPrefix ? text : text.substr(0, kPrefix) + "...") + "'";
+}
+
 class Options {
  public:
   Options() = default;
@@ -46,18 +54,18 @@ class Options {
     } else if constexpr (std::is_same_v<T, bool>) {
       if (text == "true" || text == "True" || text == "1") return true;
       if (text == "false" || text == "False" || text == "0") return false;
-      throw std::invalid_argument("option '" + name + "' must be a bool, got '" + text + "'");
+      throw std::invalid_argument("option " + Quote(name) + " must be a bool, got " + Quote(text));
     } else {
       const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
       const char* end = text.data() + text.size();
       T value{};
       const auto [stop, error] = std::from_chars(begin, end, value);
       if (error == std::errc::result_out_of_range) {
-        throw std::invalid_argument("option '" + name + "' is out of range, got '" + text + "'");
+        throw std::invalid_argument("option " + Quote(name) + " is out of range, got " + Quote(text));
       }
       if (error != std::errc() || stop != end || begin == end) {
         const std::string kind = std::is_integral_v<T> ? "an integer" : "a number";
-        throw std::invalid_argument("option '" + name + "' must be " + kind + ", got '" + text + "'");
+        throw std::invalid_argument("option " + Quote(name) + " must be " + kind + ", got " + Quote(text));
       }
       return value;
     }

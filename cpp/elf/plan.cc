@@ -67,7 +67,7 @@ int Plan::KeyIndex(const std::string& name) const {
   }
   std::vector<std::string> names;
   for (const auto& key : keys_) names.push_back(key.name);
-  throw std::invalid_argument("unknown key '" + name + "' for game '" + game_name_ +
+  throw std::invalid_argument("unknown key " + Quote(name) + " for game '" + game_name_ +
                               "'; valid keys: " + JoinNames(names));
 }
 
@@ -77,10 +77,15 @@ int Plan::TagIndex(const std::string& name) const {
   }
   std::vector<std::string> names;
   for (const auto& tag : tags_) names.push_back(tag->name());
-  throw std::invalid_argument("unknown tag '" + name + "'; valid tags: " + JoinNames(names));
+  throw std::invalid_argument("unknown tag " + Quote(name) + "; valid tags: " + JoinNames(names));
 }
 
 int Plan::AddTag(TagConfig config) {
+  // A tag's name recurs in every message about its batches, so it is kept short.
+  if (config.name.empty() || config.name.size() > kMaxTagName) {
+    throw std::invalid_argument("tag " + Quote(config.name) + ": a tag's name must be 1 to " +
+                                std::to_string(kMaxTagName) + " characters");
+  }
   const std::string where = "tag '" + config.name + "': ";
   for (const auto& tag : tags_) {
     if (tag->name() == config.name) throw std::invalid_argument(where + "added twice");

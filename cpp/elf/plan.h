@@ -24,6 +24,8 @@ namespace elf {
 
 class Plan {
  public:
+  static constexpr std::size_t kMaxTagName = 64;
+
   // A route: one seat's rows to one tag.
   struct Send {
     int seat;

@@ -42,7 +42,7 @@ class Registry {
     if (it != entries_.end()) return it->second;
     std::string valid;
     for (const auto& known : Names()) valid += (valid.empty() ? "" : ", ") + known;
-    throw std::invalid_argument("unknown game '" + name + "'; registered games: " + valid);
+    throw std::invalid_argument("unknown game " + Quote(name) + "; registered games: " + valid);
   }
 
   // The game's spec for these options; throws on unknown or malformed options.

@@ -44,12 +44,19 @@ class Router {
   virtual void Wire(const Tags& tags, int num_channels) = 0;
   // Rows for the sends of up to `want` consecutive channels to `tag`, the
   // first from `channel` (at least one row if ok). Called by the thread that
-  // owns the channel's game.
+  // owns the channels' games.
   virtual Claim ClaimRows(Tag& tag, int channel, int want) = 0;
+  // Whether a send's row depends on its channel: then only the sends of
+  // consecutive channels (channel, channel + 1, ...) may share a claim.
+  virtual bool FixedPlaces() const = 0;
   // Batch `batch` of `tag` became ready: hands it to the mailbox.
   virtual void Ready(Mailbox& mailbox, Tag& tag, int64_t batch) = 0;
   // Under the mailbox's lock: the next batch to deliver, if it is ready.
   virtual std::optional<BatchRef> TakeReady(const Tags& tags, std::deque<BatchRef>& ready) = 0;
+  // Under the mailbox's lock, at a stall (every game waits for replies to
+  // rows not yet in a delivered batch, and nothing else runs): makes a batch
+  // ready as it is, adding it to `ready`; false if this policy has none.
+  virtual bool CloseStalled(const Tags& tags, std::deque<BatchRef>& ready) = 0;
 
  protected:
   static int Groups(int routed, int capacity) { return std::max(1, (routed + capacity - 1) / capacity); }
@@ -92,6 +99,7 @@ class FirstComeRouter final : public Router {
   void Wire(const Tags&, int) override {}
 
   Claim ClaimRows(Tag& tag, int, int want) override { return tag.ClaimNext(want); }
+  bool FixedPlaces() const override { return false; }
 
   void Ready(Mailbox& mailbox, Tag& tag, int64_t batch) override {
     const int index = static_cast<int>(batch % tag.num_buffers());
@@ -114,6 +122,23 @@ class FirstComeRouter final : public Router {
     }
     return std::nullopt;
   }
+
+  // A game's rows can be split between two batches of a tag (a game of
+  // several seats, or of several tags with replies): then every game can end
+  // up waiting for its rows in batches that are filling, with no more to
+  // come (3 games of 3 seats in batches of 4 can end with 3 rows there). The
+  // first such batch, in the order the tags were added, goes as it is.
+  bool CloseStalled(const Tags& tags, std::deque<BatchRef>& ready) override {
+    for (const auto& tag : tags) {
+      if (!tag->has_replies()) continue;
+      if (const auto batch = tag->CloseStalled()) {
+        const int index = static_cast<int>(*batch % tag->num_buffers());
+        ready.push_back({tag->index(), *batch, index, tag->buffer(index).size});
+        return true;
+      }
+    }
+    return false;
+  }
 };
 
 class DeterministicRouter final : public Router {
@@ -129,6 +154,7 @@ class DeterministicRouter final : public Router {
   // among the tag's channels (-1: not routed) and its sends so far.
   void Wire(const Tags& tags, int num_channels) override {
     num_tags_ = static_cast<int>(tags.size());
+    num_channels_ = num_channels;
     positions_.assign(static_cast<std::size_t>(num_channels) * num_tags_, -1);
     sent_.assign(positions_.size(), 0);
     for (const auto& tag : tags) {
@@ -137,13 +163,25 @@ class DeterministicRouter final : public Router {
     }
   }
 
-  // One row at a time: each channel has its own place.
-  Claim ClaimRows(Tag& tag, int channel, int) override {
+  // Each channel has its own place: the claim takes the next channels too
+  // while their places are the next rows of the same batch (consecutive
+  // games of a tag routed every game are), so a block of them is written
+  // and committed at once.
+  Claim ClaimRows(Tag& tag, int channel, int want) override {
     const std::size_t at = At(channel, tag.index());
-    const Claim claim = tag.ClaimFixed(positions_[at], sent_[at]);
-    if (claim.ok) ++sent_[at];
+    Claim claim = tag.ClaimFixed(positions_[at], sent_[at]);
+    if (!claim.ok) return claim;
+    const int64_t count = sent_[at]++;
+    const int position = positions_[at];
+    while (claim.rows < want && claim.row + claim.rows < claim.batch_rows && channel + claim.rows < num_channels_) {
+      const std::size_t next = At(channel + claim.rows, tag.index());
+      if (positions_[next] != position + claim.rows || sent_[next] != count) break;
+      ++sent_[next];
+      ++claim.rows;
+    }
     return claim;
   }
+  bool FixedPlaces() const override { return true; }
 
   void Ready(Mailbox& mailbox, Tag&, int64_t) override { mailbox.Notify(); }  // TakeReady finds it in its buffer
 
@@ -174,10 +212,13 @@ class DeterministicRouter final : public Router {
     return BatchRef{next->index(), batch, index, buffer.size};
   }
 
+  bool CloseStalled(const Tags&, std::deque<BatchRef>&) override { return false; }  // fixed groups always fill
+
  private:
   std::size_t At(int channel, int tag) const { return static_cast<std::size_t>(channel) * num_tags_ + tag; }
 
   int num_tags_ = 0;
+  int num_channels_ = 0;
   std::vector<int> positions_;
   std::vector<int64_t> sent_;
 };

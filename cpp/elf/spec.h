@@ -312,7 +312,7 @@ class SpecBuilder {
   std::string UnknownOption(const std::string& name) const {
     std::string valid;
     for (const auto& option : spec_.options) valid += (valid.empty() ? "" : ", ") + option.name;
-    return "unknown game option '" + name + "'; valid options: " + (valid.empty() ? "(none)" : valid);
+    return "unknown game option " + Quote(name) + "; valid options: " + (valid.empty() ? "(none)" : valid);
   }
 
   Options options_;

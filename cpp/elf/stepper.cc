@@ -247,7 +247,8 @@ int Stepper::SendRows(int* games, int count, const Send& send, bool hand_over) {
   int sent = 0;
   int next = 0;
   while (next < count) {
-    const Claim claim = router_.ClaimRows(tag, ChannelId(games[next], send.seat), count - next);
+    const int want = Claimable(games + next, count - next);
+    const Claim claim = router_.ClaimRows(tag, ChannelId(games[next], send.seat), want);
     if (!claim.ok) {
       if (tag.Park(games[next], claim.batch)) ++next;  // else the buffer came free: retry
       continue;
@@ -263,6 +264,18 @@ int Stepper::SendRows(int* games, int count, const Send& send, bool hand_over) {
     if (tag.Commit(claim, claim.rows)) router_.Ready(mailbox_, tag, claim.batch);
   }
   return sent;
+}
+
+// How many of `count` games' sends one claim may take: all of them, unless a
+// send's row depends on its channel (the deterministic router); then the
+// games whose channels follow the first's one by one (consecutive games of a
+// single-seat game).
+int Stepper::Claimable(const int* games, int count) const {
+  if (!router_.FixedPlaces()) return count;
+  if (num_seats_ > 1) return 1;
+  int run = 1;
+  while (run < count && games[run] == games[0] + run) ++run;
+  return run;
 }
 
 // Copies seat `send.seat` of `count` games (a T-step window each for T > 1)

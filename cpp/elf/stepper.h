@@ -98,6 +98,7 @@ class Stepper {
   void HandOver(GameSlot& slot);
   std::vector<int> SendObservations(std::vector<int> games);
   int SendRows(int* games, int count, const Send& send, bool hand_over);
+  int Claimable(const int* games, int count) const;
   void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
   void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome, bool episode_start);

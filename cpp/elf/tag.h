@@ -246,20 +246,14 @@ class Tag {
   // pending commit will). Only for rings with timeouts, claimed by ClaimNext.
   std::optional<int64_t> CloseIfTimedOut(int64_t now_ns) {
     if (!times_out()) return std::nullopt;
-    const int64_t batch = fill_.load(std::memory_order_acquire);
-    BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
-    uint64_t claims = buffer.claims.load(std::memory_order_acquire);
-    if (!BatchBuffer::For(claims, batch)) return std::nullopt;
-    const int rows = BatchBuffer::Count(claims);
-    if (BatchBuffer::Closed(claims) || rows < config_.min_batch) return std::nullopt;
-    // kNoClaimYet: row 0 is claimed but its time not yet written; wait for it.
-    if (now_ns - buffer.first_claim_ns.load() < timeout_ns_) return std::nullopt;
-    if (!buffer.claims.compare_exchange_strong(claims, claims | BatchBuffer::kClosed)) return std::nullopt;
-    int64_t expected = batch;
-    fill_.compare_exchange_strong(expected, batch + 1);
-    if (!MarkReadyIfComplete(batch, buffer, 0)) return std::nullopt;
-    return batch;
+    return CloseFilling(config_.min_batch, now_ns - timeout_ns_);
   }
+
+  // Closes the batch being filled with whatever rows it holds (at least
+  // one), timeout or not: for a stall, when every game waits on rows already
+  // in it, so no more can come (Context::Poll). Only for rings claimed by
+  // ClaimNext.
+  std::optional<int64_t> CloseStalled() { return CloseFilling(1, BatchBuffer::kNoClaimYet); }
 
   // Rows claimed in the batch being filled (0 while its buffer still holds
   // an earlier batch).
@@ -328,6 +322,24 @@ class Tag {
   }
 
  private:
+  // Closes the batch being filled if it holds at least `min_rows` rows and
+  // its first row was claimed at `first_claim_by_ns` or earlier.
+  std::optional<int64_t> CloseFilling(int min_rows, int64_t first_claim_by_ns) {
+    const int64_t batch = fill_.load(std::memory_order_acquire);
+    BatchBuffer& buffer = *buffers_[batch % buffers_.size()];
+    uint64_t claims = buffer.claims.load(std::memory_order_acquire);
+    if (!BatchBuffer::For(claims, batch)) return std::nullopt;
+    const int rows = BatchBuffer::Count(claims);
+    if (BatchBuffer::Closed(claims) || rows < min_rows) return std::nullopt;
+    // kNoClaimYet: row 0 is claimed but its time not yet written; wait for it.
+    if (buffer.first_claim_ns.load() > first_claim_by_ns) return std::nullopt;
+    if (!buffer.claims.compare_exchange_strong(claims, claims | BatchBuffer::kClosed)) return std::nullopt;
+    int64_t expected = batch;
+    fill_.compare_exchange_strong(expected, batch + 1);
+    if (!MarkReadyIfComplete(batch, buffer, 0)) return std::nullopt;
+    return batch;
+  }
+
   static std::size_t Words(std::size_t bytes) { return (bytes + 7) / 8; }
 
   // Called after a commit and after a timeout close. Both sides use seq_cst

@@ -8,8 +8,14 @@
 // i-th of them: otherwise the scheduler tends to queue every worker the
 // caller wakes on the caller's own CPU (wake-affine placement), and a batch
 // is stepped by one core while another idles. Smaller pools are not pinned,
-// so several of them (in several processes) spread over the machine. Submit may be
-// called from any thread, including from inside a task. Stop() lets running
+// so several of them (in several processes) spread over the machine. The pool
+// measures how long a sleeping worker takes to start once woken (a futex
+// wake-up: from a few microseconds to tens, with the machine and its load),
+// so that callers can weigh a hand-off against doing the work themselves
+// (WakeLatencyNs). The worker that finishes the last task runs `on_idle`
+// (if given), so that whoever waits on the pool's results learns it has
+// nothing more coming. Submit may be called from any thread, including from
+// inside a task. Stop() lets running
 // tasks finish, drops queued ones, joins every thread, and is idempotent.
 // Tasks must not throw: the context wraps them and records failures itself.
 #pragma once
@@ -19,7 +25,12 @@
 #include <sched.h>
 #endif
 
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -38,7 +49,8 @@ class WorkerPool {
   };
   static constexpr int kAnyWorker = -1;
 
-  explicit WorkerPool(int num_threads) : workers_(num_threads) {
+  explicit WorkerPool(int num_threads, std::function<void()> on_idle = {})
+      : workers_(num_threads), on_idle_(std::move(on_idle)) {
     const std::vector<int> cpus = AllowedCpus();
     const bool pin = cpus.size() > 1 && num_threads >= static_cast<int>(cpus.size());
     for (int i = 0; i < num_threads; ++i) {
@@ -54,6 +66,14 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int size() const { return static_cast<int>(workers_.size()); }
+  // Sleeping workers woken by SubmitMany so far (each a futex wake-up and a
+  // context switch): the cost of handing work to the pool, counted.
+  uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
+  // The least of the last few measured wake-up latencies (from SubmitMany's
+  // wake to the worker running), in ns; 0 until a worker was woken. The
+  // least, because a worker that also waited for a busy CPU measures the
+  // machine's load, not the hand-off.
+  double WakeLatencyNs() const { return wake_latency_ns_.load(std::memory_order_relaxed); }
 
   void Submit(Task task, int home = kAnyWorker) {
     std::vector<Job> jobs;
@@ -67,6 +87,7 @@ class WorkerPool {
   // that is asleep and got nothing: an idle core takes the work.
   void SubmitMany(std::vector<Job> jobs) {
     std::vector<int> wake;
+    const int64_t now = NowNs();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_) return;
@@ -81,6 +102,7 @@ class WorkerPool {
         if (!worker.given) continue;
         if (worker.asleep) {
           worker.asleep = false;
+          worker.woken_at_ns = now;
           wake.push_back(static_cast<int>(&worker - workers_.data()));
         } else if (worker.running) {
           home_busy = true;
@@ -89,12 +111,14 @@ class WorkerPool {
       for (auto& worker : workers_) {
         if (home_busy && worker.asleep && !worker.given) {
           worker.asleep = false;
+          worker.woken_at_ns = now;
           wake.push_back(static_cast<int>(&worker - workers_.data()));
           home_busy = false;
         }
         worker.given = false;
       }
     }
+    wakeups_.fetch_add(wake.size(), std::memory_order_relaxed);
     for (int i : wake) workers_[i].wake.notify_one();
   }
 
@@ -130,7 +154,20 @@ class WorkerPool {
     bool asleep = false;   // waiting on `wake` with nothing to do
     bool running = false;  // running a task
     bool given = false;    // scratch for SubmitMany
+    int64_t woken_at_ns = 0;  // when SubmitMany woke it; 0: not since it ran
   };
+
+  static int64_t NowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  // Needs the lock.
+  void RecordWakeLatency(int64_t ns) {
+    if (latencies_ns_[0] == 0.0) latencies_ns_.fill(static_cast<double>(ns));
+    latencies_ns_[next_latency_++ % latencies_ns_.size()] = static_cast<double>(ns);
+    wake_latency_ns_.store(*std::min_element(latencies_ns_.begin(), latencies_ns_.end()), std::memory_order_relaxed);
+  }
 
   static std::vector<int> AllowedCpus() {
     std::vector<int> cpus;
@@ -179,6 +216,7 @@ class WorkerPool {
 
   void Work(int self) {
     Worker& me = workers_[self];
+    bool ran = false;  // a task since this worker last looked for the pool going idle
     for (;;) {
       Task task;
       {
@@ -187,20 +225,40 @@ class WorkerPool {
         for (;;) {
           if (stopping_) return;
           if (Take(self, task)) break;
+          if (ran && on_idle_ && NoneRunning()) {
+            ran = false;
+            lock.unlock();
+            on_idle_();
+            lock.lock();
+            continue;  // something may have been submitted meanwhile
+          }
           me.asleep = true;
           me.wake.wait(lock, [&] { return stopping_ || !me.asleep; });
           me.asleep = false;
+          if (me.woken_at_ns != 0) RecordWakeLatency(NowNs() - me.woken_at_ns);
+          me.woken_at_ns = 0;
         }
         me.running = true;
       }
       task();
+      ran = true;
     }
+  }
+
+  // Needs the lock.
+  bool NoneRunning() const {
+    return std::none_of(workers_.begin(), workers_.end(), [](const Worker& worker) { return worker.running; });
   }
 
   std::mutex mutex_;
   std::vector<Worker> workers_;
+  const std::function<void()> on_idle_;
   std::size_t next_ = 0;
   bool stopping_ = false;
+  std::atomic<uint64_t> wakeups_{0};
+  std::array<double, 4> latencies_ns_{};  // 0.0: none measured yet
+  std::size_t next_latency_ = 0;
+  std::atomic<double> wake_latency_ns_{0.0};
   std::vector<std::thread> threads_;
 };
 

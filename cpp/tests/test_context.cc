@@ -1006,3 +1006,54 @@ TEST(a_seat_that_leaves_gets_a_terminal_row_then_empty_terminal_rows_until_the_g
   }
   ctx.Stop();
 }
+
+namespace {
+
+// Three seats that observe s = 10 * seat + step and step once all three replied.
+class Trio : public elf::Game {
+ public:
+  static elf::GameSpec Spec() {
+    elf::SpecBuilder builder{Options()};
+    builder.Observation<float>("s", {1}, "seat and step");
+    builder.DiscreteAction("a", 2, "ignored");
+    builder.Seats(3);
+    return builder.Finish();
+  }
+  void Reset(elf::Rng&) override { step_ = 0; }
+  void Observe(int seat, const elf::Row& row) override { *row.Get<float>("s") = static_cast<float>(10 * seat + step_); }
+  elf::Outcome Step(const std::vector<elf::Row>&, elf::Rng&) override {
+    ++step_;
+    return {};
+  }
+  float Reward(int) const override { return 0.0f; }
+
+ private:
+  int step_ = 0;
+};
+
+}  // namespace
+
+// One game of three seats in batches of two: after the first batch, the game
+// waits for its third seat, whose row is alone in the batch being filled and
+// no other row can come. That batch goes as it is, every step, on the caller
+// or in the pool (whose going idle wakes a caller waiting with no time limit).
+TEST(a_batch_that_can_never_fill_goes_as_it_is_when_every_game_waits_on_it) {
+  for (const int threads : {1, 2}) {
+    Context ctx("trio", Trio::Spec(), [](int) { return std::make_unique<Trio>(); }, 1, threads, 0, false);
+    ctx.AddTag(MakeTag("actor", 2, {"s"}, {"a"}));
+    ctx.Start();
+    for (int step = 0; step < 20; ++step) {
+      std::vector<float> seen;
+      while (seen.size() < 3) {
+        const std::optional<BatchRef> ref = ctx.Wait(kForeverMs);
+        REQUIRE(ref.has_value());
+        CHECK_EQ(ref->size, seen.empty() ? 2 : 1);
+        for (int row = 0; row < ref->size; ++row) seen.push_back(Input<float>(ctx, *ref, "s")[row]);
+        Finish(ctx, *ref);
+      }
+      std::sort(seen.begin(), seen.end());
+      CHECK(seen == (std::vector<float>{0.0f + step, 10.0f + step, 20.0f + step}));
+    }
+    ctx.Stop();
+  }
+}

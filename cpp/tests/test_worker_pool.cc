@@ -235,6 +235,23 @@ TEST(idle_workers_block_instead_of_spinning) {
   CHECK(cpu_seconds < 0.05);  // two spinning threads would burn about 0.6 s
 }
 
+TEST(waking_a_sleeping_worker_measures_its_wake_up_latency) {
+  elf::WorkerPool pool(1);
+  CHECK_EQ(pool.WakeLatencyNs(), 0.0);  // nothing woken yet
+  std::atomic<int> ran{0};
+  for (int i = 1; i <= 3; ++i) {
+    pool.Submit([&] { ++ran; });
+    WaitFor(ran, i);
+    // Idle: the worker is back asleep (it marks itself so under the lock it
+    // then waits with), so the next job wakes it. The first job may find the
+    // thread not yet started, and wake nothing.
+    while (!pool.Idle()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CHECK(pool.wakeups() >= 2u);
+  CHECK(pool.WakeLatencyNs() > 0.0);
+  pool.Stop();
+}
+
 int main(int argc, char** argv) { return elf::testing::RunAll(argc, argv); }
 
 #ifdef __linux__
@@ -286,3 +303,23 @@ TEST(a_smaller_pool_is_not_pinned) {
   CHECK_EQ(*counts.begin(), cpus);
 }
 #endif
+
+// on_idle runs once each time the pool runs out of work, after the last task
+// of the burst (by then every task has run), not per task.
+TEST(the_worker_that_finishes_the_last_task_reports_the_pool_idle) {
+  std::atomic<int> done{0};
+  std::atomic<int> idle{0};
+  std::atomic<int> done_when_idle{0};
+  elf::WorkerPool pool(2, [&] {
+    done_when_idle = done.load();
+    ++idle;
+  });
+  for (int burst = 1; burst <= 3; ++burst) {
+    std::vector<elf::WorkerPool::Job> jobs;
+    for (int i = 0; i < 50; ++i) jobs.push_back({[&] { ++done; }, i % 2});
+    pool.SubmitMany(std::move(jobs));
+    WaitFor(idle, burst);
+    CHECK_EQ(done_when_idle.load(), 50 * burst);
+  }
+  CHECK_EQ(idle.load(), 3);
+}

@@ -39,6 +39,10 @@ function showOpened(entry) {
   $("watch").hidden = board;
   $("go").hidden = !board;
   $("commands").hidden = entry.kind !== "command";
+  $("play").hidden = entry.kind !== "play";
+  $("overlay").hidden = entry.kind !== "play";
+  play.selected.clear();
+  play.mode = null;
   $("run").hidden = entry.kind !== "run";
   page.curve = null;
   $("watch-controls").hidden = entry.kind === "replay";
@@ -71,9 +75,11 @@ function showFrame(frame) {
   $("stepno").textContent = frame.step;
   $("return").textContent = frame.episode_return.toFixed(2);
   const names = frame.action_names;
-  $("action").textContent = frame.action === null ? "(built-in AI)" : (names[frame.action] || frame.action);
+  $("action").textContent = frame.units ? "yours, with the mouse" :
+    frame.action === null ? "(built-in AI)" : (names[frame.action] || frame.action);
   $("value").textContent = frame.value === null ? "" : frame.value.toFixed(3);
   showPolicy(frame.pi, names, frame.action);
+  if (frame.units) showPlay(frame);
   if (!$("commands").hidden && $("command-buttons").childElementCount !== names.length) showCommands(names);
 }
 
@@ -101,6 +107,143 @@ function showCommands(names) {
     };
     return button;
   }));
+}
+
+// --- MiniRTS with the mouse: select your units, then command them; the game checks every command ----------
+
+const play = { selected: new Set(), mode: null, drag: null, frame: null };
+page.selected = [];  // the selected uids, for the browser tests
+const UID = 0, PLAYER = 1, TYPE = 2, X = 3, Y = 4, HP = 5, ORDER = 6;  // a unit's row (the game's 'units')
+const overlay = $("overlay");
+
+function typeName(unit) { return play.frame.unit_types[unit[TYPE]]; }
+function mine(unit) { return unit[PLAYER] === 0; }  // the person plays player 0
+function unitAt(x, y) { return play.frame.units.find((unit) => unit[X] === x && unit[Y] === y); }
+function selectedUnits() { return play.frame.units.filter((unit) => play.selected.has(unit[UID])); }
+
+function tileOf(event) {
+  const rect = overlay.getBoundingClientRect(), n = play.frame.tiles.length;
+  const clamp = (v) => Math.max(0, Math.min(n - 1, v));
+  return [clamp(Math.floor((event.clientX - rect.left) / rect.width * n)),
+          clamp(Math.floor((event.clientY - rect.top) / rect.height * n))];
+}
+
+function showPlay(frame) {
+  if (play.frame && play.frame.episode !== frame.episode) play.selected.clear();  // uids start again
+  play.frame = frame;
+  const alive = new Set(frame.units.filter(mine).map((unit) => unit[UID]));
+  for (const uid of play.selected) if (!alive.has(uid)) play.selected.delete(uid);  // the dead drop out
+  page.selected = [...play.selected];
+  if (frame.refused.length) say(frame.refused.join("; "), true);
+  const img = $("frame");
+  if (overlay.width !== img.clientWidth || overlay.height !== img.clientHeight) {
+    overlay.width = img.clientWidth;
+    overlay.height = img.clientHeight;
+  }
+  drawOverlay();
+  const names = selectedUnits().map((unit) => `${typeName(unit)} ${unit[UID]} (hp ${unit[HP]})`);
+  $("selected").textContent = names.length ? names.join(", ") : "none";
+  $("resources").textContent = frame.resources;
+}
+
+function drawOverlay() {
+  const g = overlay.getContext("2d"), tile = overlay.width / play.frame.tiles.length;
+  g.clearRect(0, 0, overlay.width, overlay.height);
+  g.strokeStyle = "#ffe000"; g.lineWidth = 2;
+  for (const unit of selectedUnits()) g.strokeRect(unit[X] * tile + 1, unit[Y] * tile + 1, tile - 2, tile - 2);
+  if (play.drag && play.drag.moved) {
+    const [x0, y0, x1, y1] = play.drag.box;
+    g.setLineDash([4, 3]); g.strokeStyle = "#fff";
+    g.strokeRect(x0, y0, x1 - x0, y1 - y0); g.setLineDash([]);
+  }
+}
+
+function command(kind, units, fields = {}) {
+  if (!units.length) { say(`${kind}: select units of yours that can do it first`, true); return; }
+  send({ type: "unit_command", units: units.map((unit) => unit[UID]), kind, target: fields.target || 0,
+         x: fields.x || 0, y: fields.y || 0, build: fields.build || "none" });
+  say(`${kind}: ${units.length} unit(s)`, false);
+}
+
+const MOBILE = new Set(["worker", "melee", "ranged"]);
+const mobile = () => selectedUnits().filter((unit) => MOBILE.has(typeName(unit)));
+const workers = () => selectedUnits().filter((unit) => typeName(unit) === "worker");
+const fighters = () => selectedUnits().filter((unit) => ["worker", "melee", "ranged", "tower"].includes(typeName(unit)));
+
+// A command aimed at tile (x, y): `kind` given by a key or button, or (right-click) by what stands there.
+function commandAt(kind, x, y) {
+  const there = unitAt(x, y);
+  if (kind === null) kind = there && !mine(there) ? "attack" : play.frame.tiles[y][x] === "$" ? "gather" : "move";
+  if (kind === "attack") {
+    if (!there || mine(there)) { say("attack: point at an enemy unit you see", true); return; }
+    command("attack", fighters(), { target: there[UID] });
+  } else if (kind === "gather") command("gather", workers(), { x, y });
+  else if (kind === "move") command("move", mobile(), { x, y });
+  else command("build", workers().slice(0, 1), { x, y, build: kind });  // one worker builds it
+}
+
+const TRAINS = { worker: "base", melee: "barracks", ranged: "barracks" };
+function commandNow(kind) {
+  if (kind === "stop") command("stop", mobile());
+  else command("build", selectedUnits().filter((unit) => typeName(unit) === TRAINS[kind]), { build: kind });
+}
+
+function setMode(mode) {
+  play.mode = mode;
+  $("play-mode").textContent = mode ? `${mode}: left-click where (Esc cancels)` : "";
+}
+
+overlay.onmousedown = (event) => {
+  if (event.button !== 0 || !play.frame) return;
+  const rect = overlay.getBoundingClientRect();
+  const at = [event.clientX - rect.left, event.clientY - rect.top];
+  play.drag = { start: at, box: [...at, ...at], moved: false, tile: tileOf(event) };
+};
+overlay.onmousemove = (event) => {
+  if (!play.drag) return;
+  const rect = overlay.getBoundingClientRect(), [sx, sy] = play.drag.start;
+  const x = event.clientX - rect.left, y = event.clientY - rect.top;
+  play.drag.box = [Math.min(sx, x), Math.min(sy, y), Math.max(sx, x), Math.max(sy, y)];
+  play.drag.moved = play.drag.moved || Math.abs(x - sx) + Math.abs(y - sy) > 4;
+  drawOverlay();
+};
+overlay.onmouseup = (event) => {
+  if (event.button !== 0 || !play.drag) return;
+  const drag = play.drag;
+  play.drag = null;
+  if (drag.moved) {  // a box: the mobile units of yours inside it (shift: added to the selection)
+    if (!event.shiftKey) play.selected.clear();
+    const tile = overlay.width / play.frame.tiles.length, [x0, y0, x1, y1] = drag.box;
+    for (const unit of play.frame.units) {
+      const cx = (unit[X] + 0.5) * tile, cy = (unit[Y] + 0.5) * tile;
+      if (mine(unit) && MOBILE.has(typeName(unit)) && cx >= x0 && cx <= x1 && cy >= y0 && cy <= y1) play.selected.add(unit[UID]);
+    }
+  } else if (play.mode) {
+    commandAt(play.mode, ...drag.tile);
+    setMode(null);
+  } else {
+    if (!event.shiftKey) play.selected.clear();
+    const there = unitAt(...drag.tile);
+    if (there && mine(there)) play.selected.add(there[UID]);
+  }
+  page.selected = [...play.selected];
+  showPlay(play.frame);
+};
+overlay.oncontextmenu = (event) => {
+  event.preventDefault();
+  if (play.frame) commandAt(null, ...tileOf(event));
+};
+
+const KEYS = { m: "move", a: "attack", g: "gather", b: "barracks", t: "tower" };
+const NOW_KEYS = { s: "stop", 1: "worker", 2: "melee", 3: "ranged" };
+document.addEventListener("keydown", (event) => {
+  if (page.kind !== "play" || !play.frame || ["INPUT", "SELECT"].includes(event.target.tagName)) return;
+  if (KEYS[event.key]) setMode(KEYS[event.key]);
+  else if (NOW_KEYS[event.key]) commandNow(NOW_KEYS[event.key]);
+  else if (event.key === "Escape") { setMode(null); play.selected.clear(); showPlay(play.frame); }
+});
+for (const button of $("play-buttons").children) {
+  button.onclick = () => { if (!play.frame) return; if (button.dataset.mode) setMode(button.dataset.mode); else commandNow(button.dataset.now); };
 }
 
 // A followed run's learning curve, redrawn whole each time progress.csv grows.

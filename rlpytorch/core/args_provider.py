@@ -31,10 +31,13 @@ so ``--help`` reads like the run. Rules, so that a typo never goes unnoticed:
   the configs shipped in ``rlpytorch/configs`` (``--config cartpole_fast``), so an
   installed package runs its examples from any folder; a file that exists wins.
 
-The parsed result is a plain ``dict`` (the effective configuration): it is
-printed at start and saved with the run. ``Component.from_config`` builds a
+The parser's result is a plain ``dict``; ``ArgsProvider.settings_class``
+makes the dataclass of the same settings (one typed field each), which is
+what a run carries from the command line to its components
+(``rlpytorch.config`` builds one). ``Component.from_config`` builds a
 component from it, taking only the settings the component (and its parts)
-declared; everything else it needs is passed explicitly.
+declared; everything else it needs is passed explicitly. ``settings_record``
+is its plain form, as files and checkpoints hold it.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ __all__ = [
     "read_config_file",
     "resolve_config",
     "setting",
+    "settings_record",
     "shipped_configs",
     "short_repr",
     "short_text",
@@ -78,6 +82,7 @@ __all__ = [
 
 _SETTING = "rlpytorch.setting"  # field metadata: the setting's help, type, choices, aliases, bounds and check
 _PART = "rlpytorch.part"  # field metadata: a composed Configurable part
+_NOT_A_SETTING = "rlpytorch.not_a_setting"  # field metadata: a settings dataclass's extra field (not recorded)
 SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # package data: the example configs, loaded by name
 
 
@@ -306,16 +311,47 @@ class Configurable:
         return {arg.name: arg.default for args in cls.arg_groups().values() for arg in args}
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], **extra: Any) -> Self:
-        """Build the component from its settings in ``config`` (missing ones take
-        their defaults), its parts likewise, and the explicit values ``extra``."""
-        own = {arg.name: config[arg.name] for arg in cls.settings() if arg.name in config}
+    def from_config(cls, config: Any, **extra: Any) -> Self:
+        """Build the component from its settings in ``config`` (a run's settings
+        dataclass, or a mapping of some settings; missing ones take their
+        defaults), its parts likewise, and the explicit values ``extra``, which
+        win over ``config``'s."""
+        values = _values_of(config)
+        own = {arg.name: values[arg.name] for arg in cls.settings() if arg.name in values and arg.name not in extra}
         parts = {name: part_cls.from_config(config) for name, part_cls in cls.parts().items() if name not in extra}
         return cls(**own, **parts, **extra)
+
+    def check_parts(self) -> None:
+        """``TypeError`` unless each part field holds an instance of its declared class
+        (a part given in the wrong place, or a setting's value where a part goes)."""
+        for name, part_cls in self.parts().items():
+            value = getattr(self, name)
+            if not isinstance(value, part_cls):
+                raise TypeError(f"{type(self).__name__}: {name} must be a {part_cls.__name__}, "
+                                f"got {short_repr(value)}")
 
     def setting_values(self) -> dict[str, Any]:
         """This instance's settings, by name (to build an equal one elsewhere)."""
         return {arg.name: getattr(self, arg.name) for arg in self.settings()}
+
+
+def _values_of(config: Any) -> Mapping[str, Any]:
+    """The settings a run's settings dataclass (or a mapping of them) holds, by name."""
+    if isinstance(config, Mapping):
+        return config
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        return vars(config)
+    raise TypeError(f"expected a settings dataclass or a mapping of settings, got {short_repr(config)}")
+
+
+def settings_record(config: Any) -> dict[str, Any]:
+    """``config`` (a settings dataclass) as a plain dict of its settings, its
+    ``extra`` fields left out (``ArgsProvider.settings_class``): what a run's
+    files and checkpoints hold."""
+    if isinstance(config, Mapping):
+        return dict(config)
+    extra = {field.name for field in dataclasses.fields(config) if field.metadata.get(_NOT_A_SETTING)}
+    return {name: value for name, value in _values_of(config).items() if name not in extra}
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -389,11 +425,25 @@ class ArgsProvider:
         config.pop("config")
         return config
 
-    def check(self, config: Mapping[str, Any]) -> None:
-        """Refuse (``ArgsError``) a value of ``config`` that the command line
-        would refuse for its setting: a configuration built in Python
-        (``dataclasses.replace``) is held to the parser's rules too."""
-        for name, value in config.items():
+    def settings_class(self, name: str, defaults: Mapping[str, Any] | None = None,
+                       extra: Sequence[tuple[str, type, Any]] = ()) -> type:
+        """The dataclass ``name`` of these settings: one field per setting, of its
+        type (``Any`` where its default is None), with its default or the one in
+        ``defaults``; then the ``extra`` fields (name, type, default), which
+        ``settings_record`` leaves out."""
+        suggested = defaults or {}
+        fields = [(arg.name, arg.value_type if arg.default is not None else Any,
+                   dataclasses.field(default=suggested.get(arg.name, arg.default))) for arg in self.args.values()]
+        fields += [(field, kind, dataclasses.field(default=default, metadata={_NOT_A_SETTING: True}))
+                   for field, kind, default in extra]
+        return dataclasses.make_dataclass(name, fields)
+
+    def check(self, config: Any) -> None:
+        """Refuse (``ArgsError``) a value of ``config`` (a settings dataclass or
+        mapping) that the command line would refuse for its setting: a
+        configuration built in Python (``dataclasses.replace``) is held to the
+        parser's rules too."""
+        for name, value in settings_record(config).items():
             if name in self.args:
                 self.args[name].convert(value)
 

@@ -10,7 +10,7 @@ another. An empty value stands for another setting's device (``--device``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -51,12 +51,13 @@ def device_problem(name: str) -> str | None:
     return None
 
 
-def check_devices(config: Mapping[str, Any], args: Iterable[Arg]) -> None:
+def check_devices(config: Any, args: Iterable[Arg]) -> None:
     """``ArgsError`` naming every device setting among ``args`` whose value in
-    ``config`` this process cannot use, before anything is built or written."""
+    ``config`` (a settings dataclass) this process cannot use, before anything
+    is built or written."""
     problems = []
     for arg in args:
-        name = config.get(arg.name) or ""
+        name = getattr(config, arg.name, None) or ""
         if arg.check is device_name and name:
             problem = device_problem(name)
             if problem is not None:

@@ -5,7 +5,7 @@ needs (and the reply key ``h`` of a recurrent model), and reads the
 observation spec and action count from the game's spec. This is the one
 module of rlpytorch that touches the engine, and it makes a context only
 through ``context_factory`` (which a test double can replace); the engine's
-counts are bounded by ``elfpy.context.MAX_COUNT`` already when parsed.
+counts are bounded by ``elfpy.limits.MAX_COUNT`` already when parsed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from gymnasium import spaces
 
-from elfpy.context import MAX_COUNT
+from elfpy.limits import MAX_COUNT
 
 from .args_provider import Configurable, at_least, setting, short_repr
 from .distributions import BEHAVIOUR_LOGP, BEHAVIOUR_PI
@@ -61,8 +61,6 @@ class GameLoader(Configurable):
     num_games: int = setting(64, "games run at once", bounds=at_least(1, MAX_COUNT))
     num_threads: int = setting(0, "engine worker threads (0: one per core; gym games: one per worker process)",
                                bounds=at_least(0, MAX_COUNT))
-    seed: int = setting(0, "seed of the games, the sampler and the model initialization",
-                        bounds=at_least(0, 2**64 - 1))
     deterministic: bool = setting(False, "same batches for the same seed, whatever the threads")
     actor_batch: int = setting(64, "rows per actor batch", bounds=at_least(1, MAX_COUNT))
     alternate: bool = setting(False, "alternating sampler: the actor's batches are the two halves of the games, "
@@ -94,22 +92,23 @@ class GameLoader(Configurable):
             )
         self.model_keys = [k.strip() for k in self.obs_keys.split(",") if k.strip()]
 
-    def context(self, num_games: int | None = None, seed: int | None = None) -> Any:
-        """A context without tags (add your own, or a trainer's: ``Trainer.add_tags``)."""
+    def context(self, num_games: int | None = None, *, seed: int) -> Any:
+        """A context without tags (add your own, or a trainer's: ``Trainer.add_tags``), its games
+        seeded with ``seed`` (the run's seed is not the loader's: ``core.seeding.RunSeed``)."""
         return self.context_factory(
             self.game,
             num_games=num_games or self.num_games,
             num_threads=self.num_threads or None,  # None: the engine picks (one per core, or per gym worker)
-            seed=self.seed if seed is None else seed,
+            seed=seed,
             deterministic=self.deterministic,
             **self.options,
         )
 
-    def observation_spec(self, gc: Any) -> dict[str, Any]:
+    def observation_spec(self, context: Any) -> dict[str, Any]:
         """The observation keys the model reads, with their ``KeySpec``: ``--obs_keys``,
         or every observation key of the game with at least one dimension (scalars
         such as MiniRTS's ``frames`` are bookkeeping)."""
-        spec = gc.spec()
+        spec = context.spec()
         if self.model_keys:
             unknown = [k for k in self.model_keys if k not in spec]
             if unknown:
@@ -118,21 +117,21 @@ class GameLoader(Configurable):
         return {k: v for k, v in spec.items() if v.role == "observation" and len(v.shape) > 0}
 
     @staticmethod
-    def num_actions(gc: Any) -> Any:
+    def num_actions(context: Any) -> Any:
         """What the model's policy head is built for: the number of values of the
         game's one Discrete action, else its action space (MultiDiscrete, Box, or
         a Dict of several action keys: ``spaces.action_space``)."""
-        space = action_space(gc.spec())
+        space = action_space(context.spec())
         return int(space.n) if isinstance(space, spaces.Discrete) else space
 
     @staticmethod
-    def statistic_keys(gc: Any) -> list[str]:
+    def statistic_keys(context: Any) -> list[str]:
         """The game's episode statistics (role "statistic", e.g. MiniRTS's ``won``)."""
-        return [k for k, v in gc.spec().items() if v.role == "statistic"]
+        return [k for k, v in context.spec().items() if v.role == "statistic"]
 
-    def add_tags(self, gc: Any, actor_replies: Sequence[str], window_keys: Sequence[str], state_size: int = 0,
+    def add_tags(self, context: Any, actor_replies: Sequence[str], window_keys: Sequence[str], state_size: int = 0,
                  prev: PrevShapes | None = None) -> Any:
-        """Add to ``gc`` the ``actor`` tag, replying ``actor_replies``, and the
+        """Add to ``context`` the ``actor`` tag, replying ``actor_replies``, and the
         ``train`` tag, windows of ``T`` steps carrying the observations (and
         their ``final_`` copies) and ``window_keys``: the keys a trainer declares
         (``learners.trainer.ActingRecord.add_tags``).
@@ -141,17 +140,17 @@ class GameLoader(Configurable):
         ``[state_size]`` that the actor replies and the windows carry; ``prev``
         (``prev_inputs.prev_shapes(model)``) the previous-input keys, likewise.
         """
-        obs = list(self.observation_spec(gc))
-        spec = gc.spec()
+        obs = list(self.observation_spec(context))
+        spec = context.spec()
         finals = [f"final_{k}" for k in obs if f"final_{k}" in spec]
-        state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
-        behaviour = _add_policy_keys(gc) if "pi" in actor_replies else BEHAVIOUR_PI
-        replies, inputs = _with(gc, behaviour, actor_replies), _with(gc, behaviour, window_keys)
-        gc.add_tag("actor", self.acting_batch(gc), obs + _actor_inputs(gc), replies + state)
-        gc.add_tag("train", self.train_batch, obs + finals + inputs + state, T=self.T)
-        return gc
+        state = self._add_state_key(context, state_size) + _add_prev_keys(context, prev)
+        behaviour = _add_policy_keys(context) if "pi" in actor_replies else BEHAVIOUR_PI
+        replies, inputs = _with(context, behaviour, actor_replies), _with(context, behaviour, window_keys)
+        context.add_tag("actor", self.acting_batch(context), obs + _actor_inputs(context), replies + state)
+        context.add_tag("train", self.train_batch, obs + finals + inputs + state, T=self.T)
+        return context
 
-    def acting_batch(self, gc: Any) -> int:
+    def acting_batch(self, context: Any) -> int:
         """Rows per batch of the training ``actor`` tag: ``--actor_batch``, or with
         ``--alternate`` half of the game seats (rounded up).
 
@@ -164,60 +163,60 @@ class GameLoader(Configurable):
         """
         if not self.alternate:
             return self.actor_batch
-        seats = self.num_games * gc.num_seats
+        seats = self.num_games * context.num_seats
         if seats < 2:
             raise ValueError(f"--alternate needs at least 2 game seats to split in halves, got {seats}")
         return (seats + 1) // 2
 
-    def eval_context(self, num_games: int, seed: int | None = None, state_size: int = 0,
-                     prev: PrevShapes | None = None) -> Any:
-        """A context with only an ``actor`` tag, for evaluation."""
-        gc = self.context(num_games=num_games, seed=seed)
-        obs = list(self.observation_spec(gc))
-        state = self._add_state_key(gc, state_size) + _add_prev_keys(gc, prev)
-        replies = _with(gc, _add_policy_keys(gc), ACTOR_REPLIES) + state
-        gc.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(gc), replies)
-        return gc
+    def eval_context(self, num_games: int, seed: int, state_size: int = 0, prev: PrevShapes | None = None) -> Any:
+        """A context of games seeded with ``seed`` with only an ``actor`` tag, for evaluation."""
+        context = self.context(num_games=num_games, seed=seed)
+        obs = list(self.observation_spec(context))
+        state = self._add_state_key(context, state_size) + _add_prev_keys(context, prev)
+        replies = _with(context, _add_policy_keys(context), ACTOR_REPLIES) + state
+        context.add_tag("actor", min(self.actor_batch, num_games), obs + _actor_inputs(context), replies)
+        return context
 
     @staticmethod
-    def _add_state_key(gc: Any, state_size: int) -> list[str]:
+    def _add_state_key(context: Any, state_size: int) -> list[str]:
         if not state_size:
             return []
-        gc.add_key(STATE_KEY, "float32", [state_size], "recurrent state the actor started this step from")
+        context.add_key(STATE_KEY, "float32", [state_size], "recurrent state the actor started this step from")
         return [STATE_KEY]
 
 
-def _add_prev_keys(gc: Any, prev: PrevShapes | None) -> list[str]:
+def _add_prev_keys(context: Any, prev: PrevShapes | None) -> list[str]:
     """Declare the previous-input keys a model reads (replied by its actor, kept in the history)."""
     for key, shape in (prev or {}).items():
-        gc.add_key(key, "float32", list(shape), "the model's previous-step input, as the actor fed it")
+        context.add_key(key, "float32", list(shape), "the model's previous-step input, as the actor fed it")
     return list(prev or {})
 
 
-def _add_policy_keys(gc: Any) -> str:
+def _add_policy_keys(context: Any) -> str:
     """Declare the reply keys of the behaviour policy and ``V`` (the value), and
     return the policy's key: ``pi`` ``[n]``, the distribution sampled from, for
     one Discrete action; ``logp`` ``[]``, the log-probability of the replied
     action, for every other space (``distributions.behaviour_key``)."""
-    num_actions = GameLoader.num_actions(gc)
+    num_actions = GameLoader.num_actions(context)
     if isinstance(num_actions, int):
-        gc.add_key(BEHAVIOUR_PI, "float32", [num_actions], "behaviour policy the actor sampled from")
+        context.add_key(BEHAVIOUR_PI, "float32", [num_actions], "behaviour policy the actor sampled from")
     else:
-        gc.add_key(BEHAVIOUR_LOGP, "float32", [], "log-probability of the replied action under the behaviour policy")
-    gc.add_key("V", "float32", [], "the actor's value estimate of s")
+        context.add_key(BEHAVIOUR_LOGP, "float32", [],
+                        "log-probability of the replied action under the behaviour policy")
+    context.add_key("V", "float32", [], "the actor's value estimate of s")
     return BEHAVIOUR_PI if isinstance(num_actions, int) else BEHAVIOUR_LOGP
 
 
-def _with(gc: Any, behaviour: str, keys: list[str]) -> list[str]:
+def _with(context: Any, behaviour: str, keys: list[str]) -> list[str]:
     """``keys`` with the behaviour policy's key in the place of ``pi`` and the
     game's action keys (a Dict action's entries) in the place of ``a``."""
-    named = {BEHAVIOUR_PI: [behaviour], "a": action_keys(gc.spec())}
+    named = {BEHAVIOUR_PI: [behaviour], "a": action_keys(context.spec())}
     return [name for k in keys for name in named.get(k, [k])]
 
 
-def _actor_inputs(gc: Any) -> list[str]:
+def _actor_inputs(context: Any) -> list[str]:
     """The actor's inputs, plus the game's episode statistics."""
-    return ACTOR_INPUTS + GameLoader.statistic_keys(gc)
+    return ACTOR_INPUTS + GameLoader.statistic_keys(context)
 
 
 def parse_options(text: str, literal: bool = False) -> dict[str, Any]:

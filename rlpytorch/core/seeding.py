@@ -8,7 +8,21 @@ numbers its initial weights were made of. Each component takes its own stream.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+from .args_provider import Configurable, at_least, setting
+
+
+@dataclass
+class RunSeed(Configurable):
+    """The run's one seed (``--seed``): whoever assembles a run derives every stream from
+    it (the games' starts, ``stream_seeds`` for the sampler, the method and the replay,
+    torch's global generator) and passes each part its own."""
+
+    seed: int = setting(0, "seed of the games, the sampler and the model initialization",
+                        bounds=at_least(0, 2**64 - 1))
 
 
 def stream_seeds(seed: int, count: int) -> list[int]:

@@ -42,7 +42,8 @@ from elfpy.files import append_line, write_atomically, write_text_atomically, wr
 
 from .args_provider import ArgsError, Configurable, setting
 
-__all__ = ["EpisodeStats", "RunningMean", "StatsLogger", "WandbRun", "cut_history", "format_record", "history_mark"]
+__all__ = ["SCREEN_WIDTH", "EpisodeStats", "RunningMean", "StatsLogger", "WandbRun", "cut_history", "fit_screen",
+           "format_record", "history_mark"]
 
 
 class EpisodeStats:
@@ -141,17 +142,24 @@ class RunningMean:
         return means
 
 
+SCREEN_WIDTH = 100  # the most columns a stats line takes on stdout (log.txt gets it whole, progress.csv every value)
+FIELD_SEPARATOR = "  "  # between the fields of a stats line: where a line too wide for the screen is cut
+
+# The stats line's short names, in the order shown: the progress first (so that a line cut to the screen
+# keeps it), then whether the learner keeps up (under --runner multi), then its losses; the episode
+# statistics' means (``won``) come after the return.
 _SHORT = {
     "frames": "F",
-    "frames_learned": "F learned",
-    "frames_all_ranks": "F(all ranks)",
-    "updates": "U",
-    "replay_ratio_achieved": "U/F",
-    "fps": "FPS",
-    "time": "t",
     "return_mean": "R",
     "eval_return_mean": "eval R",
     "length_mean": "len",
+    "fps": "FPS",
+    "time": "t",
+    "updates": "U",
+    "replay_ratio_achieved": "U/F",
+    "waited": "waited",
+    "dropped": "dropped",
+    "updates_dropped": "U dropped",
     "loss": "loss",
     "policy_loss": "pL",
     "value_loss": "vL",
@@ -160,15 +168,18 @@ _SHORT = {
     "ratio": "rho",
     "approx_kl": "KL",
     "clip_fraction": "clip",
-    "waited": "waited",
-    "dropped": "dropped",
-    "updates_dropped": "U dropped",
+    "frames_learned": "F learned",
+    "frames_all_ranks": "F(all ranks)",
 }
+_COUNTS = ("frames", "frames_learned", "frames_all_ranks", "updates", "fps")  # shown as whole numbers
 
 
 def format_record(record: Mapping[str, float]) -> str:
-    """One readable line: the known keys, short-named, in a fixed order, then
-    the episode statistics' means (``<key>_mean``) by their key."""
+    """One readable line: the known keys, short-named, in a fixed order (the
+    episode statistics' means, ``<key>_mean``, by their key after the return),
+    each value to 3 significant digits, counts and time (seconds) whole."""
+    statistics = [key for key, value in record.items() if key.endswith("_mean") and key not in _SHORT
+                  and not math.isnan(value)]
     parts = []
     for key, short in _SHORT.items():
         value = record.get(key)
@@ -177,14 +188,24 @@ def format_record(record: Mapping[str, float]) -> str:
         std = key.replace("_mean", "_std")
         if key.endswith("return_mean") and std in record:
             parts.append(f"{short} {value:.1f}±{record[std]:.1f}")
-        elif key in ("frames", "frames_learned", "frames_all_ranks", "updates", "fps"):
+        elif key in _COUNTS:
             parts.append(f"{short} {value:,.0f}")
+        elif key == "time":
+            parts.append(f"{short} {value:,.0f}s")
         else:
             parts.append(f"{short} {value:.3g}")
-    for key, value in record.items():
-        if key.endswith("_mean") and key not in _SHORT and not math.isnan(value):
-            parts.append(f"{key.removesuffix('_mean')} {value:.3g}")
-    return " | ".join(parts)
+        if key == "return_mean":
+            parts += [f"{name.removesuffix('_mean')} {record[name]:.3g}" for name in statistics]
+    return FIELD_SEPARATOR.join(parts)
+
+
+def fit_screen(line: str, width: int = SCREEN_WIDTH) -> str:
+    """``line`` as stdout shows it: whole if it fits in ``width`` columns, else
+    its fields up to the last that fits and "…" (the rest is in log.txt and progress.csv)."""
+    if len(line) <= width:
+        return line
+    cut = line.rfind(FIELD_SEPARATOR, 0, width - 2 + len(FIELD_SEPARATOR))  # room for " …"
+    return (line[:cut] + " …") if cut > 0 else line[:width - 1] + "…"
 
 
 class WandbRun:
@@ -231,8 +252,9 @@ TRACKERS = {"wandb": WandbRun}
 
 @dataclass(eq=False)
 class StatsLogger(Configurable):
-    """Writes records to stdout (``echo``) and, with a ``log_dir``, to
-    ``log.txt`` (the same lines, by ``formatter``), ``progress.csv``, TensorBoard
+    """Writes records as lines (by ``formatter``) to stdout (``echo``; a line
+    wider than ``SCREEN_WIDTH`` cut to it) and, with a ``log_dir``, to
+    ``log.txt`` (whole), ``progress.csv`` (every value, in full), TensorBoard
     events and the experiment tracker of ``track`` (given ``run_config``)."""
 
     log_dir: str | Path | None = None
@@ -271,7 +293,9 @@ class StatsLogger(Configurable):
         if self.log_dir is not None:  # the row first: cut_history goes by the rows
             with writing_into(self.log_dir):
                 self._write_csv(record)
-        self.note(self.formatter(record))
+        line = self.formatter(record)
+        self._show(fit_screen(line))
+        self._keep(line)
         if self._tb is not None:
             step = int(record.get("frames", 0))
             for key, value in record.items():
@@ -282,8 +306,14 @@ class StatsLogger(Configurable):
 
     def note(self, line: str) -> None:
         """Print ``line`` (with ``echo``) and append it to ``log.txt``."""
+        self._show(line)
+        self._keep(line)
+
+    def _show(self, line: str) -> None:
         if self.echo:
             print(line, flush=True)
+
+    def _keep(self, line: str) -> None:
         if self.log_dir is not None:
             with writing_into(self.log_dir):
                 append_line(self.log_dir / "log.txt", line)

@@ -5,8 +5,8 @@ lagging actor model (``acting.act.act``: replies ``a``, ``pi`` or ``logp``, ``V`
 and ``h`` / ``prev_`` inputs for models that need them; each game's recurrent
 state and last action are kept between calls).
 ``Trainer.train`` answers the ``train`` tag: one ``[T, B]`` window, one optimizer step, and the actor copy refreshed
-every ``actor_sync_every`` updates. ``Evaluator.actor`` plays without learning
-and collects finished episodes.
+every ``actor_sync_every`` updates. (``learners.evaluator`` plays without
+learning.)
 
 The acting model and the learner may live on different devices
 (``--actor_device``, ``--learner_device``, each defaulting to ``--device``): the
@@ -19,7 +19,6 @@ way (``rlpytorch.core.transfer``).
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -32,8 +31,8 @@ from ..acting.act import RecurrentStates, act, previous_actions
 from ..acting.prev_inputs import add_final_inputs
 from ..acting.sampler import Sampler
 from ..core import distributed
-from ..core.args_provider import Configurable, at_least, setting
-from ..core.devices import device_name
+from ..core.args_provider import Configurable, setting
+from ..core.settings import actor_device_setting, actor_sync_setting, device_setting, learner_device_setting
 from ..core.stats import EpisodeStats, RunningMean
 from ..core.transfer import HostStaging, staging_for
 from ..models.base import Model
@@ -41,40 +40,15 @@ from ..models.interface import ModelInterface
 from ..models.normalization import normalize_window
 
 __all__ = [
-    "EvalResult",
-    "Evaluator",
     "Trainer",
     "WindowLearning",
-    "actor_device_setting",
-    "device_setting",
     "episodes_in",
-    "learner_device_setting",
+    "lanes_of",
     "learner_interface",
     "learning_in_process",
     "learning_state",
     "load_learning_state",
 ]
-
-
-def device_setting() -> Any:
-    """The torch device, a setting of training and of evaluation."""
-    return setting("cpu", "torch device of models and batches: cpu, cuda, cuda:1, ...", check=device_name)
-
-
-def actor_device_setting() -> Any:
-    """Where the acting model runs, a setting of every trainer."""
-    return setting("", "torch device of the acting model (empty: --device)", check=device_name)
-
-
-def learner_device_setting() -> Any:
-    """Where the learner runs, a setting of every trainer."""
-    return setting("", "torch device of the learner and its train windows (empty: --device)",
-                   check=device_name)
-
-
-def actor_sync_setting() -> Any:
-    """How often the acting copy follows the learner, a setting of every trainer."""
-    return setting(1, "copy the learner into the actor every N updates", bounds=at_least(1))
 
 
 class Method(Protocol):
@@ -124,11 +98,11 @@ class ActingRecord:
     WINDOW_KEYS: ClassVar[tuple[str, ...]] = ("a", "pi", "V", "r", "terminal", "truncated")
 
     @classmethod
-    def add_tags(cls, loader: Any, gc: Any, state_size: int = 0, prev: Any = None) -> Any:
-        """``gc`` with the ``actor`` and ``train`` tags this trainer's callbacks
+    def add_tags(cls, loader: Any, context: Any, state_size: int = 0, prev: Any = None) -> Any:
+        """``context`` with the ``actor`` and ``train`` tags this trainer's callbacks
         serve (``loader``: the run's ``GameLoader``; ``state_size`` and ``prev``:
         the model's recurrent state and previous inputs)."""
-        return loader.add_tags(gc, cls.ACTOR_REPLIES, cls.WINDOW_KEYS, state_size, prev)
+        return loader.add_tags(context, cls.ACTOR_REPLIES, cls.WINDOW_KEYS, state_size, prev)
 
     def start_record(self, learner_device: str = "", actor_device: str = "") -> None:
         self.statistics = tuple(self.statistics)
@@ -345,101 +319,3 @@ def load_learning_state(mi: ModelInterface, method: Any, state: Mapping[str, Any
     mi.load_state_dict(state["mi"])
     if hasattr(method, "load_state_dict"):
         method.load_state_dict(state["method"])
-
-
-@dataclass(frozen=True)
-class EvalResult:
-    """Returns of the evaluated episodes, their episode statistics, and a summary."""
-
-    returns: np.ndarray
-    lengths: np.ndarray
-    statistics: dict[str, np.ndarray]
-
-    @property
-    def mean(self) -> float:
-        return float(self.returns.mean())
-
-    @property
-    def std(self) -> float:
-        return float(self.returns.std())
-
-    def statistic_mean(self, name: str) -> float:
-        """Mean of episode statistic ``name`` (MiniRTS's ``won``: the win rate)."""
-        return float(self.statistics[name].mean())
-
-    def __str__(self) -> str:
-        text = f"{len(self.returns)} episodes: return {self.mean:.2f} ± {self.std:.2f}"
-        text += f", length {self.lengths.mean():.1f}"
-        return text + "".join(f", {name} {self.statistic_mean(name):.3f}" for name in self.statistics)
-
-
-def check_eval_episodes(episodes: int) -> None:
-    """Raises unless ``episodes`` can be evaluated (checked before training, not after it)."""
-    if episodes < 1:
-        raise ValueError(f"eval_episodes must be >= 1, got {episodes} (--no-eval_at_end skips evaluation)")
-
-
-@dataclass(eq=False)
-class Evaluator(Configurable):
-    """Plays ``eval_episodes`` episodes with a fixed model and reports their returns.
-
-    Counting the first episodes to finish would favour short ones, so the set
-    of counted episodes is fixed in advance: the first ``k`` episodes of lanes
-    ``0..M-1`` (``k = ceil(N / lanes)``, ``M = ceil(N / k)``), a lane being one
-    seat of one game (``seats_per_game`` of them per game: in a game of several
-    seats each seat's episode counts, as in training's stats). The game's
-    episode ``statistics`` keys are read on terminal rows and averaged.
-    """
-
-    model: Model
-    num_games: int
-    eval_episodes: int = setting(100, "episodes per evaluation", aliases=("episodes",), bounds=at_least(0))
-    eval_sampler: str = setting("greedy", "how the evaluated policy acts", choices=("greedy", "multinomial"))
-    device: str = "cpu"
-    seed: int | None = None
-
-    statistics: tuple[str, ...] = ()  # the game's episode statistics keys
-    seats_per_game: int = 1
-
-    def __post_init__(self) -> None:
-        check_eval_episodes(self.eval_episodes)
-        episodes = self.eval_episodes
-        self.model.to(self.device)
-        self.sampler = Sampler(self.eval_sampler, seed=self.seed)
-        self.per_lane = math.ceil(episodes / (self.num_games * self.seats_per_game))
-        self.lanes = math.ceil(episodes / self.per_lane)
-        self.statistics = tuple(self.statistics)
-        self.finished: dict[int, list[tuple[float, int, tuple[float, ...]]]] = {k: [] for k in range(self.lanes)}
-        self.frames = 0
-        self.states = RecurrentStates(self.model.state_size, self.device) if self.model.state_size else None
-        self.previous = previous_actions(self.model, self.device)
-
-    def actor(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        """Reply like ``Trainer.actor`` and record the counted episodes."""
-        self.frames += len(batch)
-        rows, returns, lengths, stats = episodes_in(batch, self.statistics)
-        lanes = lanes_of(batch, self.seats_per_game)[rows]
-        for i, lane in enumerate(lanes.tolist()):
-            episodes = self.finished.get(lane)
-            if episodes is not None and len(episodes) < self.per_lane:
-                episodes.append((returns[i], lengths[i], tuple(stats[name][i] for name in self.statistics)))
-        return act(self.model, self.sampler, batch, self.device, self.states, previous=self.previous)
-
-    @property
-    def episodes_done(self) -> int:
-        """Counted episodes finished so far."""
-        return sum(len(e) for e in self.finished.values())
-
-    @property
-    def done(self) -> bool:
-        return self.episodes_done >= self.per_lane * self.lanes
-
-    def result(self) -> EvalResult:
-        """The first ``eval_episodes`` counted episodes, in lane order."""
-        rows = [e for lane in range(self.lanes) for e in self.finished[lane]][: self.eval_episodes]
-        if not rows:
-            raise RuntimeError("no episode finished yet")
-        returns, lengths, stats = zip(*rows, strict=True)
-        values = np.asarray(stats, np.float64).reshape(len(rows), len(self.statistics))
-        statistics = {name: values[:, k] for k, name in enumerate(self.statistics)}
-        return EvalResult(np.asarray(returns), np.asarray(lengths), statistics)

@@ -3,7 +3,7 @@
 ``ValueTrainer.actor`` answers the ``actor`` tag: epsilon-greedy on the
 actor copy's ``Q`` (the ``Sampler`` with its schedule), replying ``a`` and, for
 a recurrent model, ``h``: the state the step started from, declared with
-``gc.add_key`` and kept in the history so sequence replay can start from it.
+``context.add_key`` and kept in the history so sequence replay can start from it.
 ``ValueTrainer.train`` answers the ``train`` tag: the ``[T, B]`` window goes
 to its learning half, ``ReplayLearning``, which stores it in the ``Replay``
 and then owes as many updates as the replay ratio says (``replay_ratio``
@@ -35,18 +35,12 @@ from ..acting.prev_inputs import add_final_inputs
 from ..acting.sampler import Sampler
 from ..core.args_provider import Configurable, above, at_least, setting
 from ..core.game_loader import STATE_KEY
+from ..core.settings import actor_sync_setting, device_setting
 from ..core.transfer import HostStaging
 from ..models.base import Model
 from ..models.interface import ModelInterface
 from ..replay import Replay
-from .trainer import (
-    ActingRecord,
-    actor_sync_setting,
-    device_setting,
-    learning_in_process,
-    learning_state,
-    load_learning_state,
-)
+from .trainer import ActingRecord, learning_in_process, learning_state, load_learning_state
 
 __all__ = ["ReplayLearning", "ValueTrainer", "value_interface"]
 

@@ -3,7 +3,9 @@
 ``ActorCritic = PolicyGradient + (DiscountedReward | GAE | LambdaReturn |
 FinalReward | any Returns) + ValueMatcher``; ``PPO = ClippedPolicyGradient + (GAE | ...) +
 ValueMatcher`` over several minibatch passes per window. Every part is a value
-the method takes (``ActorCritic(returns=MyReturns(), value_matcher=ValueMatcher(value_coef=1.0))``);
+the method takes (``ActorCritic(returns=MyReturns(), value_matcher=ValueMatcher(value_coef=1.0))``, or
+positionally in the sum's order, ``ActorCritic(PolicyGradient(entropy_coef=0.05), DiscountedReward(0.9),
+ValueMatcher())``; a part in the wrong place is a ``TypeError``);
 the command line builds the built-in ones from its settings (``--returns gae``). All inputs are
 time-major ``[T, B, ...]``. The methods on replay (the DQN
 family; DDPG, TD3, SAC on Box actions, and MADDPG on the joint transitions of
@@ -30,11 +32,6 @@ from .target_network import TargetNetwork
 from .td3 import TD3
 from .value_matcher import ValueMatcher
 from .window import final_values, forward_window, masked_mean, normalized, returns_of, window_cuts
-
-VALUE_METHODS = {"dqn": DQN, "r2d2": R2D2, "drqn": DRQN}  # learn from replay (rlpytorch.learners.value_trainer)
-# Box actions, from replay (rlpytorch.learners.offpolicy_trainer)
-OFFPOLICY_METHODS = {"ddpg": DDPG, "td3": TD3, "sac": SAC, "maddpg": MADDPG}
-METHODS = {"actor_critic": ActorCritic, "ppo": PPO, **VALUE_METHODS, **OFFPOLICY_METHODS}
 
 __all__ = [
     "DDPG",

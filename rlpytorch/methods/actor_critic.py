@@ -8,23 +8,22 @@ from typing import Any, ClassVar
 
 from torch import Tensor
 
-from ..core.args_provider import Bounds, Configurable, at_least, part, setting
+from ..core.args_provider import Configurable, part, setting
 from ..core.distributions import actions_in, behaviour_key, policy_family, policy_of
+from ..core.settings import (
+    gae_lambda_setting,
+    gamma_setting,
+    grad_clip_setting,
+    recurrence_setting,
+    returns_setting,
+    td_lambda_setting,
+)
 from ..models.base import Model
 from ..models.interface import ModelInterface
 from .policy_gradient import PolicyGradient
-from .returns import Returns, gae_lambda_setting, returns_part, returns_setting, td_lambda_setting
+from .returns import Returns, returns_part
 from .value_matcher import ValueMatcher
-from .window import forward_window, normalized, recurrence_setting, returns_of
-
-
-# Settings that every actor-critic-style method declares (each its own field, one default).
-def gamma_setting() -> Any:
-    return setting(0.99, "discount factor", bounds=Bounds(0, 1))
-
-
-def grad_clip_setting() -> Any:
-    return setting(0.5, "max global gradient norm (0: no clipping)", bounds=at_least(0))
+from .window import forward_window, normalized, returns_of
 
 
 @dataclass(eq=False)
@@ -50,24 +49,27 @@ class ActorCritic(Configurable):
     clipping) and ``h`` (recurrent states).
     """
 
-    gamma: float = gamma_setting()
+    # The parts first, in the order of the sum (ELF's ActorCritic(PolicyGradient(...), DiscountedReward(...),
+    # ValueMatcher())), so that they may be given positionally; then the settings.
+    policy_gradient: PolicyGradient = part(PolicyGradient)
     returns: str | Returns = returns_setting("discounted")
+    value_matcher: ValueMatcher = part(ValueMatcher)
+    gamma: float = gamma_setting()
     gae_lambda: float = gae_lambda_setting()
     td_lambda: float = td_lambda_setting()
     grad_clip: float = grad_clip_setting()
     norm_adv: bool = setting(False, "normalise the advantages of each window to zero mean and unit std")
     recurrence: int = recurrence_setting()
-    policy_gradient: PolicyGradient = part(PolicyGradient)
-    value_matcher: ValueMatcher = part(ValueMatcher)
 
     # Settings of other components that suit ActorCritic (rlpytorch.train applies
     # them as defaults; a config file and the command line override them). On
     # CartPole the learning rate decides robustness: with 1e-3 (and its linear
     # decay over the 1M-frame budget) some seeds end below a greedy 475 (3 of
-    # 5 reached 500); with 2e-3 all did. See benchmarks/notes/2026-11-26-cartpole-training.md.
+    # 5 reached 500); with 2e-3 all did. See docs/results/2026-11-26-cartpole-training.md.
     run_defaults: ClassVar[Mapping[str, Any]] = {"lr": 2e-3}
 
     def __post_init__(self) -> None:
+        self.check_parts()
         self.returns = returns_part(self.returns, self.gamma, self.gae_lambda, self.td_lambda)
 
     def loss(self, model: Model, batch: Mapping[str, Tensor]) -> tuple[Tensor, dict[str, float]]:

@@ -7,12 +7,12 @@ from torch import Tensor
 __all__ = ["categorical_loss", "project_distribution"]
 
 
-def project_distribution(probs: Tensor, reward: Tensor, discount: Tensor, support: Tensor) -> Tensor:
-    """Project the distribution of ``reward + discount * Z`` onto ``support``.
+def project_distribution(probs: Tensor, r: Tensor, discount: Tensor, support: Tensor) -> Tensor:
+    """Project the distribution of ``r + discount * Z`` onto ``support``.
 
     ``Z`` has probabilities ``probs`` ``[B, N]`` on atoms ``z_j`` (``support``,
     evenly spaced from ``v_min`` to ``v_max``). Each shifted atom
-    ``Tz_j = clip(reward + discount z_j, v_min, v_max)`` sits at fractional
+    ``Tz_j = clip(r + discount z_j, v_min, v_max)`` sits at fractional
     index ``b_j = (Tz_j - v_min) / dz`` and splits its mass between its
     neighbours: ``m_l += p_j (u - b_j)``, ``m_u += p_j (b_j - l)``, ``l =
     floor(b_j)``, ``u = ceil(b_j)`` (all of it to ``l`` when ``b_j`` is whole).
@@ -23,7 +23,7 @@ def project_distribution(probs: Tensor, reward: Tensor, discount: Tensor, suppor
     """
     v_min, v_max = float(support[0]), float(support[-1])
     dz = (v_max - v_min) / (support.numel() - 1)
-    tz = (reward.unsqueeze(-1) + discount.unsqueeze(-1) * support).clamp(v_min, v_max)
+    tz = (r.unsqueeze(-1) + discount.unsqueeze(-1) * support).clamp(v_min, v_max)
     b = ((tz - v_min) / dz).clamp(0, support.numel() - 1)
     lower, upper = b.floor(), b.ceil()
     whole = (upper == lower).to(probs.dtype)

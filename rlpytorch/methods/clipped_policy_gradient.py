@@ -9,7 +9,8 @@ from torch import Tensor
 
 from ..core.args_provider import Configurable, above, setting
 from ..core.distributions import Distribution
-from .policy_gradient import entropy_coef_setting, entropy_of, min_prob_setting
+from ..core.settings import entropy_coef_setting, min_prob_setting
+from .policy_gradient import entropy_of
 from .window import masked_mean
 
 

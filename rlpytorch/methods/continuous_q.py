@@ -5,7 +5,7 @@ targets, ``smoothed_target_action`` TD3's target policy smoothing,
 ``critic_regression`` the critics' loss, ``frozen`` keeps the critics' weights
 out of the actor's backward pass, ``TravellingGenerator`` lets a method's
 random generator go to a learner process and into checkpoints. All batches are ``[B, ...]`` replayed
-transitions: ``reward`` is the (n-step) discounted reward sum and ``discount``
+transitions: ``r`` is the (n-step) discounted reward sum and ``discount``
 the ``gamma^k`` of the bootstrap, 0 after a real episode end; a time-limit
 truncation bootstraps from the state the episode ended in (``Replay``).
 """
@@ -52,18 +52,18 @@ class TravellingGenerator:
         self.generator.set_state(state["generator"])
 
 
-def clipped_double_q_target(reward: Tensor, discount: Tensor, q_next: Tensor) -> Tensor:
-    """``y = reward + discount * min_i Q'_i(s', a')`` over the critics' targets ``q_next``
+def clipped_double_q_target(r: Tensor, discount: Tensor, q_next: Tensor) -> Tensor:
+    """``y = r + discount * min_i Q'_i(s', a')`` over the critics' targets ``q_next``
     ``[n, B]`` (one critic, DDPG: ``Q'(s', a')``). Detached."""
     with torch.no_grad():
-        return reward + discount * q_next.min(0).values
+        return r + discount * q_next.min(0).values
 
 
-def soft_q_target(reward: Tensor, discount: Tensor, q_next: Tensor, next_log_prob: Tensor, alpha: Tensor) -> Tensor:
-    """SAC: ``y = reward + discount * (min_i Q'_i(s', a') - alpha log pi(a'|s'))``,
+def soft_q_target(r: Tensor, discount: Tensor, q_next: Tensor, next_log_prob: Tensor, alpha: Tensor) -> Tensor:
+    """SAC: ``y = r + discount * (min_i Q'_i(s', a') - alpha log pi(a'|s'))``,
     ``a' ~ pi(.|s')``. Detached."""
     with torch.no_grad():
-        return reward + discount * (q_next.min(0).values - alpha * next_log_prob)
+        return r + discount * (q_next.min(0).values - alpha * next_log_prob)
 
 
 def smoothed_target_action(action: Tensor, noise_std: float, noise_clip: float, low: Tensor, high: Tensor,

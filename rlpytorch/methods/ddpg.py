@@ -10,9 +10,9 @@ import torch
 from torch import Tensor
 
 from ..core.args_provider import Configurable, at_least, part, setting
+from ..core.settings import gamma_setting
 from ..models.actor_q import ActorQ
 from ..models.interface import ModelInterface
-from .actor_critic import gamma_setting
 from .continuous_q import TravellingGenerator, clipped_double_q_target, critic_regression, frozen
 from .target_network import TargetNetwork
 
@@ -34,7 +34,7 @@ def check_actor_q(model: Any, method: str, deterministic: bool, critics: tuple[i
 
 @dataclass(eq=False)
 class DDPG(TravellingGenerator, Configurable):
-    """Critic: ``loss = sum_i w_i (Q(s_i, a_i) - y_i)^2 / B``, ``y = reward + discount Q'(s', mu'(s'))``
+    """Critic: ``loss = sum_i w_i (Q(s_i, a_i) - y_i)^2 / B``, ``y = r + discount Q'(s', mu'(s'))``
     (TD3: summed over the critics, as Fujimoto et al.'s and Stable-Baselines3's code);
     actor: ``loss = -mean_i Q(s_i, mu(s_i))``; then ``theta' <- (1 - tau) theta' + tau theta``
     (``TargetNetwork`` with ``--polyak_tau``) for actor and critic.
@@ -42,7 +42,7 @@ class DDPG(TravellingGenerator, Configurable):
     ``mi``: ``model`` (an ``ActorQ`` with a deterministic actor, one critic), its
     optimized parts ``critic`` and ``policy``, and ``target``. The batch
     (``Replay.sample``): the model's observation keys, ``next_<key>``, ``a``,
-    ``reward``, ``discount``, ``weight`` (prioritized replay's importance weights).
+    ``r``, ``discount``, ``weight`` (prioritized replay's importance weights).
     TD3 changes the target action, the number of critics and how often the actor
     and the targets move (``target_action``, ``actor_due``).
     """
@@ -57,8 +57,8 @@ class DDPG(TravellingGenerator, Configurable):
     # Settings of other components that suit it (rlpytorch.train applies them as defaults):
     # Stable-Baselines3's DDPG/TD3 defaults (Fujimoto et al.'s set-up).
     run_defaults: ClassVar[Mapping[str, Any]] = {
-        "model": "actor_q", "actor_head": "deterministic", "critics": 1, "net_arch": "400,300", "lr": 1e-3,
-        "polyak_tau": 0.005, "replay_ratio": 1.0, "replay_batch": 256, "learning_starts": 1000,
+        "model": "actor_q", "actor_head": "deterministic", "critics": 1, "net_arch": "400,300",
+        "polyak_tau": 0.005, "replay_ratio": 1.0, "replay_batch": 256,
         "replay_capacity": 1_000_000, "T": 9,
     }
 
@@ -86,7 +86,7 @@ class DDPG(TravellingGenerator, Configurable):
         with torch.no_grad():
             x_next = target.encode({k: batch["next_" + k] for k in model.obs_keys})
             q_next = target.q_values(x_next, self.target_action(target, x_next))
-            y = clipped_double_q_target(batch["reward"].float(), batch["discount"].float(), q_next)
+            y = clipped_double_q_target(batch["r"].float(), batch["discount"].float(), q_next)
         q = model.q_values(x, batch["a"].float())
         per_row, priorities = critic_regression(q, y)
         critic_loss = (per_row * batch["weight"].to(per_row.dtype)).mean()

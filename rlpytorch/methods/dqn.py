@@ -11,39 +11,34 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..core.args_provider import Configurable, at_least, part, setting
+from ..core.settings import double_setting, gamma_setting
 from ..models.interface import ModelInterface
-from .actor_critic import gamma_setting
 from .categorical import categorical_loss, project_distribution
 from .q_target import greedy_next_action, q_target
 from .replayed_update import ReplayedUpdate
 from .target_network import TargetNetwork
 
-__all__ = ["DQN", "double_setting"]
-
-
-def double_setting() -> Any:
-    """``--double``, a setting of DQN and R2D2."""
-    return setting(True, "Double DQN: the learner picks the bootstrap action, the target network values it")
+__all__ = ["DQN"]
 
 
 @dataclass(eq=False)
 class DQN(ReplayedUpdate, Configurable):
     """``loss = sum_i w_i l(Q(s_i, a_i), y_i) / B``, ``y_i = reward_i + discount_i Q'(x'_i, a*_i)``.
 
-    ``reward`` and ``discount`` come from the replay (``--n_step``: the n-step
+    ``r`` and ``discount`` come from the replay (``--n_step``: the n-step
     sum and ``gamma^k``, 0 after a real end); ``x'`` is the bootstrap state;
     ``Q'`` the target network (``TargetNetwork``: periodic copy or Polyak);
     ``a* = argmax Q(x')`` with ``--double``, else ``argmax Q'(x')``; ``w`` the
     importance weights of prioritized replay (1 for uniform); ``l`` Huber or
     squared error. A model with atoms (``--num_atoms``, C51) is trained on
-    ``l = -sum_j m_j log p_j(s, a)``, ``m`` the projection of ``reward +
+    ``l = -sum_j m_j log p_j(s, a)``, ``m`` the projection of ``r +
     discount Z'(x', a*)`` onto the atoms. ``--dueling`` is the model's head. All
     switches combine (Rainbow without noisy nets: ``--double --dueling
     --num_atoms 51 --n_step 3 --prioritized``). The new priorities are
     ``|y - Q|`` (or the cross-entropy, for C51).
 
     The batch (``Replay.sample``): the model's observation keys, ``next_<key>``,
-    ``a``, ``reward``, ``discount`` and ``weight``, all ``[B, ...]``.
+    ``a``, ``r``, ``discount`` and ``weight``, all ``[B, ...]``.
     """
 
     gamma: float = gamma_setting()
@@ -53,10 +48,10 @@ class DQN(ReplayedUpdate, Configurable):
     target: TargetNetwork = part(TargetNetwork)
 
     # Settings of other components that suit DQN (rlpytorch.train applies them as
-    # defaults): the CartPole set-up of benchmarks/notes/2026-11-26-value-based.md.
+    # defaults): the CartPole set-up of docs/results/2026-11-27-value-based.md.
     run_defaults: ClassVar[Mapping[str, Any]] = {
-        "model": "q", "sampler": "epsilon_greedy", "epsilon": 1.0, "epsilon_final": 0.05,
-        "epsilon_frames": 10_000, "T": 9, "activation": "relu", "hidden": 128, "lr": 1e-3, "n_step": 3,
+        "model": "q", "sampler": "epsilon_greedy", "epsilon": 1.0,
+        "epsilon_frames": 10_000, "T": 9, "activation": "relu", "hidden": 128, "n_step": 3,
         "target_period": 200, "replay_ratio": 0.5,
     }
 
@@ -78,11 +73,11 @@ class DQN(ReplayedUpdate, Configurable):
         if "log_p" in out:
             a_star = greedy_next_action(q_online_next, out_target["Q"])
             probs = out_target["log_p"].exp()[torch.arange(len(a)), a_star]
-            m = project_distribution(probs, batch["reward"].float(), batch["discount"].float(), model_support(model))
+            m = project_distribution(probs, batch["r"].float(), batch["discount"].float(), model_support(model))
             per_row = categorical_loss(out["log_p"][torch.arange(len(a)), a], m)
             return per_row, per_row.detach(), {"q": out["Q"].detach().gather(-1, a[:, None]).mean().item()}
         q = out["Q"].gather(-1, a.unsqueeze(-1)).squeeze(-1)
-        y = q_target(batch["reward"].float(), batch["discount"].float(), out_target["Q"], q_online_next)
+        y = q_target(batch["r"].float(), batch["discount"].float(), out_target["Q"], q_online_next)
         error = q - y
         per_row = F.smooth_l1_loss(q, y, reduction="none") if self.q_loss == "huber" else 0.5 * error.square()
         return per_row, error.detach().abs(), {"q": q.detach().mean().item()}

@@ -34,7 +34,7 @@ class MADDPG(DDPG):
     ``--share_actors``, sums its seats' gradients), and ``target``. The batch
     (``Replay.sample`` with ``joint_seats = S``): joint observations ``[B, S, ...]``
     and ``next_<key>``, actions ``a`` ``[B, S, D]``,
-    ``reward`` and ``discount`` ``[B, S]`` (``gamma (1 - terminal_i)``, a time-limit
+    ``r`` and ``discount`` ``[B, S]`` (``gamma (1 - terminal_i)``, a time-limit
     truncation bootstrapping from its final observation), ``live`` ``[B, S]`` (false
     for a seat whose agent left the game's episode earlier: its rows are empty) and
     ``weight`` ``[B]``.
@@ -43,8 +43,8 @@ class MADDPG(DDPG):
     name: ClassVar[str] = "maddpg"
     # Lowe et al.'s MPE set-up where it fits one process: gamma 0.95, 2 x 64 units, tau 0.01.
     run_defaults: ClassVar[Mapping[str, Any]] = {
-        "model": "seat_actor_q", "net_arch": "64,64", "lr": 1e-3, "gamma": 0.95, "polyak_tau": 0.01,
-        "replay_ratio": 0.25, "replay_batch": 256, "learning_starts": 1000, "replay_capacity": 1_000_000, "T": 9,
+        "model": "seat_actor_q", "net_arch": "64,64", "gamma": 0.95, "polyak_tau": 0.01,
+        "replay_batch": 256, "replay_capacity": 1_000_000, "T": 9,
     }
 
     def check_model(self, model: Any) -> None:
@@ -60,7 +60,7 @@ class MADDPG(DDPG):
         with torch.no_grad():
             x_next = target.encode({k: batch["next_" + k] for k in model.obs_keys})
             q_next = target.q_values(x_next, target.actions(x_next))  # [S, B]: one critic per seat
-            y = clipped_double_q_target(batch["reward"].T.float(), batch["discount"].T.float(), q_next[None])
+            y = clipped_double_q_target(batch["r"].T.float(), batch["discount"].T.float(), q_next[None])
         q = model.q_values(x, batch["a"].float())
         per_row, _ = critic_regression(q * live, y * live)
         critic_loss = (per_row * batch["weight"].to(per_row.dtype)).mean()

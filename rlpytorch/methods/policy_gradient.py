@@ -3,25 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Bounds, Configurable, above, at_least, setting
+from ..core.args_provider import Configurable, above, setting
 from ..core.distributions import Distribution
+from ..core.settings import entropy_coef_setting, min_prob_setting
 from .window import mask_weights
-
-
-def entropy_coef_setting() -> Any:
-    """The entropy bonus weight, a setting of every policy-gradient part."""
-    return setting(0.01, "weight beta of the entropy bonus", bounds=at_least(0))
-
-
-def min_prob_setting() -> Any:
-    """The probability floor before logs, a setting of every policy-gradient part."""
-    return setting(1e-6, "floor on probabilities before taking logs",
-                   bounds=Bounds(0, 1, low_open=True, high_open=True))
 
 
 def entropy_of(pi: Tensor, min_prob: float) -> Tensor:

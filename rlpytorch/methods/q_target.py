@@ -14,13 +14,13 @@ def greedy_next_action(q_online_next: Tensor | None, q_target_next: Tensor) -> T
     return (q_target_next if q_online_next is None else q_online_next).argmax(-1)
 
 
-def q_target(reward: Tensor, discount: Tensor, q_target_next: Tensor, q_online_next: Tensor | None = None) -> Tensor:
-    """``y = reward + discount * Q'(x', a*)``, ``a*`` from ``greedy_next_action``.
+def q_target(r: Tensor, discount: Tensor, q_target_next: Tensor, q_online_next: Tensor | None = None) -> Tensor:
+    """``y = r + discount * Q'(x', a*)``, ``a*`` from ``greedy_next_action``.
 
-    ``reward`` is the (n-step) discounted reward sum and ``discount`` the
+    ``r`` is the (n-step) discounted reward sum and ``discount`` the
     ``gamma^k`` of the bootstrap (0 after a real episode end). Detached.
     """
     with torch.no_grad():
         a_star = greedy_next_action(q_online_next, q_target_next)
         next_value = q_target_next.gather(-1, a_star.unsqueeze(-1)).squeeze(-1)
-        return reward + discount * next_value
+        return r + discount * next_value

@@ -10,10 +10,10 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from ..core.args_provider import Bounds, Configurable, at_least, part, setting
+from ..core.args_provider import Bounds, Configurable, at_least, part, setting, settings_record
+from ..core.settings import double_setting
 from ..models.interface import ModelInterface
 from ..replay.nstep import nstep_targets
-from .dqn import double_setting
 from .q_target import greedy_next_action
 from .replayed_update import ReplayedUpdate
 from .target_network import TargetNetwork
@@ -51,9 +51,9 @@ class R2D2(ReplayedUpdate, Configurable):
 
     # Settings of other components that suit R2D2 (rlpytorch.train applies them as defaults).
     run_defaults: ClassVar[Mapping[str, Any]] = {
-        "model": "q_lstm", "sampler": "epsilon_greedy", "epsilon": 1.0, "epsilon_final": 0.05,
-        "epsilon_frames": 50_000, "T": 9, "activation": "relu", "lr": 1e-3,
-        "n_step": 5, "prioritized": True, "target_period": 500,
+        "model": "q_lstm", "sampler": "epsilon_greedy", "epsilon": 1.0,
+        "epsilon_frames": 50_000, "T": 9, "activation": "relu",
+        "n_step": 5, "prioritized": True,
     }
 
     def __post_init__(self) -> None:
@@ -95,9 +95,9 @@ class R2D2(ReplayedUpdate, Configurable):
         a_star = greedy_next_action(next_online, next_target)
         value = next_target.gather(-1, a_star.unsqueeze(-1)).squeeze(-1)
         if self.value_rescaling:
-            y = rescale(steps.reward + steps.discount * unrescale(value))
+            y = rescale(steps.r + steps.discount * unrescale(value))
         else:
-            y = steps.reward + steps.discount * value
+            y = steps.r + steps.discount * value
         q = Q.gather(-1, batch["a"][burn:].long().unsqueeze(-1)).squeeze(-1)
         mask = steps.valid.float()
         error = (q - y.detach()) * mask
@@ -139,5 +139,5 @@ class DRQN(R2D2):
     }
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], **extra: Any) -> DRQN:
-        return super().from_config({**cls.run_defaults, **config}, **extra)
+    def from_config(cls, config: Any, **extra: Any) -> DRQN:
+        return super().from_config({**cls.run_defaults, **settings_record(config)}, **extra)

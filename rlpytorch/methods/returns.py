@@ -15,17 +15,17 @@ built-in part then built from the method's ``gamma``, ``gae_lambda`` and
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from torch import Tensor
 
-from ..core.args_provider import Bounds, setting
+from ..core.settings import RETURNS
 from .discounted_reward import DiscountedReward
 from .final_reward import FinalReward
 from .gae import GAE
 from .lambda_return import LambdaReturn
 
-__all__ = ["RETURNS", "Returns", "gae_lambda_setting", "returns_part", "returns_setting", "td_lambda_setting"]
+__all__ = ["RETURNS", "Returns", "returns_part"]
 
 
 class Returns(Protocol):
@@ -38,21 +38,6 @@ class Returns(Protocol):
     ) -> Tensor: ...
 
 
-RETURNS = ("discounted", "gae", "lambda", "final")  # the built-in parts, by name
-
-
-def returns_setting(default: str) -> Any:
-    """The ``returns`` field of a method: a built-in part's name (the command line's) or a part."""
-    return setting(default, "how value targets are computed: the built-in returns part of this name",
-                   choices=RETURNS)
-
-
-def gae_lambda_setting() -> Any:
-    return setting(0.95, "GAE lambda (used when --returns gae)", bounds=Bounds(0, 1))
-
-
-def td_lambda_setting() -> Any:
-    return setting(0.95, "lambda of the lambda-return (used when --returns lambda)", bounds=Bounds(0, 1))
 
 
 def returns_part(returns: str | Returns, gamma: float, gae_lambda: float, td_lambda: float) -> Returns:

@@ -11,8 +11,8 @@ import torch
 from torch import Tensor
 
 from ..core.args_provider import Configurable, at_least, part, setting
+from ..core.settings import gamma_setting
 from ..models.interface import ModelInterface
-from .actor_critic import gamma_setting
 from .continuous_q import TravellingGenerator, critic_regression, frozen, soft_q_target
 from .ddpg import check_actor_q
 from .target_network import TargetNetwork
@@ -28,7 +28,7 @@ class SAC(TravellingGenerator, Configurable):
     - temperature: ``J(alpha) = -mean log_alpha (log pi(a|s) + H_target)``, ``a ~ pi(.|s)``,
       ``H_target = -dim(A)`` by default (``temperature_loss``);
     - critics: ``loss = sum_i w_i sum_j (Q_j(s_i, a_i) - y_i)^2 / 2 / B`` with
-      ``y = reward + discount (min_j Q'_j(s', a') - alpha log pi(a'|s'))``, ``a' ~ pi(.|s')``
+      ``y = r + discount (min_j Q'_j(s', a') - alpha log pi(a'|s'))``, ``a' ~ pi(.|s')``
       (the current actor; ``Q'`` the target critics);
     - actor: ``loss = mean_i (alpha log pi(a_i|s_i) - min_j Q_j(s_i, a_i))``, ``a_i ~ pi(.|s_i)``
       reparameterised;
@@ -54,7 +54,7 @@ class SAC(TravellingGenerator, Configurable):
     # Settings of other components that suit it (rlpytorch.train applies them as defaults):
     # Stable-Baselines3's SAC defaults.
     run_defaults: ClassVar[Mapping[str, Any]] = {
-        "model": "actor_q", "actor_head": "tanh_gaussian", "critics": 2, "net_arch": "256,256", "lr": 3e-4,
+        "model": "actor_q", "lr": 3e-4,
         "polyak_tau": 0.005, "replay_ratio": 1.0, "replay_batch": 256, "learning_starts": 100,
         "replay_capacity": 1_000_000, "T": 9,
     }
@@ -93,7 +93,7 @@ class SAC(TravellingGenerator, Configurable):
         with torch.no_grad():
             a_next, log_prob_next = self.sample(model, model.encode({k: batch["next_" + k] for k in model.obs_keys}))
             q_next = target.q_values(target.encode({k: batch["next_" + k] for k in model.obs_keys}), a_next)
-            y = soft_q_target(batch["reward"].float(), batch["discount"].float(), q_next, log_prob_next, alpha)
+            y = soft_q_target(batch["r"].float(), batch["discount"].float(), q_next, log_prob_next, alpha)
         q = model.q_values(x, batch["a"].float())
         per_row, priorities = critic_regression(q, y)
         critic_loss = 0.5 * (per_row * batch["weight"].to(per_row.dtype)).mean()  # SAC's J_Q: half the squares

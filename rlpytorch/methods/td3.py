@@ -21,7 +21,7 @@ __all__ = ["TD3"]
 class TD3(DDPG):
     """DDPG's update with three changes:
 
-    - twin critics (``--critics 2``), each regressed on ``y = reward + discount *
+    - twin critics (``--critics 2``), each regressed on ``y = r + discount *
       min_i Q'_i(s', a')`` (clipped double Q);
     - target policy smoothing: ``a' = clip(mu'(s') + h clip(eps, -c, c), low, high)``,
       ``eps ~ N(0, target_noise^2)``, ``c = target_noise_clip``, ``h`` the half-range;

@@ -19,12 +19,10 @@ A recurrent model is replayed from the state ``h`` the actor stored
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import torch
 from torch import Tensor
 
-from ..core.args_provider import at_least, setting
 from ..models.base import Model
 
 __all__ = [
@@ -36,19 +34,9 @@ __all__ = [
     "mask_weights",
     "masked_mean",
     "normalized",
-    "recurrence_setting",
     "returns_of",
     "window_cuts",
 ]
-
-def recurrence_setting() -> Any:
-    """How far a method back-propagates through a recurrent model, a setting of every method."""
-    return setting(
-        0,
-        "recurrent models: back-propagate through at most N steps, replaying each N-step chunk "
-        "from its stored state (0: the whole window)",
-        bounds=at_least(0),
-    )
 
 
 def backward_returns(V: Tensor, cut: Tensor, base: Tensor, decay: Tensor) -> Tensor:

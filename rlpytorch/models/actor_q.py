@@ -35,6 +35,7 @@ from torch import Tensor, nn
 
 from ..core.args_provider import Configurable, above, at_least, setting
 from ..core.distributions import DeterministicFamily, GaussianFamily
+from ..core.settings import net_arch_setting
 from .actor_critic import _spec
 from .base import Model
 from .encoders import MLPEncoder
@@ -154,11 +155,6 @@ class SquashedGaussianHead(nn.Module):
     def forward(self, x: Tensor) -> dict[str, Tensor]:
         z = self.trunk(x)
         return {"mean": self.mean(z), "std": self.log_std(z).clamp(-20.0, 2.0).exp()}
-
-
-def net_arch_setting() -> Any:
-    """Hidden widths of the actor and critic MLPs, a setting of ``actor_q`` and ``seat_actor_q``."""
-    return setting("256,256", "actor_q models: hidden widths of the actor and of each critic")
 
 
 def widths(net_arch: str) -> list[int]:

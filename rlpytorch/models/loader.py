@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..acting.prev_inputs import PrevInputs
-from ..core.args_provider import Arg, ArgsError, Bounds, Configurable, setting
+from ..core.args_provider import Arg, ArgsError, Bounds, Configurable, setting, settings_record
 from . import GRUActorCritic, LSTMActorCritic, MLPActorCritic, SharedActorCritic, default_model_name
 from . import obs_spec as normalized_spec
 from .actor_q import ActorQ
@@ -86,9 +86,10 @@ class ModelLoader(Configurable):
         return {**super().arg_groups(), "models": model_settings()}
 
     @classmethod
-    def from_config(cls, config: Mapping[str, Any], **extra: Any) -> ModelLoader:
+    def from_config(cls, config: Any, **extra: Any) -> ModelLoader:
         """Its own settings and the models' settings from ``config``."""
-        values = {arg.name: config[arg.name] for arg in model_settings() if arg.name in config}
+        given = settings_record(config)
+        values = {arg.name: given[arg.name] for arg in model_settings() if arg.name in given}
         return super().from_config(config, **{"values": values, **extra})
 
     def model_class(self, obs_spec: Mapping[str, Any]) -> type[Model]:

@@ -32,8 +32,9 @@ from torch import Tensor, nn
 
 from ..acting.act import SEAT_KEY
 from ..core.args_provider import Configurable, at_least, setting
+from ..core.settings import net_arch_setting
 from .actor_critic import _spec
-from .actor_q import DeterministicActorHead, QCritics, box_bounds, net_arch_setting, widths
+from .actor_q import DeterministicActorHead, QCritics, box_bounds, widths
 from .base import Model
 from .encoders import MLPEncoder
 

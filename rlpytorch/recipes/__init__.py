@@ -16,7 +16,7 @@ Layer: above ``run`` (it builds runners), below the entry points.
 
 from ..methods import DDPG, DQN, DRQN, MADDPG, PPO, R2D2, SAC, TD3, ActorCritic
 from .alphazero import AlphaZeroRecipe
-from .engine import EngineRecipe, EngineSession, TrainScript, torch_threads_setting
+from .engine import EngineRecipe, EngineSession, TrainScript
 from .off_policy import Joint, OffPolicy
 from .on_policy import OnPolicy
 from .value_replay import ValueReplay
@@ -35,4 +35,4 @@ RECIPES = {
 }
 
 __all__ = ["RECIPES", "AlphaZeroRecipe", "EngineRecipe", "EngineSession", "Joint", "OffPolicy", "OnPolicy",
-           "TrainScript", "ValueReplay", "torch_threads_setting"]
+           "TrainScript", "ValueReplay"]

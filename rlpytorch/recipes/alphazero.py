@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from ..core import distributed
-from ..core.args_provider import ArgsError, Configurable
+from ..core.args_provider import ArgsError, Configurable, settings_record
 from ..core.game_loader import GameLoader
+from ..core.seeding import RunSeed
+from ..core.settings import save_dir_setting, torch_threads_setting
 from ..core.stats import StatsLogger
-from ..run.run_dir import save_dir_setting
 from ..run.self_play import AlphaZero, format_selfplay
 from ..run.single_process import RunSummary
-from .engine import torch_threads_setting
 
 
 @dataclass
@@ -38,8 +38,8 @@ class SelfPlayScript(Configurable):
 class SelfPlaySession:
     """A built self-play run; ``learn(frames)`` plays and trains that many more leaf evaluations."""
 
-    def __init__(self, selfplay: AlphaZero, gc: Any, logger: StatsLogger) -> None:
-        self.selfplay, self.gc, self.logger = selfplay, gc, logger
+    def __init__(self, selfplay: AlphaZero, context: Any, logger: StatsLogger) -> None:
+        self.selfplay, self.context, self.logger = selfplay, context, logger
 
     @property
     def frames(self) -> int:
@@ -50,10 +50,10 @@ class SelfPlaySession:
         return self.selfplay.net
 
     def learn(self, frames: int) -> RunSummary:
-        gc = self.gc if self.gc is not None else self.selfplay.context(self.selfplay.engine_starts + 1)
-        self.gc = None  # a stopped context does not start again
+        context = self.context if self.context is not None else self.selfplay.context(self.selfplay.engine_starts + 1)
+        self.context = None  # a stopped context does not start again
         self.selfplay.num_frames = self.selfplay.frames + frames
-        self.selfplay.play_and_train(gc)
+        self.selfplay.play_and_train(context)
         return RunSummary(self.selfplay.frames, self.selfplay.net.step, self.selfplay.seconds(), float("nan"),
                           interrupted=self.selfplay.interrupted)
 
@@ -62,8 +62,8 @@ class SelfPlaySession:
         return None
 
     def close(self) -> None:
-        if self.gc is not None:
-            self.gc.stop()
+        if self.context is not None:
+            self.context.stop()
         self.logger.close()
 
 
@@ -73,16 +73,16 @@ class AlphaZeroRecipe:
     run_defaults: Mapping[str, Any] = {}
 
     def components(self) -> list[type[Configurable]]:
-        return [SelfPlayScript, GameLoader, AlphaZero, StatsLogger]
+        return [SelfPlayScript, RunSeed, GameLoader, AlphaZero, StatsLogger]
 
-    def check_settings(self, config: Mapping[str, Any]) -> None:
+    def check_settings(self, config: Any) -> None:
         if distributed.launched():
             raise ArgsError("--method alphazero runs in one process, not under torchrun")
 
-    def learner_device(self, config: Mapping[str, Any]) -> str:
-        return config["device"]
+    def learner_device(self, config: Any) -> str:
+        return config.device
 
-    def start(self, config: Mapping[str, Any], loader: GameLoader, run_dir: Path | None,
+    def start(self, config: Any, loader: GameLoader, run_dir: Path | None,
               resumed: tuple[Path, Mapping[str, Any]] | None, main_rank: bool,
               announce: Callable[[], None]) -> SelfPlaySession:
         """The run built (network, replay window, the games' context); a ``resumed``
@@ -90,15 +90,15 @@ class AlphaZeroRecipe:
         if resumed is not None and (run_dir is None or run_dir.resolve() != resumed[0].parent.resolve()):
             raise ValueError(f"a resumed self-play run continues in its own folder {resumed[0].parent}, "
                              "where its replay window is")
-        gc = None
+        context = None
         try:
-            selfplay = AlphaZero.from_config(config, loader=loader, seed=config["seed"], run_dir=run_dir,
-                                             run_config=config)
-            gc = selfplay.prepare(resumed[0] if resumed is not None else None)
+            selfplay = AlphaZero.from_config(config, loader=loader, seed=config.seed, run_dir=run_dir,
+                                             run_config=settings_record(config))
+            context = selfplay.prepare(resumed[0] if resumed is not None else None)
             announce()  # after it (a resumed run's history cut back) the logger reads the rows kept
             selfplay.logger = StatsLogger.from_config(config, log_dir=run_dir, formatter=format_selfplay)
         except BaseException:
-            if gc is not None:
-                gc.stop()
+            if context is not None:
+                context.stop()
             raise
-        return SelfPlaySession(selfplay, gc, selfplay.logger)
+        return SelfPlaySession(selfplay, context, selfplay.logger)

@@ -10,7 +10,6 @@ into one row of a replay with one lane per game.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..acting.exploration import Exploration
@@ -35,36 +34,36 @@ class OffPolicy(EngineRecipe):
     def learning_components(self) -> list[type[Configurable]]:
         return [self.method, Replay, Exploration, OffPolicyTrainer]
 
-    def add_tags(self, loader: GameLoader, gc: Any, model: Model) -> Any:
-        return self.trainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
+    def add_tags(self, loader: GameLoader, context: Any, model: Model) -> Any:
+        return self.trainer.add_tags(loader, context, model.state_size, prev_shapes(model))
 
-    def check_run(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model) -> None:
+    def check_run(self, config: Any, loader: GameLoader, context: Any, model: Model) -> None:
         """``ValueError`` unless the model fits the method and the run can hold its replay."""
         if distributed.is_distributed():
-            raise ValueError(f"--method {config['method']} does not run under torchrun (its replay is one "
+            raise ValueError(f"--method {config.method} does not run under torchrun (its replay is one "
                              "process's)")
-        if config.get("warmup_noise") and not isinstance(model.policy_family, DeterministicFamily):
-            raise ValueError(f"--warmup_noise adds a deterministic actor's noise; --method {config['method']} "
+        if config.warmup_noise and not isinstance(model.policy_family, DeterministicFamily):
+            raise ValueError(f"--warmup_noise adds a deterministic actor's noise; --method {config.method} "
                              "explores by sampling its own policy")
 
-    def replay_lanes(self, loader: GameLoader, gc: Any) -> dict[str, int]:
+    def replay_lanes(self, loader: GameLoader, context: Any) -> dict[str, int]:
         """The replay's lanes: one per game seat."""
-        return {"num_lanes": loader.num_games * gc.num_seats}
+        return {"num_lanes": loader.num_games * context.num_seats}
 
-    def build_trainer(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model,
+    def build_trainer(self, config: Any, loader: GameLoader, context: Any, model: Model,
                       mi: ModelInterface) -> OffPolicyTrainer:
-        method_seed, replay_seed, exploration_seed = stream_seeds(loader.seed, 3)
+        method_seed, replay_seed, exploration_seed = stream_seeds(config.seed, 3)
         learner = self.method.from_config(config, seed=method_seed)
         learner.check_model(model)
-        self.check_run(config, loader, gc, model)
-        replay = Replay.from_config(config, **self.replay_lanes(loader, gc), obs_keys=model.obs_keys,
+        self.check_run(config, loader, context, model)
+        replay = Replay.from_config(config, **self.replay_lanes(loader, context), obs_keys=model.obs_keys,
                                     gamma=learner.gamma, seed=replay_seed)
         family = model.policy_family
         exploration = Exploration.from_config(config, low=family.low, high=family.high,
-                                              random_frames=config["learning_starts"], seed=exploration_seed)
+                                              random_frames=config.learning_starts, seed=exploration_seed)
         return self.trainer.from_config(config, mi=offpolicy_interface(model, mi), method=learner,
-                                        sampler=exploration, replay=replay, seats_per_game=gc.num_seats,
-                                        statistics=loader.statistic_keys(gc))
+                                        sampler=exploration, replay=replay, seats_per_game=context.num_seats,
+                                        statistics=loader.statistic_keys(context))
 
 
 class Joint(OffPolicy):
@@ -72,16 +71,16 @@ class Joint(OffPolicy):
 
     trainer = JointTrainer
 
-    def check_run(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model) -> None:
-        super().check_run(config, loader, gc, model)
-        method, seats = config["method"], gc.num_seats
-        if config["runner"] != "single":
+    def check_run(self, config: Any, loader: GameLoader, context: Any, model: Model) -> None:
+        super().check_run(config, loader, context, model)
+        method, seats = config.method, context.num_seats
+        if config.runner != "single":
             raise ValueError(f"--method {method} runs with --runner single (its trainer joins a game's seats)")
         if seats < 2 or model.seats != seats:
             raise ValueError(f"--method {method} learns from every seat of a game together: it needs a game of "
                              f"at least 2 seats and a model of as many; game {loader.game!r} has {seats}, the "
                              f"model {model.seats}")
 
-    def replay_lanes(self, loader: GameLoader, gc: Any) -> dict[str, int]:
+    def replay_lanes(self, loader: GameLoader, context: Any) -> dict[str, int]:
         """One lane per game, every seat on each row."""
-        return {"num_lanes": loader.num_games, "joint_seats": gc.num_seats}
+        return {"num_lanes": loader.num_games, "joint_seats": context.num_seats}

@@ -9,7 +9,6 @@ acting model's lag.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..acting.prev_inputs import prev_shapes
@@ -34,16 +33,16 @@ class OnPolicy(EngineRecipe):
     def learning_components(self) -> list[type[Configurable]]:
         return [self.method, Sampler, Trainer]
 
-    def learner_device(self, config: Mapping[str, Any]) -> str:
-        return config["learner_device"] or config["device"]  # the Trainer may learn on a device of its own
+    def learner_device(self, config: Any) -> str:
+        return config.learner_device or config.device  # the Trainer may learn on a device of its own
 
-    def add_tags(self, loader: GameLoader, gc: Any, model: Model) -> Any:
-        return Trainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
+    def add_tags(self, loader: GameLoader, context: Any, model: Model) -> Any:
+        return Trainer.add_tags(loader, context, model.state_size, prev_shapes(model))
 
-    def build_trainer(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model,
+    def build_trainer(self, config: Any, loader: GameLoader, context: Any, model: Model,
                       mi: ModelInterface) -> Trainer:
-        method_seed, sampler_seed = stream_seeds(loader.seed, 2)
+        method_seed, sampler_seed = stream_seeds(config.seed, 2)
         method = self.method.from_config(config, **({"seed": method_seed} if self.seeded else {}))
         return Trainer.from_config(config, mi=mi.add_actor_critic(model), method=method,
                                    sampler=Sampler.from_config(config, seed=sampler_seed),
-                                   seats_per_game=gc.num_seats, statistics=loader.statistic_keys(gc))
+                                   seats_per_game=context.num_seats, statistics=loader.statistic_keys(context))

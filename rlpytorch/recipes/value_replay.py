@@ -10,7 +10,6 @@ the sequence).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ..acting.prev_inputs import prev_shapes
@@ -37,28 +36,28 @@ class ValueReplay(EngineRecipe):
     def learning_components(self) -> list[type[Configurable]]:
         return [self.method, Replay, Sampler, ValueTrainer]
 
-    def add_tags(self, loader: GameLoader, gc: Any, model: Model) -> Any:
-        return ValueTrainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
+    def add_tags(self, loader: GameLoader, context: Any, model: Model) -> Any:
+        return ValueTrainer.add_tags(loader, context, model.state_size, prev_shapes(model))
 
-    def check_model(self, config: Mapping[str, Any], model: Model) -> None:
+    def check_model(self, config: Any, model: Model) -> None:
         if not any(isinstance(m, QValueHead) for m in model.modules()):
-            raise ValueError(f"--method {config['method']} needs a Q model (--model q, q_lstm or q_gru), "
+            raise ValueError(f"--method {config.method} needs a Q model (--model q, q_lstm or q_gru), "
                              f"not {model.name!r}")
         if distributed.is_distributed():
-            raise ValueError(f"--method {config['method']} does not run under torchrun (its replay is one "
+            raise ValueError(f"--method {config.method} does not run under torchrun (its replay is one "
                              "process's)")
 
-    def build_trainer(self, config: Mapping[str, Any], loader: GameLoader, gc: Any, model: Model,
+    def build_trainer(self, config: Any, loader: GameLoader, context: Any, model: Model,
                       mi: ModelInterface) -> ValueTrainer:
         self.check_model(config, model)
         if self.in_sequences:
-            learner = self.method.from_config(config, n_step=config["n_step"])
+            learner = self.method.from_config(config, n_step=config.n_step)
             sequence_length = learner.replay_length
         else:
             learner, sequence_length = self.method.from_config(config), 0
-        replay_seed, sampler_seed = stream_seeds(loader.seed, 2)
-        replay = Replay.from_config(config, num_lanes=loader.num_games * gc.num_seats, obs_keys=model.obs_keys,
+        replay_seed, sampler_seed = stream_seeds(config.seed, 2)
+        replay = Replay.from_config(config, num_lanes=loader.num_games * context.num_seats, obs_keys=model.obs_keys,
                                     gamma=learner.gamma, sequence_length=sequence_length, seed=replay_seed)
         return ValueTrainer.from_config(config, mi=value_interface(model, mi), method=learner,
                                         sampler=Sampler.from_config(config, seed=sampler_seed), replay=replay,
-                                        seats_per_game=gc.num_seats, statistics=loader.statistic_keys(gc))
+                                        seats_per_game=context.num_seats, statistics=loader.statistic_keys(context))

@@ -29,12 +29,13 @@ __all__ = ["NStep", "nstep_targets"]
 
 
 class NStep(NamedTuple):
-    """Per row ``t`` ``[T, B]``: the discounted reward sum ``G``, the bootstrap
+    """Per row ``t`` ``[T, B]``: ``r`` the discounted reward sum ``G`` (named as the
+    engine names a reward, and as replay samples carry it), the bootstrap
     ``discount`` ``D`` (0 after a real end), the row ``boot`` to bootstrap from,
     ``final`` (bootstrap from ``final_<key>`` of that row: a truncation) and
     ``valid`` (the row has at least one step after it: not the last row, nor the last before a cut)."""
 
-    reward: Tensor
+    r: Tensor
     discount: Tensor
     boot: Tensor
     final: Tensor
@@ -51,8 +52,8 @@ def nstep_targets(r: Tensor, terminal: Tensor, truncated: Tensor | None, gamma: 
     terminal = terminal.bool()
     truncated = torch.zeros_like(terminal) if truncated is None else truncated.bool()
     rows = torch.arange(T, device=r.device).view(T, *([1] * (r.dim() - 1))).expand(r.shape)
-    reward = torch.zeros(r.shape, dtype=torch.float32, device=r.device)
-    scale = torch.ones_like(reward)  # gamma^(i-1) while the episode goes on
+    G = torch.zeros(r.shape, dtype=torch.float32, device=r.device)
+    scale = torch.ones_like(G)  # gamma^(i-1) while the episode goes on
     alive = rows < T - 1
     boot = rows.clone()
     final = torch.zeros_like(terminal)
@@ -62,7 +63,7 @@ def nstep_targets(r: Tensor, terminal: Tensor, truncated: Tensor | None, gamma: 
     for i in range(1, n + 1):
         idx = (rows + i).clamp(max=T - 1)
         step = alive & (rows + i <= T - 1) & ~cut.gather(0, idx)
-        reward += torch.where(step, scale * r.gather(0, idx).float(), 0.0)
+        G += torch.where(step, scale * r.gather(0, idx).float(), 0.0)
         scale = torch.where(step, scale * gamma, scale)
         boot = torch.where(step, idx, boot)
         stop = step & terminal.gather(0, idx)
@@ -70,4 +71,4 @@ def nstep_targets(r: Tensor, terminal: Tensor, truncated: Tensor | None, gamma: 
         ended |= stop & ~truncated.gather(0, idx)
         alive = step & ~stop
     discount = torch.where(ended, 0.0, scale)
-    return NStep(reward, discount, boot, final, valid)
+    return NStep(G, discount, boot, final, valid)

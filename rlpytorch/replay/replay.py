@@ -3,8 +3,8 @@
 Composed of a ``LaneStore`` (each step stored once; frame-based storage for
 stacked frames), a sampler (``UniformSampler`` or ``PrioritizedSampler``) and
 the n-step targets of ``nstep.py``. Transitions come with their n-step reward
-sum and bootstrap observation, so a learner computes
-``y = reward + discount * Q(next_obs)``; sequences come as consecutive rows
+sum ``r`` (the key of a step's reward in windows too) and bootstrap observation, so a learner computes
+``y = r + discount * Q(next_obs)``; sequences come as consecutive rows
 with the stored recurrent state ``h`` of their first row (for burn-in).
 
 When the games restart (``games_restarted``: a resume, or a save with
@@ -16,7 +16,7 @@ and sequences never cross the break (``LaneStore``'s segments).
 Joint transitions (``joint_seats = S``, MADDPG): a lane is a game, and each row
 holds every seat's step (``SeatWindows``' windows, keys ``[T, B, S, ...]``).
 A sample is one step of a game for all its seats: observations and actions
-``[B, S, ...]``, one-step ``reward`` and ``discount`` per seat ``[B, S]``, each
+``[B, S, ...]``, one-step ``r`` and ``discount`` per seat ``[B, S]``, each
 seat's next observation (its ``final_<key>`` where its episode was truncated),
 and ``live`` ``[B, S]``: false for a seat that left the game's episode before
 the row (terminal while the game's other seats are not), whose row is empty.
@@ -149,7 +149,7 @@ class Replay(Configurable):
         final = targets.final[0].numpy()
         out = {k: _tensor(store.get(k, absolute, lanes)) for k in self.obs_keys}
         out["a"] = torch.from_numpy(store.get("a", absolute, lanes))
-        out["reward"], out["discount"] = targets.reward[0], targets.discount[0]
+        out["r"], out["discount"] = targets.r[0], targets.discount[0]
         weight_mask = np.ones(len(absolute), bool)
         for key in self.obs_keys:
             nxt = _tensor(store.get(key, boot, lanes))
@@ -169,7 +169,7 @@ class Replay(Configurable):
                  if k in store.data}  # [2, B, S]
         targets = nstep_targets(flags["r"], flags["terminal"], flags.get("truncated"), self.gamma, 1)
         out = {k: torch.from_numpy(store.get(k, absolute, lanes)) for k in (*self.obs_keys, "a")}
-        out["reward"], out["discount"] = targets.reward[0], targets.discount[0]
+        out["r"], out["discount"] = targets.r[0], targets.discount[0]
         now = flags["terminal"][0].bool()
         out["live"] = ~(now & ~now.all(-1, keepdim=True))
         b, seat = np.nonzero(targets.final[0].numpy())

@@ -119,23 +119,23 @@ class MultiProcessRun(SingleProcessRun):
             return self.when_behind
         return "wait" if self.trainer.needs_every_window else "drop"
 
-    def run(self, gc: Any, until: int | None = None) -> RunSummary:
+    def run(self, context: Any, until: int | None = None) -> RunSummary:
         """Spawn the learner, run the engine here, stop both however the run ends."""
         self.until = self.num_frames if until is None else until
         if self.restart_games_at_save:
             raise ValueError("--restart_games_at_save (exact resume) runs with --runner single")
         trainer = self.trainer
-        context = mp.get_context("spawn")
+        spawn = mp.get_context("spawn")
         self._shared = trainer.mi["model"].clone().cpu().share_memory()
-        self._version = context.Value("q", 0)
-        self._lock = context.Lock()
-        self._stop = context.Event()
-        self._queues = {name: context.Queue() for name in ("slots", "full", "free", "news")}
+        self._version = spawn.Value("q", 0)
+        self._lock = spawn.Lock()
+        self._stop = spawn.Event()
+        self._queues = {name: spawn.Queue() for name in ("slots", "full", "free", "news")}
         for i in range(self.batch_slots):
             self._queues["free"].put(i)
         self._slots: dict[str, torch.Tensor] | None = None
         self._seen_version = 0
-        self._learner = context.Process(
+        self._learner = spawn.Process(
             target=_learner_main,
             args=(self._learner_setup(), self._shared, self._version, self._lock, self._stop, self._queues),
             name="rlpytorch-learner",
@@ -144,9 +144,9 @@ class MultiProcessRun(SingleProcessRun):
         self._learner.start()
         try:
             self._wait_until_ready()
-            gc.reg_callback("actor", self._actor)
-            gc.reg_callback("train", self._enqueue)
-            return self.loop(gc.start, gc.run, lambda: self._shutdown(gc))
+            context.reg_callback("actor", self._actor)
+            context.reg_callback("train", self._enqueue)
+            return self.loop(context.start, context.run, lambda: self._shutdown(context))
         finally:
             # Failed before the loop's stop (the learner not ready, the engine not started,
             # Ctrl-C meanwhile): left running, the learner would hold this process's exit
@@ -321,10 +321,10 @@ class MultiProcessRun(SingleProcessRun):
         return {**super()._extra_stats(), "dropped": float(self.dropped),
                 "updates_dropped": float(self.updates_dropped)}
 
-    def _shutdown(self, gc: Any) -> None:
+    def _shutdown(self, context: Any) -> None:
         """Stop the engine, then the learner; adopt its final weights."""
         try:
-            gc.stop()
+            context.stop()
         finally:
             self._stop_learner()
             # A learner killed (by a signal, or by _stop_learner) may have died inside _publish:

@@ -45,7 +45,7 @@ import yaml
 
 from elfpy.files import TEMPORARY_FILES, write_text_atomically, writing_into
 
-from ..core.args_provider import ArgsError, setting
+from ..core.args_provider import ArgsError
 from ..core.plain_yaml import dump_yaml, load_yaml
 from ..models.base import CheckpointNotFoundError
 
@@ -57,7 +57,6 @@ __all__ = [
     "remover",
     "resolve_run_dir",
     "run_record",
-    "save_dir_setting",
     "versions",
     "write_run_files",
 ]
@@ -65,15 +64,6 @@ __all__ = [
 RUN_FILES = ("config.yaml", "run.yaml", "log.txt", "progress.csv", "last.pt")  # any of them: a run was here
 
 LAST_CHECKPOINT = "last.pt"
-
-
-def save_dir_setting() -> Any:
-    """``--save_dir``, a setting of every script that writes a run folder."""
-    return setting(
-        "runs/{time}",
-        "the run's folder: configuration, command line, versions, logs, checkpoints "
-        "({time}: the start time; empty: write nothing)",
-    )
 
 
 def resolve_run_dir(template: str, now: datetime.datetime | None = None) -> Path | None:

@@ -71,14 +71,14 @@ from elfpy.files import FolderError, stop_signals_handled, writing_into
 
 from ..core.args_provider import Configurable, above, at_least, part, setting
 from ..core.game_loader import GameLoader
-from ..core.stats import StatsLogger, history_mark
-from ..learners.trainer import device_setting
+from ..core.settings import device_setting, progress_setting
+from ..core.stats import FIELD_SEPARATOR, StatsLogger, history_mark
 from ..methods.policy_value import PolicyValueLoss
 from ..models.policy_value import PolicyValueNet, PolicyValueSettings, export_evaluator, masked_policy
 from ..replay.position_replay import GameStats, PositionReplay, RecordKeys, SelfPlayRecords
 from .resume import engine_seed, random_states, read_resume_checkpoint, set_random_states
 from .run_dir import LAST_CHECKPOINT
-from .single_process import progress_bar, progress_setting
+from .single_process import progress_bar
 
 __all__ = ["AlphaZero", "SelfPlayKeys", "format_selfplay"]
 
@@ -164,8 +164,8 @@ class AlphaZero(Configurable):
     def build(self, engine_starts: int = 0) -> Any:
         """The context with its ``eval`` tag (its games seeded for their
         ``engine_starts``-th start in the run), the network, the window and the collector."""
-        gc = self.context(engine_starts)
-        spec = gc.spec()
+        context = self.context(engine_starts)
+        spec = context.spec()
         planes_shape = tuple(spec[self.keys.record_state_key].shape)
         self.num_actions = int(spec[self.keys.policy_reply].shape[0])
         self.net = PolicyValueNet(planes_shape[0], planes_shape[-1], self.num_actions, self.net_settings)
@@ -181,22 +181,22 @@ class AlphaZero(Configurable):
         self.calls = 0
         self.owed = 0.0  # SGD steps due (updates_per_batch may be fractional)
         self.earlier_seconds = 0.0  # training time before a resume
-        return gc
+        return context
 
     def context(self, engine_starts: int) -> Any:
         """The games' context for their ``engine_starts``-th start in the run, its
         ``eval`` tag served by this network (a later start: new games, same network)."""
-        gc = self.loader.context(seed=engine_seed(self.loader.seed, engine_starts))
+        context = self.loader.context(seed=engine_seed(self.seed, engine_starts))
         self.engine_starts = engine_starts
-        spec = gc.spec()
+        spec = context.spec()
         for key in (*self.keys.required().values(), self.keys.resign_check_key):
             if key and key not in spec:
-                gc.stop()
+                context.stop()
                 raise ValueError(f"game {self.loader.game!r} has no key {key!r}; its keys: {sorted(spec)}")
-        gc.add_tag("eval", self.loader.actor_batch, self.keys.inputs(),
+        context.add_tag("eval", self.loader.actor_batch, self.keys.inputs(),
                    [self.keys.policy_reply, self.keys.value_reply])
-        gc.reg_callback("eval", self.evaluate)
-        return gc
+        context.reg_callback("eval", self.evaluate)
+        return context
 
     def _game_writer(self) -> Any:
         if not self.game_writer:
@@ -240,15 +240,15 @@ class AlphaZero(Configurable):
         if resume_file is None:
             return self.build()
         state = read_resume_checkpoint(resume_file)[1]["resume"]
-        gc = self.build(state["engine_starts"] + 1)
+        context = self.build(state["engine_starts"] + 1)
         try:
             self.load_training_state(resume_file, state)
         except BaseException:
-            gc.stop()  # its games were built: release them
+            context.stop()  # its games were built: release them
             raise
-        return gc
+        return context
 
-    def play_and_train(self, gc: Any) -> list[dict[str, float]]:
+    def play_and_train(self, context: Any) -> list[dict[str, float]]:
         """``run``'s loop over the context ``prepare`` built. An error inside
         it stops the games and, where the state is sound (the error did not
         come from inside an SGD step), writes the checkpoint at the leaf
@@ -264,9 +264,9 @@ class AlphaZero(Configurable):
         shown_at, training = 0.0, False
         self.interrupted = False
         try:
-            with stop_signals_handled(self._ask_to_stop), gc, self._bar:
+            with stop_signals_handled(self._ask_to_stop), context, self._bar:
                 while self.frames < self.num_frames and not self.interrupted:
-                    gc.run()
+                    context.run()
                     if time.perf_counter() - shown_at > 0.5:
                         shown_at = time.perf_counter()
                         self._show_progress()
@@ -409,4 +409,4 @@ class AlphaZero(Configurable):
 
 def format_selfplay(record: Mapping[str, float]) -> str:
     """One stats line: every value of the record, by its name."""
-    return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in record.items())
+    return FIELD_SEPARATOR.join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in record.items())

@@ -19,11 +19,12 @@ from elfpy.files import FolderError, deferred_signals, stop_signals_handled, wri
 
 from ..core import distributed
 from ..core.args_provider import ArgsError, Configurable, at_least, setting
+from ..core.settings import progress_setting
 from ..core.stats import StatsLogger, history_mark
 from ..learners.trainer import Trainer
 from .resume import random_states, set_random_states
 
-__all__ = ["RunSummary", "SingleProcessRun", "progress_bar", "progress_setting", "window_frames"]
+__all__ = ["RunSummary", "SingleProcessRun", "progress_bar", "window_frames"]
 
 
 def window_frames(window: Any) -> int:
@@ -40,11 +41,6 @@ def _ask_to_stop(summary: RunSummary, number: int) -> None:
     if summary.interrupted:
         raise KeyboardInterrupt
     summary.interrupted = True
-
-
-def progress_setting() -> Any:
-    """Whether to show a progress bar, a setting of training and of evaluation."""
-    return setting(True, "show a progress bar (on a terminal only)")
 
 
 def progress_bar(shown: bool, **options: Any) -> tqdm:
@@ -75,7 +71,7 @@ class RunSummary:
 
 @dataclass(eq=False)
 class SingleProcessRun(Configurable):
-    """Drives ``gc.run()`` until the frame budget (or target return) is reached.
+    """Drives ``context.run()`` until the frame budget (or target return) is reached.
 
     Shows frames, FPS and mean return on a tqdm bar (``progress_bar``; at each
     stats line and at the end the bar shows that line's frames and mean return,
@@ -131,18 +127,18 @@ class SingleProcessRun(Configurable):
         if self.restart_games_at_save and self.fresh_context is None:
             raise ValueError("restart_games_at_save needs fresh_context, which makes the games' next context")
 
-    def run(self, gc: Any, until: int | None = None) -> RunSummary:
-        """Register the trainer's callbacks on ``gc``, start it, train until
+    def run(self, context: Any, until: int | None = None) -> RunSummary:
+        """Register the trainer's callbacks on ``context``, start it, train until
         ``until`` frames (default ``num_frames``), stop it. ``num_frames`` stays
         the horizon of the learning-rate schedule (or ``until``, when beyond it)."""
         self.until = self.num_frames if until is None else until
-        self._gc = gc
-        self._register(gc)
+        self._gc = context
+        self._register(context)
         return self.loop(lambda: self._gc.start(), lambda: self._gc.run(), lambda: self._gc.stop())
 
-    def _register(self, gc: Any) -> None:
-        gc.reg_callback("actor", self.trainer.actor)
-        gc.reg_callback("train", self._train)
+    def _register(self, context: Any) -> None:
+        context.reg_callback("actor", self.trainer.actor)
+        context.reg_callback("train", self._train)
 
     def next_context(self) -> Any:
         """The context of the games' next start in the run's seed stream, for a

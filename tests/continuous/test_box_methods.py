@@ -87,8 +87,8 @@ def test_sampler_draws_box_actions_and_reports_their_log_probability():
 
 
 def pendulum_setup(method):
-    loader = GameLoader(game="pendulum", num_games=8, num_threads=1, actor_batch=8, train_batch=8, T=5, seed=0)
-    gc = loader.context()
+    loader = GameLoader(game="pendulum", num_games=8, num_threads=1, actor_batch=8, train_batch=8, T=5)
+    gc = loader.context(seed=0)
     space = loader.num_actions(gc)
     torch.manual_seed(0)
     model = MLPActorCritic(loader.observation_spec(gc), space, ModelSettings(hidden=16))

@@ -40,7 +40,7 @@ def transitions(next_s0: list[float], reward: list[float], discount: list[float]
     B = len(reward)
     next_s = torch.zeros(B, 3)
     next_s[:, 0] = torch.tensor(next_s0)
-    return {"s": torch.zeros(B, 3), "next_s": next_s, "a": torch.zeros(B, 1), "reward": torch.tensor(reward),
+    return {"s": torch.zeros(B, 3), "next_s": next_s, "a": torch.zeros(B, 1), "r": torch.tensor(reward),
             "discount": torch.tensor(discount), "weight": torch.ones(B)}
 
 

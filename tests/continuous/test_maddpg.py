@@ -51,7 +51,7 @@ def test_maddpg_critic_targets_are_each_seats_reward_plus_its_target_critic_at_t
     set_linear(mi["target"], [math.atanh(0.5), math.atanh(-0.5)], [[1, 2, 4, 0], [3, -1, 0, 2]], [0.0, 0.5])
     batch = {"s": torch.zeros(2, 2, 1), "a": torch.zeros(2, 2, 1), "weight": torch.ones(2),
              "next_s": torch.tensor([[[1.0], [2.0]], [[0.0], [0.0]]]),
-             "reward": torch.tensor([[1.0, -1.0], [2.0, 3.0]]), "discount": torch.tensor([[0.5, 0.0], [0.95, 0.95]]),
+             "r": torch.tensor([[1.0, -1.0], [2.0, 3.0]]), "discount": torch.tensor([[0.5, 0.0], [0.95, 0.95]]),
              "live": torch.tensor([[True, True], [True, False]])}
     stats, priorities = MADDPG(seed=0).step(mi, batch)
     # row 0: Q'_1 = 1 + 4 + 2 = 7, y_1 = 1 + 0.5 * 7 = 4.5; Q'_2 = 3 - 2 - 1 + 0.5 = 0.5, y_2 = -1 + 0 = -1
@@ -111,7 +111,7 @@ def test_joint_replay_gives_every_seat_its_reward_discount_next_observation_and_
     for b in range(64):
         reward, discount, next_s, live = expected[int(sample["s"][b, 1, 0])]
         seen.add(int(sample["s"][b, 1, 0]))
-        assert sample["reward"][b].tolist() == reward and sample["discount"][b].tolist() == discount
+        assert sample["r"][b].tolist() == reward and sample["discount"][b].tolist() == discount
         assert sample["next_s"][b, :, 0].tolist() == next_s and sample["live"][b].tolist() == live
     assert seen == {10, 11, 12} and sample["a"].shape == (64, 2, 1)
 

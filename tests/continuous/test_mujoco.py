@@ -1,7 +1,7 @@
 """MuJoCo through the hosted path: the example configs' environments
 (HalfCheetah-v5, Hopper-v5) under GameContext, trained by PPO with the
 configs' tanh-squashed Gaussian policy for a few windows (a smoke test: the
-wiring, not the learning, which is recorded in benchmarks/notes/2026-11-25-continuous.md)."""
+wiring, not the learning, which is recorded in docs/results/2026-12-01-continuous-control.md)."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ from rlpytorch.models.interface import ModelInterface
 )
 def test_ppo_steps_a_hosted_mujoco_environment_from_its_config(config_name, obs_dim, action_dim):
     config = read_config_file(config_name)
-    loader = GameLoader(game=config["game"], num_games=2, num_workers=1, actor_batch=2, train_batch=2, T=5, seed=0)
-    gc = loader.context()
+    loader = GameLoader(game=config["game"], num_games=2, num_workers=1, actor_batch=2, train_batch=2, T=5)
+    gc = loader.context(seed=0)
     space = loader.num_actions(gc)
     assert space.shape == (action_dim,) and loader.observation_spec(gc)["s"].shape == (obs_dim,)
     torch.manual_seed(0)

@@ -64,7 +64,7 @@ def test_sac_step_bootstraps_with_the_entropy_term_of_the_next_action_and_raises
     B = 4
     next_s = torch.zeros(B, 3)
     next_s[:, 0] = torch.tensor([0.5, 2.0, 3.0, -1.0])
-    batch = {"s": torch.zeros(B, 3), "next_s": next_s, "a": torch.zeros(B, 1), "reward": torch.ones(B),
+    batch = {"s": torch.zeros(B, 3), "next_s": next_s, "a": torch.zeros(B, 1), "r": torch.ones(B),
              "discount": torch.tensor([0.9, 0.9, 0.0, 0.9]), "weight": torch.ones(B)}
     generator = torch.Generator().manual_seed(7)  # the method's draws: eps for s, then eps' for s'
     torch.randn((B, 1), generator=generator)

@@ -81,7 +81,7 @@ def test_td3_target_is_the_min_of_twin_targets_bootstrapping_truncations_not_ter
     torch.testing.assert_close(priorities, expected)
     # with smoothing the target action moves, and the min over the twins sees it: y <= the unsmoothed one
     method = TD3(gamma=GAMMA, target_noise=0.2, target_noise_clip=0.5, seed=0)
-    batch = {**batch, "reward": torch.zeros(64), "discount": torch.ones(64), "s": torch.zeros(64, 3)}
+    batch = {**batch, "r": torch.zeros(64), "discount": torch.ones(64), "s": torch.zeros(64, 3)}
     _, priorities = method.step(mi, batch)  # y = s'_0 + min(3 a'/2, 1 - 3 a'/2), |a'| <= 2 * 0.5
     boot = batch["next_s"][:, 0]
     # min(3 a'/2, 1 - 3 a'/2) for |a'| <= 1 lies in [-1.5, 0.5]; unsmoothed (a' = 0) it would be 0 everywhere
@@ -95,7 +95,7 @@ def test_td3_moves_the_actor_and_the_targets_only_every_policy_delay_updates():
     method = TD3(policy_delay=3, seed=0)
     method.target.polyak_tau = 0.5
     batch = {"s": torch.randn(16, 3), "next_s": torch.randn(16, 3), "a": torch.rand(16, 1) * 4 - 2,
-             "reward": torch.randn(16), "discount": torch.full((16,), 0.9), "weight": torch.ones(16)}
+             "r": torch.randn(16), "discount": torch.full((16,), 0.9), "weight": torch.ones(16)}
 
     def snapshot(module: torch.nn.Module) -> list[torch.Tensor]:
         return [p.detach().clone() for p in module.parameters()]

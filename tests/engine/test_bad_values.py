@@ -69,6 +69,24 @@ def test_a_refusal_quotes_a_long_value_by_its_prefix():
     assert len(str(refused.value)) < 120
 
 
+LONG = "x" * 10_000
+
+
+@pytest.mark.parametrize("make, named", [
+    (lambda: elfpy.GameContext(LONG, num_games=2), "unknown game 'xxx"),
+    (lambda: elfpy.GameContext("cartpole", num_games=2, max_steps=LONG), "option 'max_steps' must be an integer"),
+    (lambda: elfpy.GameContext("cartpole", num_games=2, **{LONG: 1}), "unknown game option 'xxx"),
+    (lambda: elfpy.GameContext("cartpole", num_games=2).add_tag(LONG, batch_size=1, inputs=["s"]),
+     "a tag's name must be 1 to 64 characters"),
+    (lambda: elfpy.GameContext("cartpole", num_games=2).add_tag("a", batch_size=1, inputs=[LONG]),
+     "unknown key 'xxx"),
+])
+def test_the_engines_messages_quote_a_users_long_text_by_its_prefix(make, named):
+    with pytest.raises(ValueError, match=named) as refused:
+        make()
+    assert "x" * 60 + "..." in str(refused.value) and "x" * 61 not in str(refused.value)
+
+
 @pytest.mark.parametrize("shape, refused", [
     ([-1], r"key 'V': a shape's size must be an integer from 0 to 2\*\*31 - 1, got -1"),
     ([1.5], r"key 'V': a shape's size must be an integer from 0 to 2\*\*31 - 1, got 1.5"),

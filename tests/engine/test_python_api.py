@@ -154,14 +154,17 @@ def test_torch_from_numpy_on_a_batch_shares_its_memory():
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("kind", ["numpy", "torch", "list", "int32"])
+@pytest.mark.parametrize("kind", ["numpy", "torch", "list", "int32", "strided", "big_endian"])
 def test_replies_may_be_numpy_torch_or_lists(kind):
-    # Counter's reward of the k-th step is k * (a + 1): the reply must arrive intact.
+    # Counter's reward of the k-th step is k * (a + 1): the reply must arrive intact,
+    # whether the engine takes it as it is (a C-contiguous int64 array) or Python converts it.
     convert = {
         "numpy": lambda a: a,
         "torch": torch.from_numpy,
         "list": lambda a: a.tolist(),
         "int32": lambda a: a.astype(np.int32),
+        "strided": lambda a: np.repeat(a, 2)[::2],
+        "big_endian": lambda a: a.astype(">i8"),
     }[kind]
     gc = counter_context()
     last = {}
@@ -175,6 +178,46 @@ def test_replies_may_be_numpy_torch_or_lists(kind):
             batch.reply({"a": convert(a)})
             if i == 12:
                 break
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["numpy", "list"])
+def test_reply_and_next_hands_out_the_batches_that_reply_then_next_would(kind):
+    def batches(fused: bool) -> list[np.ndarray]:
+        gc = elfpy.GameContext("counter", num_games=4, num_threads=2, seed=3, deterministic=True)
+        gc.add_tag("actor", batch_size=2, inputs=["s", "count", "r"], replies=["a"])
+        seen = []
+        with gc:
+            iterator = iter(gc)
+            batch = next(iterator)
+            for i in range(12):
+                seen.append(np.stack([batch.game_ids, batch["count"], batch["r"]]).astype(np.float64))
+                a = (batch.game_ids.astype(np.int64) + i) % 3
+                reply = {"a": a if kind == "numpy" else a.tolist()}
+                if fused:
+                    batch = batch.reply_and_next(reply)
+                else:
+                    batch.reply(reply)
+                    batch = next(iterator)
+        return seen
+
+    np.testing.assert_array_equal(batches(fused=True), batches(fused=False))
+
+
+@pytest.mark.timeout(60)
+def test_reply_and_next_keeps_a_refused_batch_and_its_next_batch_waits_for_a_reply():
+    gc = counter_context()
+    with gc:
+        iterator = iter(gc)
+        batch = next(iterator)
+        with pytest.raises(ValueError, match=r"tag 'actor', key 'a'.*\b7\b"):
+            batch.reply_and_next({"a": np.full(4, 7, np.int64)}, refusal_keeps_batch=True)
+        following = batch.reply_and_next({"a": np.zeros(4, np.int64)})
+        assert following is not batch and len(following) == 4
+        with pytest.raises(RuntimeError, match="already"):
+            batch.reply_and_next({"a": np.zeros(4, np.int64)})
+        with pytest.raises(RuntimeError, match="was not replied"):
+            next(iterator)
 
 
 @pytest.mark.timeout(60)

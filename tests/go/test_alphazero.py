@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import rlpytorch
-from rlpytorch import train
+from rlpytorch import training
 from rlpytorch.methods.policy_value import PolicyValueLoss
 from rlpytorch.plot import read_columns
 from rlpytorch.replay.position_replay import PositionReplay, RecordKeys, SelfPlayRecords
@@ -138,9 +138,10 @@ def test_short_self_play_run_trains_and_its_loss_falls(tmp_path):
 
 
 def test_help_groups_settings_by_component_and_the_go9_config_is_accepted(capsys):
-    provider = train.arguments("alphazero")
-    assert list(provider.groups) == ["MethodChoice", "SelfPlayScript", "GameLoader", "AlphaZero", "SelfPlayKeys",
-                                     "PolicyValueLoss", "PolicyValueSettings", "StatsLogger"]
+    provider = training.arguments("alphazero")
+    assert list(provider.groups) == ["MethodChoice", "Screen", "SelfPlayScript", "RunSeed", "GameLoader",
+                                     "AlphaZero", "SelfPlayKeys", "PolicyValueLoss", "PolicyValueSettings",
+                                     "StatsLogger"]
     config = provider.parse(["--config", "go9"])
     assert config["state_key"] == "s" and config["channels"] == 32 and config["game_writer"]
     with pytest.raises(SystemExit):
@@ -213,7 +214,7 @@ def test_a_self_play_run_saved_along_the_way_resumes_where_it_stopped(tmp_path):
         self_play(num_frames=600, save_dir=str(run))
 
     # The command line's path, end to end: the method, then the resumed run's configuration.
-    resumed = train.main(["--method", "alphazero", "--resume", str(run), "--num_frames", "1200"]).history
+    resumed = training.main(["--method", "alphazero", "--resume", str(run), "--num_frames", "1200"]).history
     first = resumed[0]
     assert state["frames"] < first["frames"] and resumed[-1]["frames"] >= 1200
     assert first["step"] > saved["step"]  # the SGD step count goes on
@@ -237,6 +238,6 @@ def test_a_refused_setting_is_one_line_and_leaves_no_run_folder(tmp_path, settin
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_:
         # go9 names its method: the command line needs no --method alphazero
-        train.command_line(train.main, "prog", ["--config", "go9", "--save_dir", str(run), *setting])
+        training.command_line(training.main, "prog", ["--config", "go9", "--save_dir", str(run), *setting])
     assert named in str(exit_.value.code) and "\n" not in str(exit_.value.code)
     assert not run.exists()

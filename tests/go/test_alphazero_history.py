@@ -23,7 +23,7 @@ from test_alphazero_signals import flags
 from rlpytorch.models.base import read_checkpoint
 from rlpytorch.plot import read_columns
 from rlpytorch.run.self_play import AlphaZero
-from rlpytorch.train import main
+from rlpytorch.training import main
 
 # Runs the command line of argv[2:], held at its second checkpoint before
 # anything of it is written (argv[1] is touched then): the first is last.pt,
@@ -32,7 +32,7 @@ HELD_AT_SECOND_SAVE = """
 import sys, time
 from pathlib import Path
 from rlpytorch.run.self_play import AlphaZero
-from rlpytorch.train import main
+from rlpytorch.training import main
 
 save, saves = AlphaZero.save, []
 

@@ -25,7 +25,7 @@ def run_printing_to(stream, monkeypatch) -> str:
 
 
 def progress_lines(lines: list[str]) -> list[str]:
-    """The lines after the effective configuration, each cut to its kind."""
+    """The progress lines, each cut to its kind."""
     kinds = ("self-play:", "training starts:", "loss=")
     return [next(kind for kind in kinds if line.startswith(kind)) for line in lines if line.startswith(kinds)]
 

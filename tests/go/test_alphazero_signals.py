@@ -13,7 +13,7 @@ import pytest
 import torch
 from test_alphazero import TINY
 
-from rlpytorch.train import INTERRUPTED, main
+from rlpytorch.training import INTERRUPTED, main
 
 
 def flags(settings: dict) -> list[str]:
@@ -41,8 +41,8 @@ def test_a_stop_signal_saves_the_self_play_run_and_it_resumes(tmp_path: Path, nu
             process.kill()
             process.communicate()
     assert process.returncode == INTERRUPTED, stderr
-    trained = next(line for line in stdout.splitlines() if line.startswith("trained "))
-    frames = int(trained.split()[1].replace(",", ""))
+    stopped = next(line for line in stdout.splitlines() if line.startswith("stopped by a signal at frame "))
+    frames = int(stopped.split()[6].rstrip(":").replace(",", ""))
     saved = torch.load(run / "last.pt", weights_only=True)["resume"]
     assert saved["frames"] == frames > 0 and (run / "replay.npz").is_file()
     resumed = main(["--resume", str(run), "--num_frames", str(frames + 100)])

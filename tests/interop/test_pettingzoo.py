@@ -11,6 +11,7 @@ simple_adversary are compared row by row with the environment run directly.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import defaultdict
 
 import gymnasium
@@ -242,6 +243,22 @@ def test_agents_of_one_group_with_different_observations_are_refused():
 
     with pytest.raises(ValueError, match="runner_0.*runner_1.*group 'runner'"):
         elfpy.GameContext(Mixed, num_games=1, num_workers=1)
+
+
+@pytest.mark.timeout(60)
+def test_a_batch_that_can_never_fill_goes_as_it_is():
+    # One game of three agents in batches of two: the game waits for its third agent, alone in the
+    # batch being filled, so that batch goes with one row; a full batch follows at every step.
+    gc = elfpy.GameContext(Relay, num_games=1, num_workers=1, seed=0)
+    gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])
+    sizes, seats = [], []
+    with gc:
+        for batch in itertools.islice(gc, 12):
+            sizes.append(len(batch))
+            seats.extend(batch.seats.tolist())
+            batch.reply({"a": np.zeros(len(batch), np.int64)})
+    assert sizes == [2, 1] * 6
+    assert all(sorted(seats[i:i + 3]) == [0, 1, 2] for i in range(0, len(seats), 3))  # each step: every seat once
 
 
 @pytest.mark.timeout(60)

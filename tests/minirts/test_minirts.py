@@ -236,3 +236,31 @@ def test_flag_shaping_pays_when_a_flag_is_picked_up_and_charges_when_ours_is():
             assert r == 0.5 * (carried(v1) - carried(v0))
             pickups += r != 0
     assert pickups >= 2
+
+
+def test_unit_commands_reach_the_game_through_a_checked_reply():
+    """The seat's per-unit commands (option unit_commands) are a MultiDiscrete reply 'u' of (kind, unit,
+    target, x, y, type) each: the engine refuses one outside its space before the game steps; the game
+    carries out one inside and says what became of it in 'unit_results' (cpp/games/rts/unit_commands.h)."""
+    gc = elfpy.GameContext("minirts", num_games=1, num_threads=1, seed=2, unit_commands=2, frame_skip=4)
+    spec = gc.spec()
+    assert spec["u"].shape == (12,) and spec["units"].shape == (160, 7) and spec["unit_results"].shape == (2,)
+    gc.add_tag("actor", batch_size=1, inputs=["units", "unit_results"], replies=["a", "u"])
+    with gc:
+        batches = iter(gc)
+        batch = next(batches)
+        units = batch["units"][0]
+        worker = units[(units[:, 1] == 0) & (units[:, 2] == 0)][0]  # player 0's first worker
+        move = np.zeros((1, 12), dtype=np.int64)
+        move[0, :6] = (2, worker[0], 0, 10, 10, 0)  # move to (10, 10)
+        move[0, 6:] = (2, worker[0], 0, 30, 10, 0)  # the same to a tile off this 20x20 map
+        off_space = move.copy()
+        off_space[0, 3] = 64  # past every map: outside the action's space
+        with pytest.raises(ValueError, match="'u'"):
+            batch.reply({"a": np.zeros(1, dtype=np.int64), "u": off_space}, refusal_keeps_batch=True)
+        batch.reply({"a": np.zeros(1, dtype=np.int64), "u": move})
+        batch = next(batches)
+        assert batch["unit_results"][0].tolist() == [1, 5]  # done; target off the map
+        moved = batch["units"][0][batch["units"][0][:, 0] == worker[0]][0]
+        assert (moved[3] - 10) ** 2 + (moved[4] - 10) ** 2 < (worker[3] - 10) ** 2 + (worker[4] - 10) ** 2
+        batch.reply({"a": np.zeros(1, dtype=np.int64), "u": np.zeros((1, 12), dtype=np.int64)})

@@ -4,7 +4,7 @@
 Each model file carries its training configuration (game options included), so
 this rebuilds game and model from it, as ``python -m rlpytorch.evaluate`` does, and plays a
 fixed set of seeded games greedily. The thresholds sit well below the figures
-of benchmarks/notes/2026-11-25-minirts.md ("Learning against the built-in AIs", 1000 games), so
+of docs/results/2026-11-25-minirts.md ("Learning against the built-in AIs", 1000 games), so
 they catch a broken model, loader or game rule, not noise.
 """
 
@@ -22,7 +22,7 @@ PRETRAINED = Path(__file__).resolve().parents[2] / "pretrained"
 
 def greedy_win_rate(path: Path, episodes: int) -> float:
     model, loader = load_trained(path, {"num_threads": 1})
-    return evaluate(model, loader, episodes, "greedy", progress=False).statistic_mean("won")
+    return evaluate(model, loader, episodes, "greedy", progress=False, seed=0).statistic_mean("won")
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,10 @@ from rlpytorch.core.game_loader import GameLoader
 from rlpytorch.learners.trainer import Trainer
 
 
-def fake_loader(num_games=8, T=5, seed=0, **options):
+def fake_loader(num_games=8, T=5, **options):
     """A ``GameLoader`` whose contexts are fake CartPoles (one batch = all games)."""
     return GameLoader(
         num_games=num_games,
-        seed=seed,
         actor_batch=num_games,
         train_batch=num_games,
         T=T,
@@ -22,10 +21,10 @@ def fake_loader(num_games=8, T=5, seed=0, **options):
 
 
 def fake_context(num_games=8, T=5, seed=0, train=True, state_size=0, **options):
-    loader = fake_loader(num_games, T, seed, **options)
+    loader = fake_loader(num_games, T, **options)
     if train:
-        return Trainer.add_tags(loader, loader.context(), state_size)
-    return loader.eval_context(num_games, state_size=state_size)
+        return Trainer.add_tags(loader, loader.context(seed=seed), state_size)
+    return loader.eval_context(num_games, seed=seed, state_size=state_size)
 
 
 def cartpole_window(T=5, B=3, seed=0, terminal_rate=0.0, state_size=0):

@@ -1,14 +1,17 @@
 """The parser built from components: groups, strictness, config files (and shipped configs by name),
 precedence, and settings declared once (the dataclass field is the constructor's default and the parser's)."""
 
+import ast
 import dataclasses
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import yaml
 from bombs import aliased_yaml, nested_shared_lists
 
+import rlpytorch
 from rlpytorch.core.args_provider import (
     SHIPPED_CONFIGS,
     Arg,
@@ -168,11 +171,11 @@ def test_an_alias_sets_the_same_argument():
 
 
 def test_a_shipped_config_loads_by_name_from_any_folder(tmp_path, monkeypatch):
-    from rlpytorch import train
+    from rlpytorch import training
 
     monkeypatch.chdir(tmp_path)  # an installed package: no examples folder beside the run
     assert "cartpole_fast" in shipped_configs() and "go9" in shipped_configs()
-    by_name = ArgsProvider(train.components("actor_critic")).parse(["--config", "cartpole_fast"])
+    by_name = ArgsProvider(training.components("actor_critic")).parse(["--config", "cartpole_fast"])
     shipped = yaml.safe_load((SHIPPED_CONFIGS / "cartpole_fast.yaml").read_text())
     assert {name: by_name[name] for name in shipped} == shipped
 
@@ -198,10 +201,10 @@ def test_a_missing_path_is_reported_as_that_path_not_looked_up_by_name(tmp_path,
 
 @pytest.mark.parametrize("name", shipped_configs())
 def test_every_shipped_config_is_accepted_by_its_entry_point(name):
-    from rlpytorch import train
+    from rlpytorch import training
 
     argv = ["--config", name]
-    provider = ArgsProvider(train.components(train.chosen_method(argv)))  # go9's method is alphazero
+    provider = ArgsProvider(training.components(training.chosen_method(argv)))  # go9's method is alphazero
     config = provider.parse(argv)
     assert {key: config[key] for key in read_config_file(name)} == provider.load_config(name)
 
@@ -300,3 +303,11 @@ def test_a_default_outside_its_own_bounds_is_an_error_where_it_is_declared():
 def test_bounds_say_what_they_allow(bounds, text):
     assert str(bounds) == text
     assert float("nan") not in bounds
+
+
+def test_the_settings_several_components_share_are_declared_in_one_module():
+    package = Path(rlpytorch.__file__).resolve().parent
+    declaring = {path.relative_to(package).as_posix() for path in package.rglob("*.py")
+                 if any(isinstance(node, ast.FunctionDef) and node.name.endswith("_setting")
+                        for node in ast.parse(path.read_text()).body)}
+    assert declaring == {"core/settings.py"}

@@ -13,7 +13,7 @@ import torch
 from bombs import aliased_yaml, nested_shared_lists
 
 import rlpytorch
-from rlpytorch import evaluate, train, tune
+from rlpytorch import evaluate, training, tune
 from rlpytorch.core import devices
 from rlpytorch.core.args_provider import ArgsError
 from rlpytorch.core.plain_yaml import AliasNotAllowed, dump_yaml, load_yaml
@@ -45,7 +45,7 @@ PROG = "python -m rlpytorch.train"
 def test_a_number_out_of_range_is_one_line_before_anything_is_written(tmp_path, capsys, argv, refused):
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_:
-        train.main([*argv, "--save_dir", str(run)])
+        training.main([*argv, "--save_dir", str(run)])
     assert exit_.value.code == 2
     assert capsys.readouterr().err == f"{PROG}: error: {refused}\n"
     assert not run.exists()
@@ -53,7 +53,8 @@ def test_a_number_out_of_range_is_one_line_before_anything_is_written(tmp_path, 
 
 def test_a_long_value_the_games_refuse_is_quoted_by_its_prefix(tmp_path):
     with pytest.raises(SystemExit) as exit_:
-        train.command_line(train.main, "prog", ["--game_options", "o" * 5000, "--save_dir", str(tmp_path / "run")])
+        training.command_line(training.main, "prog",
+                              ["--game_options", "o" * 5000, "--save_dir", str(tmp_path / "run")])
     assert str(exit_.value.code) == f"prog: error: a setting was refused: game option '{'o' * 60}'... is not name=value"
 
 
@@ -61,7 +62,7 @@ def test_a_long_value_the_games_refuse_is_quoted_by_its_prefix(tmp_path):
 def test_a_batch_larger_than_the_games_can_fill_is_one_line_and_leaves_no_folder(tmp_path, runner):
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_:
-        train.command_line(train.main, "prog", ["--num_games", "8", "--actor_batch", "16", "--runner", runner,
+        training.command_line(training.main, "prog", ["--num_games", "8", "--actor_batch", "16", "--runner", runner,
                                                 "--no-progress", "--save_dir", str(run)])
     message = str(exit_.value.code)
     assert message.startswith("prog: error: the games refused the run's settings: ") and "\n" not in message
@@ -86,10 +87,10 @@ def test_a_device_this_torch_cannot_use_is_one_line_before_anything_is_written(t
     run = tmp_path / "run"
     device = unusable_cuda()
     with pytest.raises(SystemExit) as exit_:
-        train.command_line(train.main, "prog", [f"--{setting}", device, "--save_dir", str(run)])
+        training.command_line(training.main, "prog", [f"--{setting}", device, "--save_dir", str(run)])
     message = str(exit_.value.code)
     assert message.startswith(f"prog: error: --{setting} {device}: ") and "\n" not in message
-    assert not run.exists() and "effective configuration" not in capsys.readouterr().out
+    assert not run.exists() and "run folder" not in capsys.readouterr().out
     with pytest.raises(ArgsError, match=f"^--{setting} {device}: "):
         rlpytorch.train(rlpytorch.config(**{setting: device}, save_dir=str(run)))
     assert not run.exists()
@@ -127,7 +128,7 @@ def test_a_config_file_of_aliases_is_one_line_from_the_command_line(tmp_path):
     path = tmp_path / "bomb.yaml"
     path.write_text(aliased_yaml(depth=6))
     with pytest.raises(SystemExit) as exit_:
-        train.command_line(train.main, "prog", ["--config", str(path), "--save_dir", str(tmp_path / "run")])
+        training.command_line(training.main, "prog", ["--config", str(path), "--save_dir", str(tmp_path / "run")])
     assert str(exit_.value.code) == f"prog: error: {path}, line 3, column 8: aliases are not allowed in configs " \
                                     "(found *a0)"
     assert not (tmp_path / "run").exists()
@@ -188,5 +189,5 @@ def test_a_checkpoint_whose_settings_are_out_of_range_is_refused_by_name(tmp_pat
     with pytest.raises(ArgsError, match=r"^the checkpoint's settings: num_frames: must be >= 1, got -5$"):
         rlpytorch.config(resume=str(path))
     with pytest.raises(SystemExit) as exit_:
-        train.command_line(train.main, "prog", ["--resume", str(path)])
+        training.command_line(training.main, "prog", ["--resume", str(path)])
     assert str(exit_.value.code) == "prog: error: the checkpoint's settings: num_frames: must be >= 1, got -5"

@@ -22,7 +22,7 @@ from rlpytorch.methods import PPO, ActorCritic
 from rlpytorch.models import MLPActorCritic, ModelSettings, SharedActorCritic
 from rlpytorch.models.encoders import ObsKey
 from rlpytorch.models.interface import ModelInterface
-from rlpytorch.train import components
+from rlpytorch.training import components
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 METHODS = {"actor_critic": ActorCritic, "ppo": PPO}

@@ -13,7 +13,16 @@ from rlpytorch.acting.sampler import Sampler
 from rlpytorch.core.args_provider import ArgsProvider
 from rlpytorch.core.game_loader import GameLoader
 from rlpytorch.learners.trainer import Trainer
-from rlpytorch.methods import GAE, PPO, ActorCritic, LambdaReturn
+from rlpytorch.methods import (
+    GAE,
+    PPO,
+    ActorCritic,
+    ClippedPolicyGradient,
+    DiscountedReward,
+    LambdaReturn,
+    PolicyGradient,
+    ValueMatcher,
+)
 from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.models.base import Model
 from rlpytorch.models.interface import ModelInterface
@@ -73,6 +82,23 @@ def test_names_build_the_built_in_parts_from_the_methods_settings():
     assert ActorCritic(returns="gae", gae_lambda=0.3).returns == GAE(0.99, 0.3)
 
 
+def test_the_parts_compose_positionally_in_the_order_of_the_sum_as_in_elf():
+    method = ActorCritic(PolicyGradient(entropy_coef=0.05), DiscountedReward(0.9), ValueMatcher(value_coef=1.0))
+    assert method.policy_gradient.entropy_coef == 0.05 and method.returns == DiscountedReward(0.9)
+    assert method.value_matcher.value_coef == 1.0
+    ppo = PPO(ClippedPolicyGradient(clip_eps=0.1), GAE(0.9, 0.8), ValueMatcher(), seed=0)
+    assert ppo.policy_gradient.clip_eps == 0.1 and ppo.returns == GAE(0.9, 0.8)
+
+
+def test_a_part_in_the_wrong_place_is_a_type_error_naming_the_field():
+    with pytest.raises(TypeError, match="ActorCritic: policy_gradient must be a PolicyGradient, got DiscountedReward"):
+        ActorCritic(DiscountedReward(0.9), PolicyGradient(), ValueMatcher())
+    with pytest.raises(TypeError, match="ActorCritic: value_matcher must be a ValueMatcher, got 0.5"):
+        ActorCritic(PolicyGradient(), "gae", 0.5)
+    with pytest.raises(TypeError, match="PPO: policy_gradient must be a ClippedPolicyGradient"):
+        PPO(PolicyGradient())
+
+
 def test_a_returns_that_is_neither_a_built_in_name_nor_a_part_is_refused():
     with pytest.raises(ValueError, match=r"unknown returns 'mine'; choose from \('discounted', 'gae'"):
         ActorCritic(returns="mine")
@@ -81,9 +107,9 @@ def test_a_returns_that_is_neither_a_built_in_name_nor_a_part_is_refused():
 
 
 def test_actor_critic_trains_on_cartpole_with_a_returns_part_of_ones_own():
-    loader = GameLoader(game="cartpole", num_games=8, num_threads=1, actor_batch=8, train_batch=8, T=5, seed=0,
+    loader = GameLoader(game="cartpole", num_games=8, num_threads=1, actor_batch=8, train_batch=8, T=5,
                         deterministic=True)
-    gc = loader.context()
+    gc = loader.context(seed=0)
     torch.manual_seed(0)
     model = MLPActorCritic(loader.observation_spec(gc), loader.num_actions(gc), ModelSettings(hidden=16))
     Trainer.add_tags(loader, gc)

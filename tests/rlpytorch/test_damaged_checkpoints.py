@@ -13,7 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rlpytorch import evaluate, train
+from rlpytorch import evaluate, training
 from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.models.base import CheckpointError, CheckpointNotFoundError, read_checkpoint
 
@@ -114,10 +114,10 @@ def test_the_pretrained_checkpoints_still_load(path):
 def test_the_scripts_print_one_line_naming_the_damaged_file(tmp_path, saved, capsys):
     path = tmp_path / "half.pt"
     path.write_bytes(saved[: len(saved) // 2])
-    for main, argv in [(evaluate.main, ["--load", str(path)]), (train.main, ["--resume", str(path)]),
-                       (train.main, ["--load", str(path), "--save_dir", str(tmp_path / "run")])]:
+    for main, argv in [(evaluate.main, ["--load", str(path)]), (training.main, ["--resume", str(path)]),
+                       (training.main, ["--load", str(path), "--save_dir", str(tmp_path / "run")])]:
         with pytest.raises(SystemExit) as stop:
-            train.command_line(main, "prog", argv)
+            training.command_line(main, "prog", argv)
         assert stop.value.code.startswith(f"prog: error: {path} is damaged")
         assert "\n" not in stop.value.code
     assert not (tmp_path / "run").exists()  # the run that failed to load left no folder

@@ -82,7 +82,7 @@ def test_a_dict_action_is_learned_entry_by_entry_and_predict_returns_a_dict(tmp_
     rlpytorch.train(rlpytorch.config(**GAME, method=method, num_frames=24000, gamma=0.0, entropy_coef=0.0,
                                      box_policy="tanh_gaussian", lr=lr, save_dir=str(run), eval_at_end=False))
     loader = GameLoader(game=f"gym:{ENV_ID}", num_workers=1)
-    probe = loader.context(num_games=1)
+    probe = loader.context(num_games=1, seed=0)
     model = load_model(run / "last.pt", loader.observation_spec(probe), loader.num_actions(probe))
     probe.stop()
     obs = _probe_observations()
@@ -101,7 +101,7 @@ def test_previous_dict_action_given_to_predict_is_encoded_entry_by_entry(tmp_pat
     rlpytorch.train(rlpytorch.config(**GAME, method="ppo", model="lstm", prev_action=True, prev_reward=True,
                                      num_frames=800, save_dir=str(run), eval_at_end=False))
     loader = GameLoader(game=f"gym:{ENV_ID}", num_workers=1)
-    probe = loader.context(num_games=1)
+    probe = loader.context(num_games=1, seed=0)
     model = load_model(run / "last.pt", loader.observation_spec(probe), loader.num_actions(probe))
     probe.stop()
     obs = _probe_observations()[:2]

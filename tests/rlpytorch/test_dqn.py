@@ -111,7 +111,7 @@ def test_dqn_step_regresses_on_the_double_target_with_importance_weights():
     mi = _interface()
     method = DQN(double=True, q_loss="mse", target=TargetNetwork(1000))
     batch = {"s": torch.tensor([[0.0], [1.0]]), "next_s": torch.tensor([[1.0], [2.0]]), "a": torch.tensor([0, 1]),
-             "reward": torch.tensor([1.0, 0.0]), "discount": torch.tensor([0.5, 0.0]),
+             "r": torch.tensor([1.0, 0.0]), "discount": torch.tensor([0.5, 0.0]),
              "weight": torch.tensor([1.0, 0.5])}
     per_row, priorities, _ = method.loss(mi, batch)
     with torch.no_grad():
@@ -136,7 +136,7 @@ def test_epsilon_schedule_moves_linearly_then_stays():
 def test_dqn_trains_on_the_fake_engine_holding_the_replay_ratio(variant):
     torch.manual_seed(0)
     loader = fake_loader(num_games=8, T=5)
-    gc = loader.context()
+    gc = loader.context(seed=0)
     settings = QSettings(hidden=16, dueling=variant.get("dueling", False), num_atoms=variant.get("num_atoms", 0))
     model = QNetwork(loader.observation_spec(gc), loader.num_actions(gc), settings)
     ValueTrainer.add_tags(loader, gc)
@@ -151,5 +151,5 @@ def test_dqn_trains_on_the_fake_engine_holding_the_replay_ratio(variant):
     assert stats["replay_rows"] == 8 * 49 and stats["replay_mb"] > 0  # 50 steps per game, windows up to row 49
     sample = {k: v for k, v in replay.sample(4).items() if k != "index"}
     assert np.isfinite(trainer.method.update(trainer.mi, sample)["loss"])
-    result = evaluate(trainer.mi["model"], loader, 8, "greedy", progress=False)
+    result = evaluate(trainer.mi["model"], loader, 8, "greedy", progress=False, seed=0)
     assert len(result.returns) == 8

@@ -9,9 +9,9 @@ from rlpytorch.run.eval_iters import evaluate
 
 
 def test_both_seats_of_a_zero_sum_duel_are_counted(one_torch_thread):
-    loader = GameLoader(game="duel", num_games=4, actor_batch=4, num_threads=1, seed=3)
+    loader = GameLoader(game="duel", num_games=4, actor_batch=4, num_threads=1)
     result = evaluate(MLPActorCritic((3,), 3), loader, eval_episodes=8, eval_sampler="multinomial",
-                      progress=False)
+                      progress=False, seed=3)
     returns = np.asarray(result.returns)
     # lanes in order: (game 0, seat 0), (game 0, seat 1), (game 1, seat 0), ...: the two seats of a
     # game play the same episode, so in a zero-sum game their returns cancel

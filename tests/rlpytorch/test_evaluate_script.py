@@ -3,7 +3,7 @@
 import pytest
 
 import rlpytorch
-from rlpytorch import evaluate, train
+from rlpytorch import evaluate, training
 from rlpytorch.core.args_provider import ArgsError
 from rlpytorch.models.base import read_checkpoint
 
@@ -48,7 +48,7 @@ def test_video_of_a_game_that_cannot_draw_itself_is_one_line_before_any_episode(
     with pytest.raises(ArgsError, match="--video: game 'cartpole' cannot draw itself"):
         evaluate.main(argv)
     with pytest.raises(SystemExit) as exit_:
-        train.command_line(evaluate.main, "python -m rlpytorch.evaluate", argv)
+        training.command_line(evaluate.main, "python -m rlpytorch.evaluate", argv)
     assert str(exit_.value.code).startswith("python -m rlpytorch.evaluate: error: --video: game 'cartpole'")
     assert "\n" not in str(exit_.value.code) and not (tmp_path / "videos").exists()
 

@@ -21,7 +21,7 @@ from rlpytorch.models import MLPActorCritic, ModelSettings
 from rlpytorch.models.base import read_checkpoint
 from rlpytorch.models.interface import ModelInterface
 from rlpytorch.run.multi_process import MultiProcessRun
-from rlpytorch.train import components
+from rlpytorch.training import components
 
 
 def make_trainer(**settings):
@@ -207,14 +207,14 @@ def alternating_context(num_games, deterministic):
 
 def test_alternate_makes_the_actor_batch_half_the_game_seats():
     loader = fake_loader(8)
-    gc = loader.context()
+    gc = loader.context(seed=0)
     assert loader.acting_batch(gc) == 8
     loader.alternate = True
     assert loader.acting_batch(gc) == 4
     loader = fake_loader(1)
     loader.alternate = True
     with pytest.raises(ValueError, match="--alternate needs at least 2 game seats"):
-        loader.acting_batch(loader.context())
+        loader.acting_batch(loader.context(seed=0))
 
 
 @pytest.mark.timeout(60)

@@ -1,12 +1,16 @@
 """rlpytorch's layering, read from its source: no import circle, no import from a higher layer, a package
-root of entry points only, and no import of the engine's C++ module.
+root of entry points only, and no import of the engine's C++ module; and, read from what importing loads,
+no module but the entry points that run games loads that C++ module.
 
 Every ``import`` counts, a function's own included (a function-local import
 is how a circle hides: the modules still need each other). The graph is read
-with ``ast``, so no module is imported here.
+with ``ast``; what a module loads is seen in a child interpreter that imports it.
 """
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import rlpytorch
@@ -18,6 +22,36 @@ ENGINE_MODULE = "elfpy._elf"
 ROOT = "(package root)"
 LAYERS = ["core", "acting", "models", "replay", "methods", "learners", "run", "recipes", ROOT]
 MAX_ROOT_MODULES = 10  # few enough that a newcomer sees the entry points at a glance
+# The entry points that run games (a training: its assembly and its command line; an evaluation; and the
+# launcher and tuner, which import the training's command line): they may load the engine. No other module
+# may, whatever it imports on the way.
+RUNS_GAMES = {"rlpytorch.training", "rlpytorch.train", "rlpytorch.evaluate", "rlpytorch.launch", "rlpytorch.tune"}
+# Imports each module named on the command line in this order and prints (JSON) those whose import asked
+# for the engine module. Asking is refused, so the engine never loads, a later module that needs it asks
+# again (a failed import is not kept), and each one that would load it is named; a refusal some module
+# catches is named all the same.
+_ENGINE_LOADERS = f"""
+import importlib, importlib.abc, json, sys
+
+asked, importing = [], None
+
+class RefuseEngine(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == {ENGINE_MODULE!r}:
+            asked.append(importing)
+            raise ImportError("refused: " + name)
+        return None
+
+sys.meta_path.insert(0, RefuseEngine())
+for importing in sys.argv[1:]:
+    try:
+        importlib.import_module(importing)
+    except ImportError:
+        if importing not in asked:
+            raise
+assert {ENGINE_MODULE!r} not in sys.modules
+print(json.dumps(sorted(set(asked))))
+"""
 
 
 def module_name(path: Path) -> str:
@@ -126,6 +160,28 @@ def test_rlpytorch_never_imports_the_engine_module():
                 names = [node.value]  # import_module("elfpy._elf") and the like
             offenders += [f"{name}: {n}" for n in names if n == ENGINE_MODULE or n.startswith(ENGINE_MODULE + ".")]
     assert offenders == []
+
+
+def engine_loaders(names: list[str]) -> list[str]:
+    """Those of the modules ``names`` whose import loads the engine module, imported in a child interpreter."""
+    done = subprocess.run([sys.executable, "-c", _ENGINE_LOADERS, *names], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_load_check_names_each_module_that_loads_the_engine():
+    assert engine_loaders(["elfpy.files", "elfpy.context", "elfpy.vector", "elfpy.parent_watch"]) == [
+        "elfpy.context", "elfpy.vector"]
+
+
+def test_no_module_but_the_entry_points_that_run_games_loads_the_engine():
+    """Importing a model, a method, a replay or a runner (and ``elfpy`` itself, and the engine-free helpers
+    of elfpy that rlpytorch writes its files with) loads no ``elfpy._elf``: they can be used, tested and
+    documented without the engine built."""
+    names = sorted(set(modules()) - RUNS_GAMES)
+    assert "rlpytorch.models.base" in names and "rlpytorch.run.single_process" in names
+    assert engine_loaders(["elfpy", "elfpy.files", "elfpy.parent_watch", "elfpy.limits", *names]) == []
 
 
 def test_the_layer_check_finds_an_upward_import():

@@ -16,7 +16,7 @@ import yaml
 
 import elfpy  # noqa: F401  (the real engine: this test must not pass without it)
 import rlpytorch
-from rlpytorch import evaluate, train
+from rlpytorch import evaluate, training
 from rlpytorch.core.args_provider import ArgsProvider
 
 FRAMES = 100_000
@@ -29,7 +29,7 @@ def trained(tmp_path_factory):
     argv = ["--game", "cartpole", "--method", "actor_critic", "--seed", "0", "--deterministic"]
     argv += ["--num_threads", "2", "--num_frames", str(FRAMES), "--eval_episodes", "20"]
     argv += ["--save_dir", str(save_dir), "--no-progress", "--log_every", str(FRAMES // 2)]
-    out = train.main(argv)  # the command line: the run folder records it
+    out = training.main(argv)  # the command line: the run folder records it
     return out, str(out.folder), argv
 
 
@@ -57,7 +57,7 @@ def test_the_run_folder_holds_config_command_versions_logs_and_checkpoints(train
     settings = {name: value for name, value in dataclasses.asdict(out.config).items() if name != "resume"}
     assert config == {**settings, "save_dir": run_dir}
     # the saved configuration runs again as a --config file
-    assert ArgsProvider(train.components("actor_critic")).parse(["--config", str(folder / "config.yaml")]) == config
+    assert ArgsProvider(training.components("actor_critic")).parse(["--config", str(folder / "config.yaml")]) == config
     about = yaml.safe_load((folder / "run.yaml").read_text())
     assert shlex.split(about["command"]) == ["python", "-m", "rlpytorch.train", *argv]
     assert about["versions"]["torch"] == torch.__version__ and about["versions"]["python"].count(".") == 2
@@ -66,7 +66,7 @@ def test_the_run_folder_holds_config_command_versions_logs_and_checkpoints(train
     assert frames == pytest.approx([FRAMES / 2, FRAMES], abs=64)
     # the stats lines stdout showed, then the summary and the evaluation
     lines = (folder / "log.txt").read_text().splitlines()
-    assert [line.split(" | ")[0] for line in lines[:2]] == [f"F {n:,}" for n in frames]
+    assert [line.split("  ")[0] for line in lines[:2]] == [f"F {n:,}" for n in frames]
     assert lines[2].startswith(f"trained {frames[-1]:,} frames") and lines[3] == f"greedy evaluation: {out.eval}"
     assert list(folder.glob("events.out.tfevents.*"))
     assert torch.load(folder / "last.pt", weights_only=True)["args"] == config
@@ -84,7 +84,7 @@ def test_ppo_learns_cartpole_within_a_smaller_frame_budget():
 def test_the_fast_config_reaches_a_training_mean_of_475_within_150k_frames():
     """``--config cartpole_fast`` (rlpytorch/configs), bench_train's contender (plain SGD's fixed step on
     normalized observations): over deterministic seeds 0-29 it reached a mean of 475 over the last
-    100 training episodes in 83K frames (median), 128K at worst (benchmarks/notes/2026-11-26-cartpole-training.md)."""
+    100 training episodes in 83K frames (median), 128K at worst (docs/results/2026-11-26-cartpole-training.md)."""
     out = rlpytorch.train(rlpytorch.config("cartpole_fast", seed=0, deterministic=True, num_frames=150000,
                                            eval_episodes=20, save_dir="", progress=False, log_every=150000))
     assert out.config.optimizer == "sgd" and out.config.norm_obs

@@ -63,7 +63,7 @@ def test_replay_method_under_multi_stores_every_window_and_holds_the_ratio_exact
     # The replay methods wait for the learner by default, and the stats line says so.
     assert out.config.when_behind == "auto" and run.policy == "wait"
     stats_line = next(line for line in (run_dir / "log.txt").read_text().splitlines() if line.startswith("F "))
-    assert "| waited " in stats_line and "dropped" not in stats_line
+    assert "  waited " in stats_line and "dropped" not in stats_line
     assert summary.frames >= 2000 and len(out.eval.returns) == 4
     # Frames stepped = frames stored + frames dropped (none), up to the frames not yet in a window.
     assert run.dropped == 0 and run.frames_learned == run.frames_windowed
@@ -146,7 +146,7 @@ def value_run(method, run_type=None, **options):
     ``run_type`` is given; replay ratio 0.25 after 200 frames)."""
     torch.manual_seed(0)
     loader = fake_loader(num_games=8, T=5)
-    gc = loader.context()
+    gc = loader.context(seed=0)
     model = QNetwork(loader.observation_spec(gc), loader.num_actions(gc), QSettings(hidden=16))
     ValueTrainer.add_tags(loader, gc)
     replay = Replay(8, model.obs_keys, replay_capacity=2000, seed=0)

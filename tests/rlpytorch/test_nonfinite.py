@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 import rlpytorch
-from rlpytorch import train
+from rlpytorch import training
 from rlpytorch.core.finite import NonFiniteError
 from rlpytorch.models.base import Model, read_checkpoint
 from rlpytorch.models.interface import ModelInterface
@@ -95,11 +95,11 @@ def test_a_model_whose_loss_goes_nan_stops_training_and_keeps_the_last_finite_ch
      "prog: error: training stopped: the loss of model 'model' turned non-finite"),
     (["--game", "counter", "--game_options", "nonfinite_at_step=40"],
      "prog: error: game 0 ('counter'): seat 0's reward (key 'r') is nan at step 40"),
-], ids=["loss", "loss_in_the_learner_process", "reward"])
+], ids=["loss", "loss_in_the_learner_process", "r"])
 def test_the_command_line_stops_a_non_finite_run_with_one_line_and_status_1(tmp_path, setting, line):
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_:
-        train.command_line(train.main, "prog", [*setting, *SMALL, "--num_frames", "20000", "--save_every", "80",
+        training.command_line(training.main, "prog", [*setting, *SMALL, "--num_frames", "20000", "--save_every", "80",
                                                 "--save_dir", str(run)])
     message = str(exit_.value.code)  # sys.exit with a message: status 1
     assert message.startswith(line) and "\n" not in message

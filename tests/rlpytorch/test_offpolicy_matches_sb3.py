@@ -9,7 +9,7 @@ networks, SAC's log_alpha) must agree to 1e-10 (when written: 2.5e-16 for
 SAC, 3.3e-16 for TD3), while the 4 updates move weights by up to 4e-3. The
 negative controls show the same comparison failing (gaps of 9.5e-7 to 2e-3)
 when one side keeps a documented difference or changes a setting.
-Written from the checks of benchmarks/notes/2026-11-27-halfcheetah-sac-gap.md.
+Written from the checks of docs/results/2026-12-01-continuous-control.md.
 
 SB3's internals used here (``replay_buffer.sample``, ``ReplayBufferSamples``,
 ``policies.preprocess_obs``, ``actor.action_dist.epsilon``, the layer
@@ -136,7 +136,7 @@ def replayed_batches(env: gym.Env) -> list[dict[str, Tensor]]:
     g = torch.Generator().manual_seed(1)
     (obs_dim,), (action_dim,) = env.observation_space.shape, env.action_space.shape
     return [{"obs": torch.randn(B, obs_dim, generator=g), "next_obs": torch.randn(B, obs_dim, generator=g),
-             "a": torch.rand(B, action_dim, generator=g) * 2 - 1, "reward": torch.randn(B, generator=g),
+             "a": torch.rand(B, action_dim, generator=g) * 2 - 1, "r": torch.randn(B, generator=g),
              "done": (torch.rand(B, generator=g) < 0.2).float()} for _ in range(UPDATES)]
 
 
@@ -144,12 +144,12 @@ def our_batch(model: ActorQ, b: dict[str, Tensor]) -> dict[str, Tensor]:
     """Our replay's batch: actions in the env's units, the discount ``gamma (1 - done)``."""
     f64 = {k: v.double() for k, v in b.items()}
     return {"s": f64["obs"], "next_s": f64["next_obs"], "a": model.action_center + model.action_half * f64["a"],
-            "reward": f64["reward"], "discount": GAMMA * (1 - f64["done"]), "weight": torch.ones(B).double()}
+            "r": f64["r"], "discount": GAMMA * (1 - f64["done"]), "weight": torch.ones(B).double()}
 
 
 def feed_sb3(monkeypatch: pytest.MonkeyPatch, sb3: Any, batches: list[dict[str, Tensor]]) -> None:
     samples = iter([ReplayBufferSamples(b["obs"].double(), b["a"].double(), b["next_obs"].double(),
-                                        b["done"].double()[:, None], b["reward"].double()[:, None])
+                                        b["done"].double()[:, None], b["r"].double()[:, None])
                     for b in batches])
     monkeypatch.setattr(sb3.replay_buffer, "sample", lambda batch_size, env=None: next(samples))
 

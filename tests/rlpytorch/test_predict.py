@@ -12,7 +12,7 @@ import torch
 
 import elfpy  # noqa: F401  (the real engine)
 from rlpytorch.core.game_loader import GameLoader
-from rlpytorch.learners.trainer import Evaluator
+from rlpytorch.learners.evaluator import Evaluator
 from rlpytorch.models import LSTMActorCritic, MLPActorCritic, ModelSettings
 from rlpytorch.run.eval_iters import EvalIters
 
@@ -26,7 +26,7 @@ def decisive(model):
 
 def engine_rows(model, num_games=4, episodes=8):
     """What the engine-driven greedy actor saw and did: per game, a list of (s, terminal, a)."""
-    loader = GameLoader(num_games=num_games, actor_batch=num_games, num_threads=1, deterministic=True, seed=5)
+    loader = GameLoader(num_games=num_games, actor_batch=num_games, num_threads=1, deterministic=True)
     evaluator = Evaluator(model, num_games, eval_episodes=episodes)
     rows = {g: [] for g in range(num_games)}
     act = evaluator.actor
@@ -38,7 +38,7 @@ def engine_rows(model, num_games=4, episodes=8):
         return reply
 
     evaluator.actor = recording_actor
-    EvalIters(evaluator, progress=False).run(loader.eval_context(num_games, state_size=model.state_size))
+    EvalIters(evaluator, progress=False).run(loader.eval_context(num_games, seed=5, state_size=model.state_size))
     return rows
 
 

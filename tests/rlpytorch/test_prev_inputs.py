@@ -183,7 +183,7 @@ def check_window_rows(window, fed, T, space_encode):
 def test_actor_critic_windows_carry_what_the_recurrent_actor_was_fed_row_by_row():
     torch.manual_seed(0)
     loader = fake_loader(num_games=4, T=5, max_steps=7)  # time-limit ends too: final_ inputs are derived
-    gc = loader.context()
+    gc = loader.context(seed=0)
     model = prev_model(loader, gc, "lstm")
     assert model.obs_keys == ("s", PREV_ACTION, PREV_REWARD) and prev_shapes(model) == {PREV_ACTION: (2,),
                                                                                         PREV_REWARD: ()}
@@ -209,7 +209,7 @@ def test_actor_critic_windows_carry_what_the_recurrent_actor_was_fed_row_by_row(
 def test_r2d2_replayed_sequences_carry_what_the_actor_was_fed():
     torch.manual_seed(0)
     loader = fake_loader(num_games=4, T=5, max_steps=6)
-    gc = loader.context()
+    gc = loader.context(seed=0)
     model = prev_model(loader, gc, "q_lstm")
     ValueTrainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
     method = R2D2(target=TargetNetwork(20), sequence_length=3, burn_in=1, n_step=2)
@@ -244,7 +244,7 @@ def test_picks_multidiscrete_inputs_match_the_picks_the_game_shows():
     """``picks`` observes the picks replied last (-1 at an episode start) and rewards their sum."""
     loader = GameLoader(game="picks", num_games=4, num_threads=1, actor_batch=4, train_batch=4, T=4,
                         deterministic=True)
-    gc = loader.context()
+    gc = loader.context(seed=0)
     model = prev_model(loader, gc, "mlp")
     Trainer.add_tags(loader, gc, 0, prev_shapes(model))
     trainer = Trainer(ModelInterface(lr=1e-3).add_actor_critic(model), ActorCritic.from_config({}), Sampler(seed=0))
@@ -270,7 +270,7 @@ def test_picks_multidiscrete_inputs_match_the_picks_the_game_shows():
 def test_pendulum_box_inputs_are_the_replied_actions():
     loader = GameLoader(game="pendulum", num_games=2, num_threads=1, actor_batch=2, train_batch=2, T=5,
                         deterministic=True, game_options="max_steps=12")
-    gc = loader.context()
+    gc = loader.context(seed=0)
     model = prev_model(loader, gc, "gru", box_policy="gaussian")
     Trainer.add_tags(loader, gc, model.state_size, prev_shapes(model))
     trainer = Trainer(ModelInterface(lr=1e-3).add_actor_critic(model), ActorCritic.from_config({}), Sampler(seed=0))
@@ -288,7 +288,7 @@ def test_pendulum_box_inputs_are_the_replied_actions():
 def test_predict_feeds_the_raw_previous_action_and_reward_like_the_actor(tmp_path):
     torch.manual_seed(1)
     loader = fake_loader(num_games=2)
-    gc = loader.context()
+    gc = loader.context(seed=0)
     model = prev_model(loader, gc, "mlp")
     torch.nn.init.normal_(model.heads["policy"].net[-1].weight, std=3.0)  # a decisive policy
     model.save(tmp_path / "m.pt", {"prev_action": True, "prev_reward": True, "model": "mlp", "hidden": 16,

@@ -68,7 +68,7 @@ def test_drqn_starts_from_zero_without_burn_in_or_rescaling():
 def test_r2d2_trains_on_sequences_from_the_fake_engine():
     torch.manual_seed(0)
     loader = fake_loader(num_games=8, T=5)
-    gc = loader.context()
+    gc = loader.context(seed=0)
     settings = QSettings(hidden=8, layers=1, core_hidden=8)
     model = LSTMQNetwork(loader.observation_spec(gc), loader.num_actions(gc), settings)
     ValueTrainer.add_tags(loader, gc, model.state_size)

@@ -90,7 +90,7 @@ def test_nstep_sums_n_rewards_and_bootstraps_n_rows_later():
     none = col(False, False, False, False, False, dtype=torch.bool)
     out = nstep_targets(R, none, none, gamma=0.5, n=2)
     # t=0: 1 + 0.5 * 2, boot row 2, discount 0.25; t=2: 3 + 0.5 * 4; t=3: only one row left
-    assert out.reward.squeeze(1).tolist() == [2.0, 3.5, 5.0, 4.0, 0.0]
+    assert out.r.squeeze(1).tolist() == [2.0, 3.5, 5.0, 4.0, 0.0]
     assert out.discount.squeeze(1).tolist() == [0.25, 0.25, 0.25, 0.5, 1.0]
     assert out.boot.squeeze(1).tolist() == [2, 3, 4, 4, 4]
     assert out.valid.squeeze(1).tolist() == [True, True, True, True, False]
@@ -100,14 +100,14 @@ def test_nstep_stops_at_a_terminal_and_does_not_bootstrap_after_a_real_end():
     terminal = col(False, False, True, False, False, dtype=torch.bool)
     out = nstep_targets(R, terminal, None, gamma=0.5, n=3)
     # a_1 ended the episode: t=0 gets 1 + 0.5 * 2 and nothing after; t=1 gets 2; t=2 starts afresh
-    assert out.reward.squeeze(1).tolist() == [2.0, 2.0, 3.0 + 0.5 * 4, 4.0, 0.0]
+    assert out.r.squeeze(1).tolist() == [2.0, 2.0, 3.0 + 0.5 * 4, 4.0, 0.0]
     assert out.discount.squeeze(1).tolist() == [0.0, 0.0, 0.25, 0.5, 1.0]
 
 
 def test_nstep_bootstraps_from_the_final_state_at_a_truncation():
     terminal = col(False, False, True, False, False, dtype=torch.bool)
     out = nstep_targets(R, terminal, terminal, gamma=0.5, n=3)
-    assert out.reward.squeeze(1).tolist() == [2.0, 2.0, 5.0, 4.0, 0.0]
+    assert out.r.squeeze(1).tolist() == [2.0, 2.0, 5.0, 4.0, 0.0]
     assert out.discount.squeeze(1).tolist() == [0.25, 0.5, 0.25, 0.5, 1.0]
     assert out.boot.squeeze(1).tolist()[:2] == [2, 2]
     assert out.final.squeeze(1).tolist() == [True, True, False, False, False]
@@ -120,9 +120,9 @@ def test_sampled_transitions_carry_nstep_targets_across_a_truncation():
     batch = replay.sample(64)
     by_state = {float(s): i for i, s in enumerate(batch["s"][:, 0])}
     i = by_state[2.0]  # a_2 -> r = 1, a_3 -> r = 1 and ended by the time limit at row 4
-    assert batch["reward"][i] == 1.5 and batch["discount"][i] == 0.25 and batch["next_s"][i, 0] == -4.0
+    assert batch["r"][i] == 1.5 and batch["discount"][i] == 0.25 and batch["next_s"][i, 0] == -4.0
     i = by_state[0.0]  # three steps, all inside the episode
-    assert batch["reward"][i] == 1.75 and batch["discount"][i] == 0.125 and batch["next_s"][i, 0] == 3.0
+    assert batch["r"][i] == 1.75 and batch["discount"][i] == 0.125 and batch["next_s"][i, 0] == 3.0
     assert set(by_state) == {0.0, 1.0, 2.0, 3.0}  # rows 4..6 lack 3 rows after them
 
 
@@ -222,7 +222,7 @@ def test_frame_stacks_are_rebuilt_exactly_at_episode_starts_and_truncations():
             continue
         checked_final += bool(nstep.final[0])
         np.testing.assert_array_equal(batch["next_s"][i].numpy(), expected)
-        assert batch["reward"][i] == pytest.approx(float(nstep.reward[0]))
+        assert batch["r"][i] == pytest.approx(float(nstep.r[0]))
     assert checked_final > 0
 
 

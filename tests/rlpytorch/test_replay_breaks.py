@@ -29,7 +29,7 @@ def test_nstep_sums_stop_before_a_cut_and_bootstrap_from_the_row_before_it():
     out = nstep_targets(r, none, none, gamma=0.5, n=3, cut=cut)
     # t=0: 1 + 0.5 * 2, then the cut: boot row 2, discount 0.25 (no end: it bootstraps);
     # t=1: 2 alone; t=2: no step (the last row before the cut); t=3: 4 alone (the rows end)
-    assert out.reward.squeeze(1).tolist() == [2.0, 2.0, 0.0, 4.0, 0.0]
+    assert out.r.squeeze(1).tolist() == [2.0, 2.0, 0.0, 4.0, 0.0]
     assert out.discount.squeeze(1).tolist() == [0.25, 0.5, 1.0, 0.5, 1.0]
     assert out.boot.squeeze(1).tolist() == [2, 2, 2, 4, 4]
     assert out.valid.squeeze(1).tolist() == [True, True, False, True, False]
@@ -64,7 +64,7 @@ def test_no_transition_joins_the_old_games_to_the_new_and_nstep_sums_stop_at_the
         3: (1.75, 0.125, 6), 4: (1.5, 0.25, 6), 5: (1.0, 0.5, 6), 100: (1.75, 0.125, 103), 103: (1.75, 0.125, 106)}
     for i, state in enumerate(s.tolist()):
         if state in expected:
-            assert (batch["reward"][i].item(), batch["discount"][i].item(), next_s[i].item()) == expected[state]
+            assert (batch["r"][i].item(), batch["discount"][i].item(), next_s[i].item()) == expected[state]
     if prioritized:  # the sum tree: a leaf per sampleable row (position * lanes + lane), none for row 6
         sampleable = [*range(6), *range(7, 11)]
         leaves = np.flatnonzero(replay.sampler.tree.get(np.arange(64)))
@@ -208,7 +208,7 @@ def test_sampleable_rows_and_targets_match_a_reference_history(ops, n_step, sequ
     for i, state in enumerate(s):
         row = row_of[state]
         k = min(n_step, last_row_of(row) - row)
-        assert batch["reward"][i].item() == pytest.approx(2 * (1 - 0.5**k))
+        assert batch["r"][i].item() == pytest.approx(2 * (1 - 0.5**k))
         assert batch["discount"][i].item() == 0.5**k
         assert batch["next_s"][i, 0].item() == state + k
 

@@ -14,7 +14,7 @@ import torch
 import yaml
 
 import rlpytorch
-from rlpytorch import train
+from rlpytorch import training
 from rlpytorch.models.base import read_checkpoint
 from rlpytorch.run.resume import engine_seed, random_states, set_random_states
 
@@ -37,7 +37,7 @@ def stats_lines(run_dir: Path, after_resume: bool = False) -> list[str]:
     lines = (run_dir / "log.txt").read_text().splitlines()
     if after_resume:
         lines = lines[max(i for i, line in enumerate(lines) if line.startswith("resumed from")):]
-    return [re.sub(r" \| FPS [^|]*\| t [^|]*", "", line) for line in lines if line.startswith("F ")]
+    return [re.sub(r"  FPS \S+  t \S+", "", line) for line in lines if line.startswith("F ")]
 
 
 @pytest.mark.parametrize("method", ["actor_critic", "ppo"])
@@ -59,11 +59,11 @@ def test_a_run_resumed_from_its_checkpoint_prints_the_stats_lines_of_the_unbroke
 def test_a_run_stopped_then_resumed_in_its_folder_prints_what_the_unbroken_run_prints(tmp_path):
     # The command line's --resume, and the commands run.yaml records.
     constant = [*flags(SMALL), "--lr_schedule", "constant"]  # the stopped run's budget differs: no schedule over it
-    train.main([*constant, "--num_frames", "9000", "--save_dir", str(tmp_path / "unbroken")])
+    training.main([*constant, "--num_frames", "9000", "--save_dir", str(tmp_path / "unbroken")])
     run = tmp_path / "run"
-    train.main([*constant, "--num_frames", "3000", "--save_dir", str(run)])
+    training.main([*constant, "--num_frames", "3000", "--save_dir", str(run)])
     lines_before = stats_lines(run)
-    train.main(["--resume", str(run), "--num_frames", "9000"])
+    training.main(["--resume", str(run), "--num_frames", "9000"])
 
     resumed = stats_lines(run, after_resume=True)
     assert len(resumed) >= 6

@@ -25,7 +25,7 @@ import torch
 import yaml
 
 import rlpytorch
-from rlpytorch import train
+from rlpytorch import training
 from rlpytorch.models.base import read_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -143,9 +143,9 @@ def strictly_increasing(values: list) -> bool:
 def one_line_error(command: list[str]) -> str:
     """What the command line prints for ``command`` (train's arguments): one line, no traceback."""
     with pytest.raises(SystemExit) as exit_:
-        train.command_line(train.main, train.PROG, command)
+        training.command_line(training.main, training.PROG, command)
     message = str(exit_.value.code)
-    assert message.startswith(f"{train.PROG}: error: ") and "\n" not in message, message
+    assert message.startswith(f"{training.PROG}: error: ") and "\n" not in message, message
     return message
 
 
@@ -183,7 +183,7 @@ def test_a_run_killed_between_checkpoints_resumes_with_each_frame_logged_once_in
     before = csv_frames(run)
     assert max(before) > checkpoint and max(log_frames(run)) > checkpoint  # the killed try logged past it
 
-    train.main(["--resume", str(run), "--num_frames", str(checkpoint + 1000)])
+    training.main(["--resume", str(run), "--num_frames", str(checkpoint + 1000)])
     frames = csv_frames(run)
     assert strictly_increasing(frames) and frames[-1] >= checkpoint + 1000
     assert frames[: len([f for f in before if f <= checkpoint])] == [f for f in before if f <= checkpoint]
@@ -194,9 +194,9 @@ def test_a_run_killed_between_checkpoints_resumes_with_each_frame_logged_once_in
 
 def test_a_finished_run_resumed_for_more_frames_keeps_its_last_line_and_notes(tmp_path):
     run = tmp_path / "run"
-    train.main([*SMALL, "--num_frames", "900", "--save_every", "0", "--save_dir", str(run)])
+    training.main([*SMALL, "--num_frames", "900", "--save_every", "0", "--save_dir", str(run)])
     log = (run / "log.txt").read_text()
-    train.main(["--resume", str(run), "--num_frames", "1800"])
+    training.main(["--resume", str(run), "--num_frames", "1800"])
     assert (run / "log.txt").read_text().startswith(log)  # its final stats line and "trained ..." stay
     assert strictly_increasing(csv_frames(run)) and strictly_increasing(log_frames(run))
 
@@ -210,9 +210,9 @@ def test_sigterm_before_the_run_is_built_leaves_no_folder_and_one_line(tmp_path,
     process.send_signal(signal.SIGTERM)
     (tmp_path / "go").touch()
     _, stderr = process.communicate()
-    assert process.returncode == train.INTERRUPTED
+    assert process.returncode == training.INTERRUPTED
     assert "Traceback" not in stderr and stderr.strip().splitlines()[-1] == (
-        f"{train.PROG}: interrupted; nothing of the run was kept: the same command starts it again in "
+        f"{training.PROG}: interrupted; nothing of the run was kept: the same command starts it again in "
         f"{tmp_path / 'run'}")
     assert not (tmp_path / "run").exists()
 
@@ -226,10 +226,11 @@ def test_sigterm_before_the_loop_starts_stops_it_at_once_saved_and_resumable(tmp
     (tmp_path / "go").touch()
     stdout, stderr = process.communicate()
     run = tmp_path / "run"
-    assert process.returncode == train.INTERRUPTED and "Traceback" not in stderr, stderr
-    assert f"stopped by a signal, saved: --resume {run} continues the run" in stdout
+    assert process.returncode == training.INTERRUPTED and "Traceback" not in stderr, stderr
+    assert f"saved {run / 'last.pt'} (weights and training state at frame 0)" in stdout
+    assert f"to go on: {training.PROG} --resume {run}" in stdout
     assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == 0
-    assert train.main(["--resume", str(run), "--num_frames", "300"]).summary.frames >= 300
+    assert training.main(["--resume", str(run), "--num_frames", "300"]).summary.frames >= 300
 
 
 def test_a_game_error_after_some_frames_leaves_a_checkpoint_that_resume_continues(tmp_path, start_training):
@@ -253,13 +254,13 @@ def test_a_folder_removed_mid_run_ends_it_in_one_line_and_is_not_made_again(tmp_
     (tmp_path / "go").touch()
     _, stderr = process.communicate()
     assert process.returncode == 1
-    assert stderr.strip().splitlines() == [f"{train.PROG}: error: {run} was removed while in use"]
+    assert stderr.strip().splitlines() == [f"{training.PROG}: error: {run} was removed while in use"]
     assert not run.exists()
 
 
 def test_resume_with_a_damaged_run_yaml_is_one_line_and_writes_nothing(tmp_path):
     run = tmp_path / "run"
-    train.main([*SMALL, "--num_frames", "500", "--save_dir", str(run)])
+    training.main([*SMALL, "--num_frames", "500", "--save_dir", str(run)])
     (run / "run.yaml").write_text("command: [unclosed\n")
     before = {path.name: path.read_bytes() for path in run.iterdir()}
     message = one_line_error(["--resume", str(run), "--num_frames", "1000"])
@@ -270,7 +271,7 @@ def test_resume_with_a_damaged_run_yaml_is_one_line_and_writes_nothing(tmp_path)
 @pytest.mark.parametrize("error", [errno.ENOSPC, errno.EROFS])
 def test_a_save_that_fails_for_room_or_permission_is_one_line_and_takes_the_try_back(tmp_path, monkeypatch, error):
     run = tmp_path / "run"
-    train.main([*SMALL, "--num_frames", "500", "--save_dir", str(run)])
+    training.main([*SMALL, "--num_frames", "500", "--save_dir", str(run)])
     before = {name: (run / name).read_bytes() for name in ("config.yaml", "run.yaml", "last.pt")}
 
     def failing_save(*args, **kwargs):

@@ -10,7 +10,7 @@ from fakes import fake_context
 from tqdm import tqdm
 
 from rlpytorch.core.stats import StatsLogger
-from rlpytorch.learners.trainer import Evaluator
+from rlpytorch.learners.evaluator import Evaluator
 from rlpytorch.models import MLPActorCritic
 from rlpytorch.models.base import read_checkpoint
 from rlpytorch.run.eval_iters import EvalIters
@@ -104,7 +104,7 @@ def test_on_a_terminal_the_bar_reaches_100_percent_and_shows_each_stats_lines_re
     stats_lines = [i for i, part in enumerate(shown) if part.startswith("F ")]
     assert len(stats_lines) == 4  # every 500 frames, the last one at the end
     for i in stats_lines:  # on a line of its own, after a bar with its frames and mean return
-        frames, mean_return = re.match(r"F ([\d,]+) \|.* \| R ([-\d.]+|nan)", shown[i]).groups()
+        frames, mean_return = re.match(r"F ([\d,]+)  R ([-\d.]+|nan)", shown[i]).groups()
         bar = shown[i - 1]
         assert f"R={mean_return}" in bar and f"{tqdm.format_sizeof(int(frames.replace(',', '')))}/2.00k" in bar, bar
     assert "100%" in shown[stats_lines[-1] - 1] and summary.frames >= 2000

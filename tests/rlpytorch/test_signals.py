@@ -1,7 +1,7 @@
 """Nothing is lost on a signal: ``python -m rlpytorch.train`` stopped by SIGINT
 or SIGTERM, during training or in the middle of writing a checkpoint, saves
 the frame it reached, leaves no temporary file, exits cleanly with the
-status of an interrupted run (``train.INTERRUPTED``, 130), and
+status of an interrupted run (``training.INTERRUPTED``, 130), and
 ``--resume`` continues from that frame.
 
 The subprocess is slowed at its first ``torch.save`` by a ``sitecustomize``
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from elfpy.files import TEMPORARY_FILES, append_line, deferred_signals, write_text_atomically
-from rlpytorch import train
+from rlpytorch import training
 from rlpytorch.models.base import read_checkpoint
 from rlpytorch.run.single_process import SingleProcessRun
 
@@ -89,26 +89,27 @@ def stats_lines(run: Path) -> list[str]:
     return [line for line in log.read_text().splitlines() if line.startswith("F ")] if log.exists() else []
 
 
-def trained_frames(stdout: str) -> int:
-    line = next(line for line in stdout.splitlines() if line.startswith("trained "))
-    return int(line.split()[1].replace(",", ""))
+def stopped_frames(stdout: str) -> int:
+    """The frame a stopped run says it stopped at ("stopped by a signal at frame 1,200: ...")."""
+    line = next(line for line in stdout.splitlines() if line.startswith("stopped by a signal at frame "))
+    return int(line.split()[6].rstrip(":").replace(",", ""))
 
 
 def check_stopped_cleanly(process: subprocess.Popen, run: Path) -> int:
     """The run exited as interrupted without a traceback, left no temporary file,
     and its last.pt holds the frame it says it trained; returns that frame."""
     stdout, stderr = process.communicate()
-    assert process.returncode == train.INTERRUPTED, stderr
+    assert process.returncode == training.INTERRUPTED, stderr
     assert "Traceback" not in stderr, stderr
     assert not list(run.glob(TEMPORARY_FILES))
-    frames = trained_frames(stdout)
+    frames = stopped_frames(stdout)
     assert frames > 0
     assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames
     return frames
 
 
 def check_resumes_at(run: Path, frames: int) -> None:
-    result = train.main(["--resume", str(run), "--num_frames", str(frames + 500), "--no-progress"])
+    result = training.main(["--resume", str(run), "--num_frames", str(frames + 500), "--no-progress"])
     assert result.summary.frames >= frames + 500
     assert f"resumed from {run / 'last.pt'} at {frames:,} frames" in (run / "log.txt").read_text()
 

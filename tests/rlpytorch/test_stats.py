@@ -57,7 +57,7 @@ def test_running_mean_averages_each_value_over_the_calls_that_gave_it():
 
 def test_format_record_is_one_readable_line():
     line = format_record({"frames": 12345.0, "fps": 999.4, "return_mean": 20.0, "return_std": 1.5})
-    assert line == "F 12,345 | FPS 999 | R 20.0±1.5"
+    assert line == "F 12,345  R 20.0±1.5  FPS 999"
 
 
 def test_logger_writes_stdout_text_log_csv_and_tensorboard(tmp_path, capsys):
@@ -66,7 +66,7 @@ def test_logger_writes_stdout_text_log_csv_and_tensorboard(tmp_path, capsys):
     logger.log({"frames": 200.0, "return_mean": 6.0, "loss": 0.5})  # a new column appears
     logger.note("done")
     logger.close()
-    lines = ["F 100 | R 5", "F 200 | R 6 | loss 0.5", "done"]
+    lines = ["F 100  R 5", "F 200  R 6  loss 0.5", "done"]
     assert capsys.readouterr().out.splitlines() == lines
     assert (tmp_path / "log.txt").read_text().splitlines() == lines
     with open(tmp_path / "progress.csv") as f:

@@ -8,21 +8,22 @@ from pathlib import Path
 import pytest
 
 import rlpytorch
-from rlpytorch import train
-from rlpytorch.core.args_provider import ArgsError, ArgsProvider
+from rlpytorch import training
+from rlpytorch.core.args_provider import ArgsError, ArgsProvider, read_config_file, shipped_configs
 from rlpytorch.methods import PPO
+from rlpytorch.recipes import RECIPES
 
 
 def test_method_comes_from_the_command_line_then_the_config_file(tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text("method: ppo\nclip_eps: 0.1\n")
-    assert train.chosen_method([]) == "actor_critic"
-    assert train.chosen_method(["--config", str(config)]) == "ppo"
-    assert train.chosen_method(["--config", str(config), "--method", "actor_critic"]) == "actor_critic"
+    assert training.chosen_method([]) == "actor_critic"
+    assert training.chosen_method(["--config", str(config)]) == "ppo"
+    assert training.chosen_method(["--config", str(config), "--method", "actor_critic"]) == "actor_critic"
 
 
 def test_ppo_run_offers_ppo_arguments_and_its_suggested_window(tmp_path):
-    provider = ArgsProvider(train.components("ppo"))
+    provider = ArgsProvider(training.components("ppo"))
     config = provider.parse(["--clip_eps", "0.1"], defaults=PPO.run_defaults)
     assert config["clip_eps"] == 0.1 and config["T"] == 17 and config["returns"] == "gae"
     assert provider.parse(["--T", "9"], defaults=PPO.run_defaults)["T"] == 9
@@ -79,7 +80,7 @@ def test_an_unknown_method_in_a_config_file_is_named_with_the_choices(tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text("method: nope\n")
     with pytest.raises(ArgsError, match=r"run.yaml: method: 'nope' is not one of \['actor_critic', 'ppo'"):
-        train.chosen_method(["--config", str(config)])
+        training.chosen_method(["--config", str(config)])
 
 
 def test_a_run_that_fails_to_start_leaves_no_folder_so_the_same_save_dir_works_next(tmp_path):
@@ -105,8 +106,28 @@ def test_a_run_that_fails_to_start_leaves_no_folder_so_the_same_save_dir_works_n
 def test_a_refused_setting_is_one_line_and_leaves_no_run_folder(tmp_path, capsys, setting, named):
     run = tmp_path / "run"
     with pytest.raises(SystemExit) as exit_:
-        train.command_line(train.main, "prog", [*setting, "--num_frames", "100", "--save_dir", str(run)])
+        training.command_line(training.main, "prog", [*setting, "--num_frames", "100", "--save_dir", str(run)])
     message = str(exit_.value.code)
     assert message.startswith("prog: error: a setting was refused: ") and named in message
     assert "\n" not in message and not run.exists()
-    assert "effective configuration" not in capsys.readouterr().out  # nothing printed before the error
+    assert "run folder" not in capsys.readouterr().out  # nothing printed before the error
+
+
+def test_a_method_suggests_only_settings_that_differ_from_their_default():
+    for method, recipe in RECIPES.items():
+        declared = training.arguments(method).args
+        for name, value in recipe.run_defaults.items():
+            if value == declared[name].default:  # only to undo a suggestion the method inherits
+                inherited = [base.__dict__.get("run_defaults", {}) for base in recipe.method.__mro__[1:]]
+                assert any(suggested.get(name, value) != value for suggested in inherited), (method, name)
+
+
+@pytest.mark.parametrize("name", shipped_configs())
+def test_a_shipped_config_states_only_what_differs_from_its_methods_defaults(name):
+    values = read_config_file(name)
+    method = values.get("method", training.chosen_method([]))
+    assert values.get("method") != training.chosen_method([]), "the default method, stated"
+    declared, defaults = training.arguments(method).args, training.config_class(method)()
+    restated = [key for key, value in values.items() if key != "method"
+                and declared[key].convert(value) == getattr(defaults, key)]
+    assert restated == [], f"{name} restates defaults {restated}"

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import rlpytorch
-from rlpytorch import evaluate, train
+from rlpytorch import evaluate, training
 from rlpytorch.core.args_provider import ArgsProvider
 from rlpytorch.learners.value_trainer import ValueTrainer
 from rlpytorch.methods import DQN, DRQN
@@ -16,7 +16,7 @@ SMALL = dict(num_games=8, actor_batch=8, train_batch=8, num_threads=1, progress=
 
 
 def test_dqn_run_offers_replay_and_variant_settings_not_actor_critic_ones():
-    provider = ArgsProvider(train.components("dqn"))
+    provider = ArgsProvider(training.components("dqn"))
     config = provider.parse(["--prioritized", "--dueling", "--num_atoms", "11", "--polyak_tau", "0.01"],
                             defaults=DQN.run_defaults)
     assert (config["model"], config["sampler"], config["n_step"], config["replay_ratio"]) == ("q", "epsilon_greedy",
@@ -27,7 +27,7 @@ def test_dqn_run_offers_replay_and_variant_settings_not_actor_critic_ones():
 
 
 def test_drqn_run_takes_its_own_defaults_of_r2d2_settings():
-    config = ArgsProvider(train.components("drqn")).parse([], defaults=DRQN.run_defaults)
+    config = ArgsProvider(training.components("drqn")).parse([], defaults=DRQN.run_defaults)
     assert (config["burn_in"], config["value_rescaling"], config["stored_state"], config["n_step"]) == (0, False,
                                                                                                      False, 1)
 

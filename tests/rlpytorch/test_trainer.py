@@ -8,7 +8,8 @@ from fakes import fake_context
 
 from rlpytorch.acting.act import RecurrentStates, to_tensors
 from rlpytorch.acting.sampler import Sampler
-from rlpytorch.learners.trainer import Evaluator, Trainer
+from rlpytorch.learners.evaluator import Evaluator
+from rlpytorch.learners.trainer import Trainer
 from rlpytorch.methods import ActorCritic, forward_window
 from rlpytorch.models import GRUActorCritic, LSTMActorCritic, MLPActorCritic, ModelSettings
 from rlpytorch.models.interface import ModelInterface

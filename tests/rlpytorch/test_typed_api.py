@@ -14,7 +14,7 @@ import yaml
 import rlpytorch
 from rlpytorch.core.args_provider import ArgsError, read_config_file
 from rlpytorch.core.game_loader import GameLoader
-from rlpytorch.train import arguments, config_class, main
+from rlpytorch.training import arguments, config_class, main
 
 # A short CartPole run on one thread.
 SMALL = dict(game="cartpole", num_games=8, actor_batch=8, train_batch=8, num_threads=1, progress=False,
@@ -97,10 +97,11 @@ def test_the_command_line_and_the_typed_path_give_the_same_configuration_and_the
     assert run.eval.returns.tolist() == by_command_line.eval.returns.tolist()
 
 
-def test_rlpytorch_train_is_callable_and_still_runs_as_a_module():
-    import rlpytorch.train as module
-
-    assert callable(module) and rlpytorch.train is module and module.main is main
+def test_rlpytorch_train_is_a_plain_function_and_the_command_line_a_script_over_it():
+    # in a fresh interpreter, so that no other test's imports change what the package holds
+    probe = ("import inspect, rlpytorch, rlpytorch.training; "
+             "assert inspect.isfunction(rlpytorch.train) and rlpytorch.train is rlpytorch.training.train")
+    subprocess.run([sys.executable, "-c", probe], check=True)
     root = Path(__file__).resolve().parents[2]
     helped = subprocess.run([sys.executable, "-m", "rlpytorch.train", "--method", "ppo", "--help"],
                             capture_output=True, text=True, cwd=root)

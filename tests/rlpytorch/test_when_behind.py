@@ -18,14 +18,14 @@ def stats_line(run):
 def test_on_policy_methods_drop_windows_by_default_and_the_stats_line_counts_them(trainer):
     run = MultiProcessRun(trainer, progress=False)
     assert run.when_behind == "auto" and run.policy == "drop"
-    assert "| dropped 0 | U dropped 0" in stats_line(run) and "waited" not in stats_line(run)
+    assert "  dropped 0  U dropped 0" in stats_line(run) and "waited" not in stats_line(run)
 
 
 def test_replay_methods_wait_by_default_and_the_stats_line_gives_the_seconds_waited():
     _, _, run = value_run(DQN(target=TargetNetwork(50)), num_frames=100)
     assert run.when_behind == "auto" and run.policy == "wait"
     run.waited = 1.5
-    assert "| waited 1.5" in stats_line(run) and "dropped" not in stats_line(run)
+    assert "  waited 1.5" in stats_line(run) and "dropped" not in stats_line(run)
 
 
 @pytest.mark.parametrize("when_behind", ["drop", "wait"])

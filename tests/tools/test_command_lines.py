@@ -13,12 +13,12 @@ import pytest
 
 from elfpy import gtp
 from elfpy.render import minirts
-from rlpytorch import evaluate, plot, train, tune
+from rlpytorch import evaluate, plot, training, tune
 
 ENTRY_POINTS = {
     "elfpy.gtp": gtp.main,
     "elfpy.render.minirts": minirts.main,
-    "rlpytorch.train": train.main,
+    "rlpytorch.train": training.main,
     "rlpytorch.evaluate": evaluate.main,
     "rlpytorch.plot": plot.main,
     "rlpytorch.tune": tune.main,
@@ -58,13 +58,13 @@ def test_help_shows_the_defaults(module, defaults, capsys):
 
 
 def test_train_help_says_each_method_lists_its_own_settings(capsys):
-    text = " ".join(help_of(train.main, capsys).split())
+    text = " ".join(help_of(training.main, capsys).split())
     assert "python -m rlpytorch.train --method ppo --help" in text
-    assert "--clip_eps" not in text and "--clip_eps" in help_of(train.main, capsys, ["--method", "ppo", "--help"])
+    assert "--clip_eps" not in text and "--clip_eps" in help_of(training.main, capsys, ["--method", "ppo", "--help"])
 
 
 def test_alphazero_help_keeps_its_command_lines_and_shows_no_empty_default(capsys):
-    text = help_of(train.main, capsys, ["--method", "alphazero", "--help"])
+    text = help_of(training.main, capsys, ["--method", "alphazero", "--help"])
     assert "\n    import rlpytorch\n" in text  # the docstring's example, not run into the prose around it
     assert "\n    python -m rlpytorch.train --method ppo --help\n" in text  # nor the epilog's command line
     assert "(``--method alphazero --config go9``)" in " ".join(text.split())  # how to run AlphaZero on Go

@@ -156,6 +156,13 @@ def test_the_ray_backend_without_ray_is_one_clear_error(monkeypatch, capsys) -> 
     assert last.endswith("--backend ray needs the ray package: pip install 'elf-platform[ray]'")
 
 
+# The suite runs in two pytest workers (pytest-xdist): the tests that start a Ray cluster share one
+# worker, so no two local clusters start at once on the machine.
+RAY = pytest.mark.xdist_group("ray")
+
+
+@RAY
+@pytest.mark.timeout(900)  # Ray starts its workers slowly on a loaded machine: 332 s once beside other work
 def test_the_ray_backend_runs_the_grid_as_tasks_with_resources_and_resumes(tmp_path: Path, monkeypatch,
                                                                             capsys) -> None:
     import ray
@@ -180,7 +187,7 @@ def test_the_ray_backend_runs_the_grid_as_tasks_with_resources_and_resumes(tmp_p
 
 
 def test_an_unknown_config_is_one_line_naming_it(tmp_path) -> None:
-    from rlpytorch.train import command_line
+    from rlpytorch.training import command_line
 
     with pytest.raises(SystemExit) as exit_:
         command_line(launch.main, "python -m rlpytorch.launch", ["--config", "nosuch", "--out", str(tmp_path / "s")])
@@ -218,8 +225,9 @@ def test_a_stopped_sweep_saves_its_runs_marks_none_done_and_says_so_in_one_line(
     for seed in (0, 1):
         run = out / "default" / f"seed{seed}"
         assert "stopped by a signal, saved" in stdout and not (run / "done").exists()
-        trained = next(line for line in (run / "console.txt").read_text().splitlines() if line.startswith("trained"))
-        frames = int(trained.split()[1].replace(",", ""))
+        stopped = next(line for line in (run / "console.txt").read_text().splitlines()
+                       if line.startswith("stopped by a signal at frame "))
+        frames = int(stopped.split()[6].rstrip(":").replace(",", ""))
         assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames > 0
     assert not (out / "default" / "seed2").exists()  # queued: never started
     assert [run.folder.name for run in launch.plan_runs(out, [0, 1, 2], []) if not run.done] == [
@@ -247,10 +255,10 @@ def test_a_killed_launcher_s_runs_save_and_end_instead_of_training_on_unseen(tmp
             launcher.kill()
             launcher.wait()
         for run in runs:
-            while not (trained := [line for line in (run / "console.txt").read_text().splitlines()
-                                   if line.startswith("trained")]):
+            while not (stopped := [line for line in (run / "console.txt").read_text().splitlines()
+                                   if line.startswith("stopped by a signal at frame ")]):
                 time.sleep(0.05)  # the run stops by itself; pytest-timeout bounds a run that trains on
-            frames = int(trained[0].split()[1].replace(",", ""))
+            frames = int(stopped[0].split()[6].rstrip(":").replace(",", ""))
             assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames > 0
             assert not (run / "done").exists()
     finally:
@@ -282,7 +290,7 @@ while not (folder.parent.parent / "go").exists():
 
 
 def test_the_same_sweep_started_twice_is_refused_in_one_line_naming_the_first(tmp_path: Path) -> None:
-    from rlpytorch.train import command_line
+    from rlpytorch.training import command_line
 
     (tmp_path / "waiting_train.py").write_text(WAITING_TRAIN)
     out = tmp_path / "sweep"
@@ -339,6 +347,7 @@ def running(processes: set[tuple[int, str]]) -> set[tuple[int, str]]:
     return left
 
 
+@RAY
 @pytest.mark.timeout(600)
 def test_a_ray_sweep_killed_or_stopped_saves_its_runs_leaves_nothing_running_and_resumes(tmp_path: Path) -> None:
     """Killed (SIGKILL), the launcher's run still saves and ends, and the Ray it
@@ -370,8 +379,9 @@ def test_a_ray_sweep_killed_or_stopped_saves_its_runs_leaves_nothing_running_and
         finally:
             for pid, _ in running(processes):
                 os.kill(pid, signal.SIGKILL)
-        trained = [line for line in (run / "console.txt").read_text().splitlines() if line.startswith("trained")]
-        frames = int(trained[0].split()[1].replace(",", ""))
+        stopped = [line for line in (run / "console.txt").read_text().splitlines()
+                   if line.startswith("stopped by a signal at frame ")]
+        frames = int(stopped[0].split()[6].rstrip(":").replace(",", ""))
         assert read_checkpoint(run / "last.pt")["resume"]["trainer"]["frames"] == frames > 0
         assert not (run / "done").exists()
         saved.append(frames)

@@ -236,3 +236,65 @@ def test_hostile_clients_of_the_real_server_leave_the_browsers_game_playing(brow
     seen = page_state(browser, "frames")
     wait(browser, lambda: page_state(browser, "frames") > seen + 5)  # the browser's game went on throughout
     assert page_state(browser, "closed") is None
+
+
+UID, PLAYER, TYPE, X, Y, ORDER = 0, 1, 2, 3, 4, 6  # columns of a unit in a mouse game's frame (the game's 'units')
+
+
+def tile_offset(element, tiles, x, y):
+    """Selenium's offset (from the element's centre) of tile (x, y)'s centre."""
+    width, height, n = element.size["width"], element.size["height"], len(tiles)
+    return round((x + 0.5) * width / n - width / 2), round((y + 0.5) * height / n - height / 2)
+
+
+def test_minirts_played_with_the_mouse_select_move_gather_and_build(browser, server_url):
+    """A click selects a worker, a box both; a right-click on ground moves them (the game's state sent to the
+    page shows them walk there), a right-click on a mine sends them gathering from it, and the key b then a
+    click sends one of them to build a barracks there."""
+    open_entry(browser, server_url, "minirts-play")
+    wait(browser, lambda: page_state(browser, "frames") >= 1)
+    browser.find_element(By.ID, "pause").click()
+    wait(browser, lambda: browser.find_element(By.ID, "message").text == "paused")
+    frame = page_state(browser, "last")
+    overlay, tiles = browser.find_element(By.ID, "overlay"), frame["tiles"]
+    workers = [u for u in frame["units"] if u[PLAYER] == 0 and u[TYPE] == 0]
+    assert len(workers) == 2
+    ActionChains(browser).move_to_element_with_offset(overlay, *tile_offset(overlay, tiles, *workers[0][X:Y + 1])) \
+        .click().perform()
+    wait(browser, lambda: page_state(browser, "selected") == [workers[0][UID]])
+    x0, x1 = min(u[X] for u in workers) - 1, max(u[X] for u in workers) + 1  # a box around both workers
+    y0, y1 = min(u[Y] for u in workers) - 1, max(u[Y] for u in workers) + 1
+    start, end = tile_offset(overlay, tiles, max(x0, 0), max(y0, 0)), tile_offset(overlay, tiles, x1, y1)
+    ActionChains(browser).move_to_element_with_offset(overlay, *start).click_and_hold() \
+        .move_by_offset(end[0] - start[0], end[1] - start[1]).release().perform()
+    wait(browser, lambda: sorted(page_state(browser, "selected")) == sorted(u[UID] for u in workers))
+
+    occupied = {(u[X], u[Y]) for u in frame["units"]}
+    n, (wx, wy) = len(tiles), workers[0][X:Y + 1]
+    goal = next((x, y) for y in range(n) for x in range(n)  # ground the seat has seen, 3 to 6 tiles away
+                if tiles[y][x] == "." and (x, y) not in occupied and 3 <= max(abs(x - wx), abs(y - wy)) <= 6)
+
+    def distances():
+        units = {u[UID]: u for u in page_state(browser, "last.units")}
+        return [(units[w[UID]][X] - goal[0]) ** 2 + (units[w[UID]][Y] - goal[1]) ** 2 for w in workers]
+
+    before = distances()
+    ActionChains(browser).move_to_element_with_offset(overlay, *tile_offset(overlay, tiles, *goal)) \
+        .context_click().perform()
+    wait(browser, lambda: browser.find_element(By.ID, "message").text == "move: 2 unit(s)")
+    browser.find_element(By.ID, "resume").click()
+    wait(browser, lambda: all(now <= 2 < then for now, then in zip(distances(), before, strict=True)))
+    keep_picture(browser, "web_minirts_play.png")
+
+    mine = next((x, y) for y in range(len(tiles)) for x in range(len(tiles)) if tiles[y][x] == "$")
+    ActionChains(browser).move_to_element_with_offset(overlay, *tile_offset(overlay, tiles, *mine)) \
+        .context_click().perform()
+    wait(browser, lambda: all(u[ORDER] == 3 for u in page_state(browser, "last.units")
+                              if u[UID] in {w[UID] for w in workers}))  # 3: gather
+
+    ActionChains(browser).send_keys("b").perform()  # build a barracks: the key, then a click on the site
+    wait(browser, lambda: "barracks" in browser.find_element(By.ID, "play-mode").text)
+    ActionChains(browser).move_to_element_with_offset(overlay, *tile_offset(overlay, tiles, *goal)).click().perform()
+    wait(browser, lambda: [u[ORDER] for u in page_state(browser, "last.units")
+                           if u[UID] in {w[UID] for w in workers}].count(4) == 1)  # 4: build, by one worker
+    assert page_state(browser, "closed") is None

@@ -14,6 +14,8 @@ from elfpy.gtp import GtpEngine
 from elfweb.catalog import builtin_entries, catalog, loaded_entry
 from elfweb.server import POLICY_VIOLATION, Limits, Server
 
+from .helpers import receive
+
 TOKEN = "test-token"
 
 
@@ -24,15 +26,6 @@ def entries():
 
 def client(entries, limits=None):
     return TestClient(Server(entries, TOKEN, limits).app())
-
-
-def receive(ws, kind):
-    """The next message of type ``kind`` (the opening and frames of a game still playing may come first)."""
-    while True:
-        message = ws.receive_json()
-        if message["type"] == kind:
-            return message
-        assert message["type"] in ("opened", "frame", "status"), message
 
 
 def test_the_page_and_the_websocket_want_the_token(entries):
@@ -154,7 +147,11 @@ def test_hostile_messages_close_their_connection_while_another_viewer_plays_on(e
     rng = random.Random(7)
     hostile = ["", "{", "null", json.dumps({"type": "open", "entry": "minirts-ai", "extra": 1}),
                json.dumps({"type": "go_move", "row": -1, "col": 0}), "x" * 1_000_000,
-               json.dumps({"type": "open", "entry": {"$ne": 1}}), bytes(rng.randrange(256) for _ in range(300)).hex()]
+               json.dumps({"type": "open", "entry": {"$ne": 1}}), bytes(rng.randrange(256) for _ in range(300)).hex(),
+               json.dumps({"type": "unit_command", "units": [1] * 1000, "kind": "move", "target": 0, "x": 0, "y": 0,
+                           "build": "none"}),
+               json.dumps({"type": "unit_command", "units": [1], "kind": "move", "target": 0, "x": 99, "y": 0,
+                           "build": "none"})]
     hostile += ["".join(chr(rng.randrange(1, 0x2FFF)) for _ in range(rng.randrange(1, 400))) for _ in range(12)]
     with client(entries) as http, http.websocket_connect(f"/ws?token={TOKEN}") as watcher:
         watcher.receive_json()
@@ -334,10 +331,10 @@ def test_a_game_that_fails_to_open_is_said_and_frees_its_place(entries):
 
 
 def test_a_hosted_games_run_is_followed_with_its_model_playing(tmp_path, one_torch_thread):
-    from rlpytorch import train
+    from rlpytorch import training
 
     run = tmp_path / "cartpole"
-    train.main(["--game", "gym:CartPole-v1", "--num_frames", "300", "--num_games", "2", "--num_workers", "1",
+    training.main(["--game", "gym:CartPole-v1", "--num_frames", "300", "--num_games", "2", "--num_workers", "1",
                 "--actor_batch", "2", "--train_batch", "2", "--eval_episodes", "1", "--save_dir", str(run),
                 "--no-progress"])
     entries = catalog([loaded_entry(str(run), 8)])
@@ -351,3 +348,7 @@ def test_a_hosted_games_run_is_followed_with_its_model_playing(tmp_path, one_tor
             curve = message if message["type"] == "curve" else curve
     assert all(f["action"] in (0, 1) and f["image"].startswith("data:image/png") for f in frames)
     assert len(curve["x"]) >= 1 and curve["x"][-1] >= 300
+    for frame in frames:  # the model's view beside the picture: its action probabilities and value
+        assert len(frame["pi"]) == 2 and sum(frame["pi"]) == pytest.approx(1, abs=1e-3)
+        assert frame["action"] == max(range(2), key=frame["pi"].__getitem__)  # greedy: the likelier action
+        assert np.isfinite(frame["value"]) and frame["action_names"] == ["0", "1"]

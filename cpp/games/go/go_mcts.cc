@@ -64,7 +64,7 @@ class GoMcts : public Game {
     int temperature_moves = 0;
     // Resignation is off unless asked for: a threshold is safe only once the network's values are (false_resign,
     // from the resign_check games, says when), and from the start -0.9 let self-play collapse into resigning at
-    // once (benchmarks/notes/2026-11-26-go.md). The GTP engine and play.search take this default too, so that a match
+    // once (docs/results/2026-11-28-go.md). The GTP engine and play.search take this default too, so that a match
     // is scored to its end unless its command line asks otherwise.
     float resign_threshold = -1.0f;
     float resign_check = 0.1f;

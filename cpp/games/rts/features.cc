@@ -106,4 +106,21 @@ void WriteBoard(const World& world, const Fog& fog, int player, uint8_t* board) 
   }
 }
 
+void WriteUnits(const World& world, const Fog& fog, int player, int32_t* rows) {
+  std::fill(rows, rows + kMaxUnits * kUnitColumns, 0);
+  int32_t* row = rows;
+  for (int slot = 0; slot < world.end(); ++slot) {
+    const Unit& u = world.unit(slot);
+    if (!u.Alive() || (player >= 0 && u.player != player && !fog.Visible(player, u.x, u.y))) continue;
+    row[kColUid] = u.uid;
+    row[kColPlayer] = u.player;
+    row[kColType] = u.type;
+    row[kColX] = u.x;
+    row[kColY] = u.y;
+    row[kColHp] = u.hp;
+    row[kColOrder] = static_cast<int32_t>(u.order);
+    row += kUnitColumns;
+  }
+}
+
 }  // namespace elf::minirts

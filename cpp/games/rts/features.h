@@ -108,6 +108,18 @@ inline constexpr const char* kBoardHelp =
     "player's view: ' ' never seen; +128 (high bit) on tiles seen before but not visible now, which "
     "show terrain only";
 
+// The units a seat sees, for a seat that commands them one by one
+// (unit_commands.h): one row of kUnitColumns int32 per unit, own units and
+// the enemy's on tiles the seat sees now, in slot order; the other rows zero.
+enum UnitColumn : int { kColUid = 0, kColPlayer, kColType, kColX, kColY, kColHp, kColOrder, kUnitColumns };
+inline constexpr const char* kUnitsHelp =
+    "units [160, 7] int32 in map coordinates (not rotated), one row per unit the seat sees (its own, the "
+    "enemy's on tiles it sees now), then rows of zeros: uid, player, type (0 worker, 1 melee, 2 ranged, 3 base, "
+    "4 barracks, 5 tower), x, y, hp, order (0 idle, 1 move, 2 attack, 3 gather, 4 build, 5 produce)";
+
+// `player` 0 or 1: what that player sees; -1: everything. `rows` holds kMaxUnits rows.
+void WriteUnits(const World& world, const Fog& fog, int player, int32_t* rows);
+
 // One byte per tile of the map, row-major. `player` 0 or 1: what that player
 // sees (fog of war as in the features); -1: everything (an observer).
 void WriteBoard(const World& world, const Fog& fog, int player, uint8_t* board);

@@ -30,6 +30,14 @@
 // opponent is the waves). Each has its own features (features.h) and ctf
 // and tower_defense their own command meanings (commands.h).
 //
+// A person's seat (option unit_commands=K > 0, seats 1 or 2): each Python
+// seat also replies `u`, up to K per-unit commands a step (unit_commands.h:
+// stop, move, attack, gather, build), carried out after its strategic
+// command `a`; it observes `units` (what it sees, with each unit's uid) and
+// `unit_results` (what became of its previous step's commands: a refused
+// command changes nothing, and the game goes on). Off by default: the keys
+// exist only with the option, so other users' specs are unchanged.
+//
 // Pictures and replays: with the option board=true, the observation `board`
 // is one character per tile (features.h), the seat's view or, with
 // board_fog=false or seats=0, the whole map. It is off by default, so models
@@ -38,8 +46,10 @@
 // episode starts from its own seed, `episode_seed`: the game is
 // deterministic, so the options, that seed and the Python seats' actions
 // replay an episode exactly (option episode_seed, examples/minirts_render.py).
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "elf/game.h"
 #include "elf/registry.h"
@@ -47,6 +57,7 @@
 #include "games/rts/commands.h"
 #include "games/rts/features.h"
 #include "games/rts/fog.h"
+#include "games/rts/unit_commands.h"
 #include "games/rts/world.h"
 
 namespace elf::games {
@@ -72,10 +83,11 @@ class MiniRTS : public Game {
     bool board = false;
     bool board_fog = true;
     int64_t episode_seed = -1;
+    int unit_commands = 0;
     Key<float> s, v;
-    Key<int32_t> frames, won;
+    Key<int32_t> frames, won, units, unit_results;
     Key<uint8_t> board_key;
-    Key<int64_t> episode_seed_key, a;
+    Key<int64_t> episode_seed_key, a, u;
   };
 
   static Config DefineSpec(SpecBuilder& spec) {
@@ -116,12 +128,22 @@ class MiniRTS : public Game {
         spec.Option("board_fog", config.board_fog, "board shows only what the seat sees (false: the whole map)");
     config.episode_seed = spec.Option<int64_t>(
         "episode_seed", config.episode_seed, "seed of every episode (map, AIs, tie-breaks); -1: a new one per episode");
+    config.unit_commands = spec.Option(
+        "unit_commands", config.unit_commands,
+        "per-unit commands each Python seat may give a step (action 'u'; 0: strategic commands only)");
     if (config.map_size < kMinMapSize || config.map_size > kMaxMapSize) {
       throw std::invalid_argument("option 'map_size' must be in " + std::to_string(kMinMapSize) + ".." +
                                   std::to_string(kMaxMapSize) + ", got " + std::to_string(config.map_size));
     }
     if (config.seats < 0 || config.seats > 2) {
       throw std::invalid_argument("option 'seats' must be one of 0, 1, 2; got " + std::to_string(config.seats));
+    }
+    if (config.unit_commands < 0 || config.unit_commands > kMaxUnits) {
+      throw std::invalid_argument("option 'unit_commands' must be in 0.." + std::to_string(kMaxUnits) + ", got " +
+                                  std::to_string(config.unit_commands));
+    }
+    if (config.unit_commands > 0 && config.seats == 0) {
+      throw std::invalid_argument("option 'unit_commands' needs a Python seat (seats 1 or 2); seats=0 has none");
     }
     if (config.max_tick < 1) throw std::invalid_argument("option 'max_tick' must be >= 1");
     if (config.frame_skip < 1) throw std::invalid_argument("option 'frame_skip' must be >= 1");
@@ -148,6 +170,15 @@ class MiniRTS : public Game {
     config.episode_seed_key =
         spec.Observation<int64_t>("episode_seed", {}, "seed of the current episode (replays it with episode_seed=)");
     config.a = spec.DiscreteAction("a", NumCommands(config.rules.variant), CommandHelp(config.rules.variant));
+    if (config.unit_commands > 0) {
+      const std::vector<int64_t> one = {kNumUnitCommandKinds, kUidRange, kUidRange, kMaxMapSize, kMaxMapSize,
+                                        kNumUnitTypes};
+      std::vector<int64_t> nvec;
+      for (int k = 0; k < config.unit_commands; ++k) nvec.insert(nvec.end(), one.begin(), one.end());
+      config.u = spec.MultiDiscreteAction("u", nvec, kUnitCommandHelp);
+      config.units = spec.Observation<int32_t>("units", {kMaxUnits, kUnitColumns}, kUnitsHelp);
+      config.unit_results = spec.Observation<int32_t>("unit_results", {config.unit_commands}, kUnitResultsHelp);
+    }
     return config;
   }
 
@@ -156,7 +187,8 @@ class MiniRTS : public Game {
         world_(config.map_size, config.rules),
         fog_(config.map_size),
         ai0_(config.ai0),
-        ai1_(config.opponent) {}
+        ai1_(config.opponent),
+        unit_results_(2 * config.unit_commands, kUnitResultNone) {}
 
   void Reset(Rng& rng) override {
     // Everything random in an episode comes from its own seed.
@@ -179,6 +211,10 @@ class MiniRTS : public Game {
     }
     *row.Get(config_.won) = won_[seat] ? 1 : 0;
     *row.Get(config_.episode_seed_key) = episode_seed_;
+    if (config_.unit_commands > 0) {
+      WriteUnits(world_, fog_, config_.board_fog ? seat : -1, row.Get(config_.units));
+      std::copy_n(&unit_results_[seat * config_.unit_commands], config_.unit_commands, row.Get(config_.unit_results));
+    }
   }
 
   Outcome Step(const std::vector<Row>& replies, Rng&) override {
@@ -186,6 +222,7 @@ class MiniRTS : public Game {
     const bool ai_plays_0 = config_.seats == 0, ai_plays_1 = config_.seats < 2;
     for (int seat = 0; seat < config_.seats; ++seat) {
       ApplyCommand(world_, seat, static_cast<int>(replies[seat].Scalar(config_.a)));
+      if (config_.unit_commands > 0) ApplyUnitCommands(seat, replies[seat].Get(config_.u));
     }
     const int dealt0 = world_.damage_dealt(0), dealt1 = world_.damage_dealt(1);
     const float potential_before[2] = {Potential(0), Potential(1)};
@@ -229,6 +266,22 @@ class MiniRTS : public Game {
   float Reward(int seat) const override { return rewards_[seat]; }
 
  private:
+  // Seat `seat` is player `seat`; it commands what it sees (the board's fog).
+  void ApplyUnitCommands(int seat, const int64_t* fields) {
+    for (int k = 0; k < config_.unit_commands; ++k) {
+      const int64_t* f = fields + k * kNumUnitFields;
+      UnitCommand command;
+      command.kind = static_cast<int>(f[kFieldKind]);
+      command.unit = static_cast<int32_t>(f[kFieldUnit]);
+      command.target = static_cast<int32_t>(f[kFieldTarget]);
+      command.x = static_cast<int>(f[kFieldX]);
+      command.y = static_cast<int>(f[kFieldY]);
+      command.type = static_cast<int>(f[kFieldType]);
+      unit_results_[seat * config_.unit_commands + k] =
+          ApplyUnitCommand(world_, config_.board_fog ? &fog_ : nullptr, seat, command);
+    }
+  }
+
   // The shaping potential of `player` (see the top of this file).
   float Potential(int player) const {
     const auto troops = [this](int p) { return world_.count(p, kMelee) + world_.count(p, kRanged); };
@@ -248,6 +301,7 @@ class MiniRTS : public Game {
   bool won_[2] = {false, false};
   int frames_ = 0;
   int64_t episode_seed_ = 0;
+  std::vector<int32_t> unit_results_;  // [seat][unit_commands]: the last step's, kept through a Reset
 };
 
 ELF_REGISTER_GAME("minirts", MiniRTS);

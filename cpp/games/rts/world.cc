@@ -419,6 +419,23 @@ void World::OrderGather(int slot) {
   u.use_field = false;
 }
 
+void World::OrderGatherAt(int slot, int x, int y) {
+  Unit& u = units_[slot];
+  u.order = Order::kGather;
+  u.phase = u.carry > 0 ? kToBase : kToMine;
+  u.tx = static_cast<int16_t>(x);
+  u.ty = static_cast<int16_t>(y);
+  u.use_field = false;
+}
+
+int World::SlotOf(int32_t uid) const {
+  if (uid <= 0) return -1;
+  for (int s = 0; s < end_; ++s) {
+    if (units_[s].uid == uid) return units_[s].Alive() ? s : -1;
+  }
+  return -1;
+}
+
 static int OwnedUnits(const int* counts) {
   int total = 0;
   for (int t = 0; t < kNumUnitTypes; ++t) total += counts[t];

@@ -108,6 +108,9 @@ class World {
   int occupant(int x, int y) const { return occupancy_[map_.Index(x, y)]; }
   bool Free(int x, int y) const { return map_.Passable(x, y) && occupancy_[map_.Index(x, y)] < 0; }
 
+  // The slot of the alive unit `uid`, or -1 (dead, never spawned, or 0).
+  int SlotOf(int32_t uid) const;
+
   // Places a unit (for setup and tests); returns its slot or -1 when the
   // tile is taken or no slot is free.
   int Spawn(int player, UnitType type, int x, int y);
@@ -118,6 +121,9 @@ class World {
   void OrderAttack(int slot, int target_slot, bool attack_move);
   // Gather from the nearest mine with resources left; idle if none.
   void OrderGather(int slot);
+  // A worker gathers from the mine at (x, y) (one with resources left); once
+  // it runs dry, from the nearest other, as OrderGather.
+  void OrderGatherAt(int slot, int x, int y);
   // A worker constructs `type` at (x, y); pays now. False if unaffordable.
   bool OrderBuild(int slot, UnitType type, int x, int y);
   // A building produces `type`; pays now. False if unaffordable or busy.
