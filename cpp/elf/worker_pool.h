@@ -232,6 +232,11 @@ class WorkerPool {
             lock.lock();
             continue;  // something may have been submitted meanwhile
           }
+          // Either this worker has reported, or another still runs a task
+          // and the last to finish will. Forgetting `ran` keeps this one,
+          // if woken later to find its task stolen, from reporting the same
+          // idle spell twice.
+          ran = false;
           me.asleep = true;
           me.wake.wait(lock, [&] { return stopping_ || !me.asleep; });
           me.asleep = false;
