@@ -1,26 +1,40 @@
 #!/usr/bin/env python
-"""PPO end to end on CartPole, one shape for all: rlpytorch on the engine beside
-PufferLib's ``pufferl`` on its native Ocean cartpole and CleanRL's ``ppo.py``
-loop on envpool; and where our time goes, part by part.
+"""PPO end to end on CartPole or MinAtar Breakout (--game), one shape for all:
+rlpytorch on the engine beside PufferLib's ``pufferl`` and CleanRL's ``ppo.py``
+loop; and where our time goes, part by part.
 
 The shape (issue 63): 64 games x 16 steps a rollout (1,024 frames), 4 epochs x
-2 minibatches of 512, separate policy and value MLPs (64, 64, tanh), one torch
-thread, Adam at lr 3e-3 decaying linearly to 0 at the frame budget, gamma
-0.99, GAE lambda 0.95, clip 0.2, entropy 0.01, value 0.5, gradient norm 0.5.
-Every contender trains from scratch for the same frame budget (--frames),
-noting the frame at which the mean return of its last 100 episodes first
-reaches the target (475 on CartPole-v1) without stopping there, so that
-frames per second and CPU per frame are measured over the same frames for
-all; each run is a fresh process, whose wall and CPU seconds (every thread,
-plus reaped children) count the training only (from the first frame, set-up
-and imports left out).
+2 minibatches of 512, one torch thread, Adam decaying linearly to 0 at the
+frame budget, gamma 0.99, GAE lambda 0.95, clip 0.2, entropy 0.01, value 0.5,
+gradient norm 0.5. Every contender trains from scratch for the same frame
+budget (--frames); each run is a fresh process, whose wall and CPU seconds
+(every thread, plus its child processes, reaped or not) count the training
+only (from the first frame, set-up and imports left out), and which reports
+the mean return of its last 100 episodes at the end.
+
+CartPole (the default): separate policy and value MLPs (64, 64, tanh), lr
+3e-3, 300K frames; each contender notes the frame at which its last-100 mean
+first reaches the target (475 on CartPole-v1) without stopping there, so that
+frames per second and CPU per frame are measured over the same frames for all.
+
+Breakout (``--game breakout``): ``gym:MinAtar/Breakout-v1`` (3 actions, sticky
+actions 0.1 as MinAtar's default), observations float32 channels first as our
+``minatar`` preset gives them (``elfpy.gym_presets.minatar_observation``, used by
+all three); rlpytorch's ``shared`` conv model (``conv_agent`` below: two 3x3
+convs of 32 with 2x2 max-pooling, Linear 256, policy and value Linears), lr
+1e-3, 153,600 frames (150 rollouts); value clipping 0.2 for all (rlpytorch's
+--value_clip, CleanRL's clip_vloss, pufferl's vf_clip); no target, the check
+is the final last-100 mean (random play scores about 0.5).
 
   rlpytorch   rlpytorch.train's PPO on the engine's CartPole (its defaults are
               the shape: --num_games 64 --T 17 --ppo_epochs 4 --minibatches 2,
               the mlp model, --lr 3e-3, --torch_threads 1); engine threads: one
               per core. As ``python -m rlpytorch.train --game cartpole --method
               ppo --stop_at_return 475 --num_frames BUDGET``, but the run goes
-              on past the target (``keep_going_past_target``).
+              on past the target (``keep_going_past_target``). On Breakout: as
+              ``--game gym:MinAtar/Breakout-v1 --preset minatar --lr 1e-3
+              --value_clip 0.2``, the game hosted by the engine (its workers:
+              one process per core, their CPU counted).
   pufferl     PufferLib 3.0's ``PuffeRL`` trainer (evaluate/train loop as its
               ``pufferl.train`` runs it, rich dashboard included, printed into
               a buffer) on its native ``Cartpole(num_envs=64)``, bptt_horizon 16,
@@ -31,13 +45,27 @@ and imports left out).
               (CleanRL's clip_vloss), and the policy below. Its Ocean cartpole
               ends episodes at 200 steps (float32 physics, reward 0 on the last
               step), so its target is the same share of the maximum: mean
-              episode length 190 of 200 (475 of 500).
-  cleanrl     CleanRL 1.2.0's ``ppo.py`` loop (``cleanrl_ppo`` below says what
+              episode length 190 of 200 (475 of 500). On Breakout: 64
+              ``puffer_minatar`` (PufferLib's ``EpisodeStats`` in
+              ``pufferlib.emulation.GymnasiumPufferEnv``) through
+              ``pufferlib.vector.make``, backend Serial (--puffer_backend):
+              PufferLib calls Multiprocessing the one "for most applications",
+              one worker per physical core, but on 2 cores its two workers
+              (which spin-wait up to 0.5 s for their next step) compete with
+              the learner: a spot check at 51K frames gave 1,251 frames/s and
+              763 us CPU a frame beside Serial's 2,511 and 283. Serial resets a
+              finished env on its next step, which counts as a frame.
+  cleanrl     CleanRL 1.2.0's ``ppo.py`` loop (``cleanrl_run`` below says what
               was taken and what changed) on ``envpool.make_gymnasium(
-              "CartPole-v1", num_envs=64)``, one envpool thread per core.
+              "CartPole-v1", num_envs=64)``, one envpool thread per core; on
+              Breakout (envpool has no MinAtar) on CleanRL's own default,
+              Gymnasium's ``SyncVectorEnv`` of 64, autoreset in the same step
+              as the Gymnasium 0.29 of CleanRL 1.2.0.
 
-The policy of pufferl and cleanrl is CleanRL's ``Agent`` (orthogonal
-initialisation); rlpytorch's is its ``mlp`` model, of the same layers.
+On CartPole the policy of pufferl and cleanrl is CleanRL's ``Agent``
+(orthogonal initialisation); rlpytorch's is its ``mlp`` model, of the same
+layers. On Breakout theirs is ``conv_agent``, rlpytorch's ``shared`` model's
+layers and initialisation as a plain torch module.
 
 ``--parts`` (on by default) runs our contender once more per repeat with
 timers around each part (``Parts``): the engine (stepping the games, batching,
@@ -49,7 +77,9 @@ losses, stats (.item() reads, episode records, the loop's progress and
 logging), and the network (forward passes while acting, for V_old, and while
 learning; backward; gradient clipping; the optimizer step), each its own
 exclusive time. It trains the same way; the timers cost about a microsecond
-each, so that run's fps is a little lower and not in the figures.
+each, so that run's fps is a little lower and not in the figures. On Breakout
+the engine's part is mostly the main thread waiting for the engine's worker
+processes, which step MinAtar in Python (their CPU is in the process's total).
 
 With --baseline DIR (a checkout of an older commit whose elfpy/ holds its
 built module), our contender is measured from there too, in the same run
@@ -60,8 +90,9 @@ passed as --puffer_python.
 CleanRL: its loop is inline here (CleanRL itself is not installed).
 
     python benchmarks/bench_ppo.py --puffer_python VENV/bin/python --repeats 3
+    python benchmarks/bench_ppo.py --game breakout --puffer_python VENV/bin/python --repeats 3
     python benchmarks/bench_ppo.py ... --baseline /tmp/base    # our contender before and after
-    python benchmarks/bench_ppo.py --quick                     # smoke run: 20k frames, one repeat
+    python benchmarks/bench_ppo.py --quick                     # smoke run: 20k frames (Breakout 10k), one repeat
     python benchmarks/bench_ppo.py ... --record                # append to benchmarks/results.jsonl
 """
 
@@ -87,17 +118,50 @@ import warnings  # noqa: E402
 from collections import deque  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any, NamedTuple  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CONTENDERS = ("rlpytorch", "pufferl", "cleanrl")
-TITLES = {"rlpytorch": "rlpytorch PPO, engine", "pufferl": "PufferLib pufferl, Ocean native",
-          "cleanrl": "CleanRL ppo.py, envpool"}
-PEER = "pufferl"
-GAMES, STEPS, EPOCHS, MINIBATCHES, LR = 64, 16, 4, 2, 3e-3
+PEER, PEERS = "pufferl", ("pufferl", "cleanrl")
+GAMES, STEPS, EPOCHS, MINIBATCHES = 64, 16, 4, 2
 GAMMA, LAMBDA, CLIP, ENT, VF, GRAD = 0.99, 0.95, 0.2, 0.01, 0.5, 0.5
-TARGET = 475.0  # of 500 (CartPole-v1)
-PUFFER_TARGET = 190.0  # of 200: PufferLib's Ocean cartpole ends episodes at 200 steps
+MINATAR_ID = "MinAtar/Breakout-v1"
+PUFFER_BACKENDS = ("Serial", "Multiprocessing")
+
+
+class Game(NamedTuple):
+    """What differs between the two games; the rest of the shape is the constants above."""
+
+    name: str  # in the table's head and the recorded rows
+    lr: float
+    frames: int  # the default budget; --quick: ``quick``
+    quick: int
+    target: float | None  # the last-100 mean counted as solved (None: the final mean is the check)
+    puffer_target: float | None  # pufferl's, on its own game
+    titles: dict[str, str]
+    rlpytorch: dict[str, Any]  # rlpytorch.config's game settings
+
+
+SETUPS = {
+    "cartpole": Game("CartPole", 3e-3, 300_000, 20_000, 475.0,  # of 500 (CartPole-v1)
+                     190.0,  # of 200: PufferLib's Ocean cartpole ends episodes at 200 steps
+                     {"rlpytorch": "rlpytorch PPO, engine", "pufferl": "PufferLib pufferl, Ocean native",
+                      "cleanrl": "CleanRL ppo.py, envpool"},
+                     {"game": "cartpole"}),
+    "breakout": Game("MinAtar Breakout", 1e-3, 150 * GAMES * STEPS, 10 * GAMES * STEPS, None, None,
+                     {"rlpytorch": "rlpytorch PPO, engine (hosted MinAtar)",
+                      "pufferl": "PufferLib pufferl, GymnasiumPufferEnv",
+                      "cleanrl": "CleanRL ppo.py, gymnasium SyncVectorEnv"},
+                     {"game": f"gym:{MINATAR_ID}", "preset": "minatar", "value_clip": CLIP}),
+}
+GAME = SETUPS[os.environ.get("BENCH_GAME", "cartpole")]  # main() sets it from --game, its children from this
+TITLES = {**GAME.titles, "baseline": GAME.titles["rlpytorch"] + " (baseline)"}
+
+
+def use_game(name: str) -> None:
+    global GAME, TITLES
+    GAME = SETUPS[name]
+    TITLES = {**GAME.titles, "baseline": GAME.titles["rlpytorch"] + " (baseline)"}
 
 
 def cpu_seconds() -> float:
@@ -106,12 +170,34 @@ def cpu_seconds() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
+def live_children_cpu() -> float:
+    """CPU seconds of this process's descendants not yet reaped (and of the children they
+    reaped), from /proc: the engine's workers hosting Python games, PufferLib's
+    Multiprocessing workers."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, ticks = {}, {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()  # from the state, field 3
+            except OSError:
+                continue
+            parent[int(entry)] = int(fields[1])
+            ticks[int(entry)] = sum(int(v) for v in fields[11:15])  # utime, stime, cutime, cstime
+    mine, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, ppid in parent.items() if ppid in frontier} - mine
+        mine |= frontier
+    return sum(ticks[pid] for pid in mine) / tick
+
+
 class Clock:
     """Wall and CPU time from ``start()`` (the first frame) to ``stop()``,
     and where the target was first reached."""
 
     def start(self) -> None:
-        self.wall, self.cpu = time.perf_counter(), cpu_seconds()
+        self.wall, self.cpu = time.perf_counter(), cpu_seconds() + live_children_cpu()
         self.solved_frames: int | None = None
         self.solved_seconds: float | None = None
 
@@ -120,7 +206,7 @@ class Clock:
             self.solved_frames, self.solved_seconds = frames, time.perf_counter() - self.wall
 
     def result(self, frames: int, **extra: Any) -> dict:
-        wall, cpu = time.perf_counter() - self.wall, cpu_seconds() - self.cpu
+        wall, cpu = time.perf_counter() - self.wall, cpu_seconds() + live_children_cpu() - self.cpu
         return {"frames": frames, "wall_s": wall, "cpu_s": cpu, "fps": frames / wall, "cpu_us_per_frame":
                 cpu / frames * 1e6, "solved_frames": self.solved_frames, "solved_s": self.solved_seconds, **extra}
 
@@ -142,7 +228,11 @@ class LastEpisodes:
     def mean(self) -> float:
         if self.count < self.size:
             return -math.inf
-        return sum(m * n for m, n in self.chunks) / self.count
+        return self.final()
+
+    def final(self) -> float:
+        """The mean of the episodes held (the last 100, or all if fewer; NaN if none)."""
+        return sum(m * n for m, n in self.chunks) / self.count if self.count else math.nan
 
 
 # --- rlpytorch ----------------------------------------------------------------
@@ -151,8 +241,10 @@ class LastEpisodes:
 def rlpytorch_config(seed: int, budget: int) -> Any:
     import rlpytorch
 
-    return rlpytorch.config(method="ppo", game="cartpole", seed=seed, num_frames=budget, stop_at_return=TARGET,
-                            save_dir="", progress=False, eval_at_end=False, log_every=10**12)
+    target = math.inf if GAME.target is None else GAME.target
+    return rlpytorch.config(method="ppo", **GAME.rlpytorch, lr=GAME.lr, seed=seed, num_frames=budget,
+                            stop_at_return=target, save_dir="", progress=False, eval_at_end=False,
+                            log_every=10**12)
 
 
 def keep_going_past_target(clock: Clock) -> None:
@@ -181,7 +273,7 @@ def rlpytorch_run(seed: int, budget: int) -> dict:
             contextlib.redirect_stdout(io.StringIO()):
         clock.start()
         summary = training.learn(budget)
-        result = clock.result(summary.frames)
+        result = clock.result(summary.frames, final_return=summary.mean_return)
     return result
 
 
@@ -270,7 +362,7 @@ def rlpytorch_parts(seed: int, budget: int) -> dict:
         wall, cpu = time.perf_counter(), time.thread_time()
         summary = training.learn(budget)
         wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-        result = clock.result(summary.frames)
+        result = clock.result(summary.frames, final_return=summary.mean_return)
     parts.wall["other (loop, learn's set-up)"] = wall - sum(parts.wall.values())
     parts.cpu["other (loop, learn's set-up)"] = cpu - sum(parts.cpu.values())
     result["parts_wall"], result["parts_cpu"], result["parts_calls"] = parts.wall, parts.cpu, parts.calls
@@ -278,7 +370,25 @@ def rlpytorch_parts(seed: int, budget: int) -> dict:
     return result
 
 
-# --- the peers' policy -------------------------------------------------------
+# --- the peers' policy and game -----------------------------------------------
+
+
+def policy_methods(cls: type) -> type:
+    """CleanRL's ``get_value`` and ``get_action_and_value``, and PufferLib's ``forward``,
+    on a class with ``forward_eval(x, state)`` -> (logits, value) and ``value(x)``."""
+    from torch.distributions.categorical import Categorical
+
+    def get_action_and_value(self: Any, x: Any, action: Any = None) -> tuple:
+        logits, value = self.forward_eval(x)
+        probs = Categorical(logits=logits)
+        if action is None:
+            action = probs.sample()
+        return action, probs.log_prob(action), probs.entropy(), value
+
+    cls.get_action_and_value = get_action_and_value
+    cls.get_value = lambda self, x: self.value(x)
+    cls.forward = lambda self, x, state=None: self.forward_eval(x, state)
+    return cls
 
 
 def agent(observations: int, actions: int) -> Any:
@@ -307,17 +417,112 @@ def agent(observations: int, actions: int) -> Any:
         def forward_eval(self, x: Any, state: Any = None) -> tuple[Any, Any]:
             return self.actor(x), self.critic(x)
 
-        def forward(self, x: Any, state: Any = None) -> tuple[Any, Any]:
-            return self.forward_eval(x, state)
+        def value(self, x: Any) -> Any:
+            return self.critic(x)
 
-    return Agent()
+    return policy_methods(Agent)()
+
+
+def conv_agent(shape: tuple[int, int, int], actions: int) -> Any:
+    """rlpytorch's ``shared`` model on MinAtar (``--model auto``: ``ConvEncoder`` of
+    ``--channels 32,32 --hidden 64`` and ``PolicyHead``/``ValueHead``) as a plain torch
+    module: (3x3 conv padding 1, ReLU, 2x2 max-pool) x 2 of 32 channels, Linear to 256,
+    ReLU, shared by a policy Linear (orthogonal, gain 0.01, zero bias: rlpytorch's) and a
+    value Linear; torch's default initialisation elsewhere, as rlpytorch's. The policy
+    gives logits (rlpytorch's head gives their softmax)."""
+    import torch
+    from torch import nn
+
+    c, h, w = shape
+
+    class ConvAgent(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.network = nn.Sequential(nn.Conv2d(c, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                         nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                         nn.Flatten(), nn.Linear(32 * (h // 2 // 2) * (w // 2 // 2), 256), nn.ReLU())
+            self.actor = nn.Linear(256, actions)
+            torch.nn.init.orthogonal_(self.actor.weight, 0.01)
+            torch.nn.init.zeros_(self.actor.bias)
+            self.critic = nn.Linear(256, 1)
+
+        def forward_eval(self, x: Any, state: Any = None) -> tuple[Any, Any]:
+            hidden = self.network(x)
+            return self.actor(hidden), self.critic(hidden)
+
+        def value(self, x: Any) -> Any:
+            return self.critic(self.network(x))
+
+    return policy_methods(ConvAgent)()
+
+
+def minatar_env() -> Any:
+    """MinAtar Breakout as a Gymnasium env, its observations converted as our ``minatar``
+    preset converts them (``elfpy.gym_presets.minatar_observation``: float32 channels first)."""
+    import gymnasium as gym
+    import numpy as np
+
+    from elfpy.gym_presets import make_gym_env, minatar_observation
+
+    env = make_gym_env(MINATAR_ID)
+    h, w, c = env.observation_space.shape
+    space = gym.spaces.Box(0.0, 1.0, (c, h, w), np.float32)
+    return gym.wrappers.TransformObservation(env, minatar_observation, space)
 
 
 # --- pufferl -----------------------------------------------------------------
 
 
+def puffer_minatar(buf: Any = None, seed: int = 0) -> Any:
+    """One MinAtar Breakout as PufferLib hosts a Gymnasium env: its ``EpisodeStats``
+    (episode return and length in the info of an episode's last step) in ``GymnasiumPufferEnv``."""
+    import pufferlib
+    import pufferlib.emulation
+
+    return pufferlib.emulation.GymnasiumPufferEnv(env=pufferlib.EpisodeStats(minatar_env()), buf=buf, seed=seed)
+
+
+def pufferl_envs(seed: int, last: LastEpisodes) -> Any:
+    """The vector env of pufferl, its ``recv`` noting each ended episode in ``last``:
+    on CartPole its native Ocean env, on Breakout ``pufferlib.vector.make`` of 64
+    ``puffer_minatar`` on the backend of $BENCH_PUFFER_BACKEND (Multiprocessing: one
+    worker per core, all 64 envs a batch)."""
+    import pufferlib.vector
+
+    if GAME is SETUPS["cartpole"]:
+        from pufferlib.ocean.cartpole.cartpole import Cartpole
+
+        env = Cartpole(num_envs=GAMES, seed=seed)
+
+        def note(infos: Any) -> None:  # the cartpole's log: a mean over n episodes
+            for info in infos:
+                if info.get("n"):
+                    last.add(float(info["episode_length"]), int(info["n"]))
+    else:
+        backend = os.environ.get("BENCH_PUFFER_BACKEND", "Serial")
+        workers = {"num_workers": int(os.environ.get("BENCH_THREADS", "2")), "batch_size": GAMES} \
+            if backend == "Multiprocessing" else {}
+        env = pufferlib.vector.make(puffer_minatar, backend=getattr(pufferlib.vector, backend), num_envs=GAMES,
+                                    seed=seed, **workers)
+
+        def note(infos: Any) -> None:  # EpisodeStats: one info per ended episode
+            for info in infos:
+                if "episode_return" in info:
+                    last.add(float(info["episode_return"]), 1)
+
+    receive = env.recv
+
+    def recv() -> Any:
+        out = receive()
+        note(out[4])
+        return out
+
+    env.recv = recv
+    return env
+
+
 def pufferl_run(seed: int, budget: int) -> dict:
-    """PufferLib's trainer on its native cartpole, in the shape (see the docstring)."""
+    """PufferLib's trainer in the shape (see the docstring)."""
     import ast
     import configparser
 
@@ -325,7 +530,6 @@ def pufferl_run(seed: int, budget: int) -> dict:
     import pufferlib
     import torch
     from pufferlib import pufferl
-    from pufferlib.ocean.cartpole.cartpole import Cartpole
 
     torch.set_num_threads(1)
     torch.manual_seed(seed)
@@ -336,25 +540,17 @@ def pufferl_run(seed: int, budget: int) -> dict:
     config = {key: ast.literal_eval(value) if value[:1].isdigit() or value in ("True", "False") else value
               for key, value in ini["train"].items()}
     config.update(env="puffer_cartpole", seed=seed, device="cpu", use_rnn=False, compile=False, optimizer="adam",
-                  adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-5, learning_rate=LR, anneal_lr=True,
+                  adam_beta1=0.9, adam_beta2=0.999, adam_eps=1e-5, learning_rate=GAME.lr, anneal_lr=True,
                   total_timesteps=budget, batch_size=GAMES * STEPS, bptt_horizon=STEPS,
                   minibatch_size=GAMES * STEPS // MINIBATCHES, max_minibatch_size=GAMES * STEPS // MINIBATCHES,
                   update_epochs=EPOCHS, gamma=GAMMA, gae_lambda=LAMBDA, clip_coef=CLIP, vf_clip_coef=CLIP,
                   vf_coef=VF, ent_coef=ENT, max_grad_norm=GRAD, prio_alpha=0.0, prio_beta0=1.0,
                   checkpoint_interval=10**9, cpu_offload=False, precision="float32")
-    env = Cartpole(num_envs=GAMES, seed=seed)
     last = LastEpisodes()
-    receive = env.recv
-
-    def recv() -> Any:  # the episodes each step ended: the cartpole's log, a mean over n episodes
-        out = receive()
-        for info in out[4]:
-            if info.get("n"):
-                last.add(float(info["episode_length"]), int(info["n"]))
-        return out
-
-    env.recv = recv
-    policy = agent(env.single_observation_space.shape[0], env.single_action_space.n)
+    env = pufferl_envs(seed, last)
+    space = env.single_observation_space
+    policy = agent(space.shape[0], env.single_action_space.n) if GAME is SETUPS["cartpole"] \
+        else conv_agent(space.shape, env.single_action_space.n)
     clock = Clock()
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # autocast(cuda) on a CPU build
@@ -363,11 +559,12 @@ def pufferl_run(seed: int, budget: int) -> dict:
         while trainer.global_step < budget:
             trainer.evaluate()
             trainer.train()
-            if last.mean() >= PUFFER_TARGET:
+            if GAME.puffer_target is not None and last.mean() >= GAME.puffer_target:
                 clock.reached(trainer.global_step)
         # its own timers (one epoch in five): eval = env + forward + copy + misc, train = forward + learn + ...
         profile = {name: times["elapsed"] for name, times in trainer.profile}
-        result = clock.result(trainer.global_step, profile=profile)
+        result = clock.result(trainer.global_step, profile=profile,
+                              final_return=last.final())
         trainer.utilization.stop()
         env.close()
     return result
@@ -376,8 +573,24 @@ def pufferl_run(seed: int, budget: int) -> dict:
 # --- cleanrl -----------------------------------------------------------------
 
 
+def cleanrl_envs(seed: int) -> Any:
+    """CleanRL's vector env: envpool's CartPole-v1 (one thread per core), or Gymnasium's
+    ``SyncVectorEnv`` (CleanRL's own) of 64 ``minatar_env``, autoreset in the same step
+    (``AutoresetMode.SAME_STEP``, as the Gymnasium 0.29 that CleanRL 1.2.0 pins did)."""
+    if GAME is SETUPS["cartpole"]:
+        import envpool
+
+        return envpool.make_gymnasium("CartPole-v1", num_envs=GAMES, seed=seed,
+                                      num_threads=int(os.environ.get("BENCH_THREADS", "2")))
+    import gymnasium as gym
+
+    return gym.vector.SyncVectorEnv([minatar_env] * GAMES, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+
+
 def cleanrl_run(seed: int, budget: int) -> dict:
-    """CleanRL 1.2.0's ppo.py loop on envpool's CartPole-v1.
+    """CleanRL 1.2.0's ppo.py loop on envpool's CartPole-v1 (on Breakout: Gymnasium's
+    SyncVectorEnv, ``cleanrl_envs``; the policy ``conv_agent``, with ppo_atari.py's
+    shared trunk).
 
     Taken from ppo.py as it is: the Agent, Adam(eps=1e-5), the linear
     learning-rate annealing, the rollout storage and its per-step writes,
@@ -395,11 +608,9 @@ def cleanrl_run(seed: int, budget: int) -> dict:
     total_timesteps = the budget), one torch thread."""
     import random
 
-    import envpool
     import numpy as np
     import torch
     from torch import nn, optim
-    from torch.distributions.categorical import Categorical
 
     torch.set_num_threads(1)
     random.seed(seed)
@@ -409,20 +620,15 @@ def cleanrl_run(seed: int, budget: int) -> dict:
     num_envs, num_steps = GAMES, STEPS
     batch_size = num_envs * num_steps
     minibatch_size = batch_size // MINIBATCHES
-    envs = envpool.make_gymnasium("CartPole-v1", num_envs=num_envs, seed=seed,
-                                  num_threads=int(os.environ.get("BENCH_THREADS", "2")))
-    model = agent(envs.observation_space.shape[0], envs.action_space.n)
+    envs = cleanrl_envs(seed)
+    observation_space, action_space = envs.single_observation_space, envs.single_action_space
+    model = agent(observation_space.shape[0], action_space.n) if GAME is SETUPS["cartpole"] \
+        else conv_agent(observation_space.shape, action_space.n)
+    get_action_and_value = model.get_action_and_value
 
-    def get_action_and_value(x: Any, action: Any = None) -> tuple:
-        logits = model.actor(x)
-        probs = Categorical(logits=logits)
-        if action is None:
-            action = probs.sample()
-        return action, probs.log_prob(action), probs.entropy(), model.critic(x)
-
-    optimizer = optim.Adam(model.parameters(), lr=LR, eps=1e-5)
-    obs = torch.zeros((num_steps, num_envs) + envs.observation_space.shape).to(device)
-    actions = torch.zeros((num_steps, num_envs) + envs.action_space.shape).to(device)
+    optimizer = optim.Adam(model.parameters(), lr=GAME.lr, eps=1e-5)
+    obs = torch.zeros((num_steps, num_envs) + observation_space.shape).to(device)
+    actions = torch.zeros((num_steps, num_envs) + action_space.shape).to(device)
     logprobs = torch.zeros((num_steps, num_envs)).to(device)
     rewards = torch.zeros((num_steps, num_envs)).to(device)
     dones = torch.zeros((num_steps, num_envs)).to(device)
@@ -433,12 +639,13 @@ def cleanrl_run(seed: int, budget: int) -> dict:
     clock = Clock()
     clock.start()
     global_step = 0
-    next_obs = torch.Tensor(envs.reset()[0]).to(device)
+    seeded = {} if GAME is SETUPS["cartpole"] else {"seed": seed}  # envpool's envs are seeded at make
+    next_obs = torch.Tensor(envs.reset(**seeded)[0]).to(device)
     next_done = torch.zeros(num_envs).to(device)
     num_updates = budget // batch_size
     for update in range(1, num_updates + 1):
         frac = 1.0 - (update - 1.0) / num_updates
-        optimizer.param_groups[0]["lr"] = frac * LR
+        optimizer.param_groups[0]["lr"] = frac * GAME.lr
         for step in range(0, num_steps):
             global_step += 1 * num_envs
             obs[step] = next_obs
@@ -454,12 +661,12 @@ def cleanrl_run(seed: int, budget: int) -> dict:
             next_obs, next_done = torch.Tensor(next_obs).to(device), torch.Tensor(done).to(device)
             episode_return += reward
             if done.any():
-                ended = episode_return[done]
-                last.add(float(ended.mean()), len(ended))
+                for ended in episode_return[done].tolist():
+                    last.add(ended, 1)
                 episode_return[done] = 0.0
 
         with torch.no_grad():
-            next_value = model.critic(next_obs).reshape(1, -1)
+            next_value = model.get_value(next_obs).reshape(1, -1)
             advantages = torch.zeros_like(rewards).to(device)
             lastgaelam = 0
             for t in reversed(range(num_steps)):
@@ -473,9 +680,9 @@ def cleanrl_run(seed: int, budget: int) -> dict:
                 advantages[t] = lastgaelam = delta + GAMMA * LAMBDA * nextnonterminal * lastgaelam
             returns = advantages + values
 
-        b_obs = obs.reshape((-1,) + envs.observation_space.shape)
+        b_obs = obs.reshape((-1,) + observation_space.shape)
         b_logprobs = logprobs.reshape(-1)
-        b_actions = actions.reshape((-1,) + envs.action_space.shape)
+        b_actions = actions.reshape((-1,) + action_space.shape)
         b_advantages = advantages.reshape(-1)
         b_returns = returns.reshape(-1)
         b_values = values.reshape(-1)
@@ -514,26 +721,26 @@ def cleanrl_run(seed: int, budget: int) -> dict:
         _ = np.nan if var_y == 0 else 1 - np.var(y_true - y_pred) / var_y
         _ = (v_loss.item(), pg_loss.item(), entropy_loss.item(), old_approx_kl.item(), approx_kl.item(),
              np.mean(clipfracs))
-        if last.mean() >= TARGET:
+        if GAME.target is not None and last.mean() >= GAME.target:
             clock.reached(global_step)
-    result = clock.result(global_step)
+    result = clock.result(global_step, final_return=last.final())
     envs.close()
     return result
 
 
 RUNS = {"rlpytorch": rlpytorch_run, "pufferl": pufferl_run, "cleanrl": cleanrl_run, "parts": rlpytorch_parts,
         "baseline": rlpytorch_run}
-TITLES["baseline"] = TITLES["rlpytorch"] + " (baseline)"
 
 
 # --- the run -----------------------------------------------------------------
 
 
-def measure(kind: str, seed: int, budget: int, threads: int, python: str, path: Path) -> dict:
-    """One training of ``kind`` in a fresh process, its code from the checkout ``path`` (in a
-    scratch folder: PufferLib writes where it runs)."""
+def measure(kind: str, seed: int, budget: int, threads: int, python: str, path: Path, game: str,
+            puffer_backend: str) -> dict:
+    """One training of ``kind`` on ``game`` in a fresh process, its code from the checkout ``path``
+    (in a scratch folder: PufferLib writes where it runs)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(path), os.environ.get("PYTHONPATH")) if p),
-           "BENCH_THREADS": str(threads)}
+           "BENCH_THREADS": str(threads), "BENCH_GAME": game, "BENCH_PUFFER_BACKEND": puffer_backend}
     with tempfile.TemporaryDirectory(prefix="bench_ppo_") as scratch:
         out = subprocess.run([python, "-W", "ignore", __file__, "--child", kind, str(seed), str(budget)],
                              capture_output=True, text=True, env=env, cwd=scratch)
@@ -592,19 +799,25 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", choices=tuple(SETUPS), default="cartpole")
     parser.add_argument("--repeats", type=int, default=3, help="trainings per contender (seeds seed, seed+1, ...)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--frames", type=int, default=300_000, help="frame budget of every training")
+    parser.add_argument("--frames", type=int, help="frame budget of every training (default: CartPole 300,000, "
+                                                   "Breakout 153,600)")
+    parser.add_argument("--puffer_backend", choices=PUFFER_BACKENDS, default="Serial",
+                        help="pufferlib.vector's backend on Breakout (see the docstring)")
     parser.add_argument("--contenders", nargs="+", default=list(CONTENDERS), choices=CONTENDERS)
     parser.add_argument("--parts", action=argparse.BooleanOptionalAction, default=True,
                         help="also time our contender part by part (one more run per repeat)")
     parser.add_argument("--puffer_python", help="the Python of a venv with PufferLib 3.0 (see above)")
     parser.add_argument("--baseline", type=Path, help="a checkout whose rlpytorch and elfpy (built) are measured too")
-    parser.add_argument("--quick", action="store_true", help="20k frames, one repeat")
+    parser.add_argument("--quick", action="store_true", help="20k frames (Breakout: 10,240), one repeat")
     report.add_options(parser)
     args = parser.parse_args()
+    use_game(args.game)
+    args.frames = args.frames or GAME.frames
     if args.quick:
-        args.frames, args.repeats = 20_000, 1
+        args.frames, args.repeats = GAME.quick, 1
     if args.puffer_python is None and "pufferl" in args.contenders:
         args.contenders.remove("pufferl")
         print("pufferl left out: no --puffer_python", file=sys.stderr)
@@ -618,31 +831,41 @@ def main() -> None:
         shift = repeat % len(plan)
         for kind in plan[shift:] + plan[:shift]:
             python = args.puffer_python if kind == "pufferl" else sys.executable
-            r = measure(kind, seed, args.frames, threads, python, args.baseline if kind == "baseline" else REPO)
+            r = measure(kind, seed, args.frames, threads, python, args.baseline if kind == "baseline" else REPO,
+                        args.game, args.puffer_backend)
             results[kind].append(r)
             solved = f"{r['solved_frames']:,}" if r["solved_frames"] else "not reached"
             print(f"[{repeat + 1}/{args.repeats}] seed {seed} {kind:10s} {r['fps']:9,.0f} frames/s "
                   f"{r['cpu_us_per_frame']:6.1f} us CPU/frame  {r['frames']:,} frames, to target {solved}, "
-                  f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
+                  f"final return {r['final_return']:.2f}, load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
 
-    print(f"PPO on CartPole, {GAMES} games x {STEPS} steps, {EPOCHS} epochs x {MINIBATCHES} minibatches; "
-          f"median of {args.repeats} (seeds {args.seed}-{args.seed + args.repeats - 1}); {threads} engine/envpool "
-          f"threads, 1 torch thread; load average {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end; "
-          f"commit {report.current_commit()}")
-    peer = results.get(PEER)
-    lines = ["| trainer | frames/s | CPU us/frame | wall s | CPU s | frames to target (each) | vs pufferl fps, CPU |",
-             "|---|---:|---:|---:|---:|---|---:|"]
+    backend = f"; pufferl's backend {args.puffer_backend}" if args.game != "cartpole" else ""
+    print(f"PPO on {GAME.name}, {GAMES} games x {STEPS} steps, {EPOCHS} epochs x {MINIBATCHES} minibatches, "
+          f"lr {GAME.lr:g}, {args.frames:,} frames; median of {args.repeats} (seeds {args.seed}-"
+          f"{args.seed + args.repeats - 1}); {threads} engine/envpool threads, 1 torch thread{backend}; load average "
+          f"{load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end; commit {report.current_commit()}")
+    learned = "frames to target (each)" if GAME.target is not None else "final return, last 100 (each)"
+    lines = [f"| trainer | frames/s | CPU us/frame | wall s | CPU s | {learned} | vs pufferl fps, CPU "
+             "| vs cleanrl fps, CPU |", "|---|---:|---:|---:|---:|---|---:|---:|"]
     for kind in contenders:
         runs = results[kind]
-        each = ", ".join(f"{r['solved_frames']:,}" if r["solved_frames"] else f"{r['frames']:,}*" for r in runs)
-        vs = ""
-        if peer and kind != PEER:  # frames/s over the peer's, and the peer's CPU per frame over ours
-            vs = (f"{med(runs, 'fps') / med(peer, 'fps'):.2f}x, "
-                  f"{med(peer, 'cpu_us_per_frame') / med(runs, 'cpu_us_per_frame'):.2f}x")
+        if GAME.target is not None:
+            each = ", ".join(f"{r['solved_frames']:,}" if r["solved_frames"] else f"{r['frames']:,}*" for r in runs)
+        else:
+            each = ", ".join(f"{r['final_return']:.2f}" for r in runs)
+        vs = []
+        for other in PEERS:  # frames/s over the peer's, and the peer's CPU per frame over ours
+            peer = results.get(other)
+            vs.append(f"{med(runs, 'fps') / med(peer, 'fps'):.2f}x, "
+                      f"{med(peer, 'cpu_us_per_frame') / med(runs, 'cpu_us_per_frame'):.2f}x"
+                      if peer and kind != other else "")
         lines.append(f"| {TITLES[kind]} | {med(runs, 'fps'):,.0f} | {med(runs, 'cpu_us_per_frame'):.1f} "
-                     f"| {med(runs, 'wall_s'):.1f} | {med(runs, 'cpu_s'):.1f} | {each} | {vs} |")
+                     f"| {med(runs, 'wall_s'):.1f} | {med(runs, 'cpu_s'):.1f} | {each} | {vs[0]} | {vs[1]} |")
     print("\n".join(lines))
-    print("(* target not reached within the budget; pufferl's target: length 190 of 200)\n")
+    if GAME.target is not None:
+        print("(* target not reached within the budget; pufferl's target: length 190 of 200)")
+    print()
+    peer = results.get(PEER)
     if args.parts:
         print(parts_table(results["parts"]) + "\n")
     if peer:
@@ -651,15 +874,19 @@ def main() -> None:
     figures = []
     for kind in contenders:
         runs = results[kind]
-        row = f"PPO 64x16 on CartPole: {TITLES[kind]}"
-        compared = None if kind == PEER or PEER not in args.contenders else f"PPO 64x16 on CartPole: {TITLES[PEER]}"
+        row = f"PPO 64x16 on {GAME.name}: {TITLES[kind]}"
+        compared = None if kind == PEER or PEER not in args.contenders else f"PPO 64x16 on {GAME.name}: {TITLES[PEER]}"
         for metric, field, unit, better in (("frames/s", "fps", "", "higher"),
                                             ("CPU per frame", "cpu_us_per_frame", "us", "lower")):
             figures.append(dict(benchmark="training", row=row, metric=metric, unit=unit, better=better,
                                 values=[round(r[field], 1 if unit else -1) for r in runs], peer=compared))
-        figures.append(dict(benchmark="training", row=row, metric="frames to target", unit="", better="lower",
-                            values=[r["solved_frames"] or r["frames"] for r in runs],
-                            failures=sum(not r["solved_frames"] for r in runs), peer=None))
+        if GAME.target is not None:
+            figures.append(dict(benchmark="training", row=row, metric="frames to target", unit="", better="lower",
+                                values=[r["solved_frames"] or r["frames"] for r in runs],
+                                failures=sum(not r["solved_frames"] for r in runs), peer=None))
+        else:
+            figures.append(dict(benchmark="training", row=row, metric="final return (last 100 episodes)", unit="",
+                                better="higher", values=[round(r["final_return"], 2) for r in runs], peer=None))
     report.publish(figures, args)
 
 
