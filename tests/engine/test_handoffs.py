@@ -66,7 +66,7 @@ def _voluntary_switches() -> int:
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads' sleeps through Linux's /proc")
 def test_hosted_games_are_awaited_once_a_block_not_once_a_game():
     # A worker process finishes its games one after another; an engine thread
-    # that awaited them in order slept and woke about once a game (40 to 60
+    # that awaited them in order slept and woke about once a game (about 60
     # times a batch of 64 here). Awaiting each block's last game first sleeps
     # once a block: 2 threads x 2 blocks of 16, and the caller's wait.
     num_games, batches = 64, 60
