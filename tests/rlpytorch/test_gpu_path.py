@@ -232,6 +232,10 @@ def test_deterministic_alternation_serves_the_two_halves_of_the_games_in_turn():
 
 @pytest.mark.timeout(60)
 def test_alternation_serves_every_game_in_batches_of_half_the_games():
+    # Until every game is served (liveness: a game never served hangs the test
+    # and its timeout names it), not for a fixed count: first come, first
+    # served, a pool worker that holds a game's first step and waits for a CPU
+    # (a loaded machine) misses many batches while the other games fill them.
     gc = alternating_context(16, deterministic=False)
     served = np.zeros(16, int)
     with gc:
@@ -240,9 +244,9 @@ def test_alternation_serves_every_game_in_batches_of_half_the_games():
             assert len(games) == 8 and len(set(games)) == 8
             served[games] += 1
             batch.reply({"a": np.zeros(len(batch), np.int64)})
-            if step == 39:
+            if step >= 39 and served.min() >= 1:
                 break
-    assert served.sum() == 320 and served.min() >= 1
+    assert served.sum() == 8 * (step + 1)
 
 
 def test_alternating_training_equals_the_plain_run_in_deterministic_mode(tmp_path):
