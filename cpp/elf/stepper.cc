@@ -127,12 +127,8 @@ void Stepper::Advance(std::vector<int> games) {
           if (progress == Progress::kAtStep) at_step[due++] = current;
           if (progress == Progress::kAtSends) at_sends.push_back(current);
         }
-        // Games stepped elsewhere are awaited last one first: their worker
-        // finishes them in order, so one wait covers the block, where
-        // awaiting them in order would sleep and wake once a game.
         Outcome outcomes[kStepBlock];
-        for (std::size_t k = 0; k < due; ++k) {
-          const std::size_t i = steps_elsewhere_ ? due - 1 - k : k;
+        for (std::size_t i = 0; i < due; ++i) {
           current = at_step[i];
           outcomes[i] = Step(games_[current]);
         }

@@ -1,9 +1,5 @@
 """The engine's hand-offs between threads, counted (not timed): a small batch
-is stepped on the calling thread with no wake-up, a large one by the pool;
-hosted games are awaited once a block of games, not once a game."""
-
-import contextlib
-from pathlib import Path
+is stepped on the calling thread with no wake-up, a large one by the pool."""
 
 import numpy as np
 import pytest
@@ -50,38 +46,3 @@ def test_a_large_batch_goes_to_the_pool_and_the_counters_see_it():
     assert per_batch["batches_stepped_by_caller"] == 2 / 128, per_batch
     assert per_batch["batches_given_to_pool"] == 126 / 128, per_batch
 
-
-
-def _voluntary_switches() -> int:
-    """Times this process's threads went to sleep so far (Linux's count)."""
-    total = 0
-    for task in Path("/proc/self/task").iterdir():
-        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
-            for line in (task / "status").read_text().splitlines():
-                if line.startswith("voluntary_ctxt_switches"):
-                    total += int(line.split()[1])
-    return total
-
-
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads' sleeps through Linux's /proc")
-def test_hosted_games_are_awaited_once_a_block_not_once_a_game():
-    # A worker process finishes its games one after another; an engine thread
-    # that awaited them in order slept and woke about once a game (about 60
-    # times a batch of 64 here). Awaiting each block's last game first sleeps
-    # once a block: 2 threads x 2 blocks of 16, and the caller's wait.
-    num_games, batches = 64, 60
-    gc = elfpy.GameContext("gym:CartPole-v1", num_games=num_games, num_threads=2, num_workers=2, seed=0)
-    gc.add_tag("actor", batch_size=num_games, inputs=["s"], replies=["a"])
-    actions = np.zeros(num_games, np.int64)
-    gc.reg_callback("actor", lambda batch: {"a": actions})
-    gc.start()
-    try:
-        for _ in range(20):  # the workers' first resets and imports
-            gc.run()
-        before = _voluntary_switches()
-        for _ in range(batches):
-            gc.run()
-        per_batch = (_voluntary_switches() - before) / batches
-    finally:
-        gc.stop()
-    assert per_batch < 16, per_batch

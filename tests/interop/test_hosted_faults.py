@@ -177,9 +177,9 @@ def test_a_step_longer_than_step_timeout_fails_naming_game_environment_and_worke
     # a fraction of one (the stuck one never returns, so only this is waited).
     gc = hosted(env, num_games=4, batch_size=4, step_timeout_s=2.0, marker=str(tmp_path / "looping"))
     pids = gc.worker_pids
-    stuck = 3  # served by worker 1 (environments 2-3)
+    stuck = 2  # served by worker 1 (environments 2-3), which then never reaches environment 3
     gc.reg_callback("actor", lambda batch: {"a": (batch.game_ids == stuck).astype(np.int64)})
-    pattern = (rf"game 3 \('py:{env.__name__}'\): environment 3 \(worker process 1, environments 2-3\) "
+    pattern = (rf"game 2 \('py:{env.__name__}'\): environment 2 \(worker process 1, environments 2-3\) "
                r"did not finish its step within step_timeout_s = 2 s")
     with gc:
         with pytest.raises(elfpy.GameError, match=pattern):
