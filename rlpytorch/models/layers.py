@@ -1,5 +1,6 @@
 """``DirectSequential``: the layer stack of the MLP encoders and the heads;
-``Tanh``: ``nn.Tanh`` at about half the cost (forward and backward) on the CPU."""
+``Tanh``: ``nn.Tanh``, at about half the cost (forward and backward) on CPUs where
+MKL's tanh is slow."""
 
 from __future__ import annotations
 
@@ -53,26 +54,45 @@ class _TanhBySigmoid(torch.autograd.Function):
         return torch.ops.aten.tanh_backward(grad, y)
 
 
-class Tanh(nn.Module):
-    """``nn.Tanh``, computed as ``2 sigmoid(2x) - 1`` for float32 on the CPU.
+def _mkl_tanh_is_slow(cpuinfo_path: str = "/proc/cpuinfo") -> bool:
+    """True where torch's float32 tanh (MKL's vector tanh, ``vsTanh``) takes MKL's slow
+    generic path: with MKL on an x86 CPU that is not Intel's. On the 2-core AMD EPYC a
+    ``[512, 64]`` tanh took 69 us where sigmoid took 8; on the 2-core Xeon, whose
+    ``torch.tanh`` runs ``mkl_vml_kernel_sTanh_Z0HAynn`` (perf), 9 us against 11."""
+    if not torch.backends.mkl.is_available():
+        return False  # e.g. aarch64 wheels: Sleef's vectorized tanh
+    try:
+        with open(cpuinfo_path, encoding="ascii", errors="replace") as cpuinfo:
+            vendor = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("vendor_id")), None)
+    except OSError:
+        return False
+    return vendor is not None and vendor != "GenuineIntel"
 
-    Torch's CPU tanh kernel is not vectorized in the 2.13 wheel: on a
-    ``[512, 64]`` float32 batch it took 69 us where sigmoid took 8 (AMD EPYC,
-    one thread), and a quarter of a CartPole training run's CPU time under the
-    torch profiler. Through sigmoid the forward and backward of that batch
-    take 45 us instead of 88, and a CartPole run trained about 1.09x the
-    frames/s (the note "After the faster tanh",
-    benchmarks/notes/2026-11-26-cartpole-training.md at commit eb22c8e). The absolute
-    error is at most about 2e-7 (torch's tanh: 3e-8), negligible beside
-    float32 training noise; other dtypes (whose rounding near 0 would lose
-    more) and other devices use ``torch.tanh``, as does a compiled model
-    (``torch.compiler.is_compiling``): the compiler generates a vectorized
-    tanh of its own, and with torch 2.11 the in-place sigmoid trick traced
-    into a compiled graph gave wrong gradients on the CPU.
+
+# Read once: the choice holds for the process, so a run's numbers do not depend on timing.
+_SIGMOID_TANH = _mkl_tanh_is_slow()
+
+
+class Tanh(nn.Module):
+    """``nn.Tanh``; for float32 on a CPU where MKL's tanh is slow (``_mkl_tanh_is_slow``),
+    computed as ``2 sigmoid(2x) - 1``.
+
+    On the AMD EPYC that form made the forward and backward of a ``[512, 64]`` batch take
+    45 us instead of 88 (one thread, torch 2.13), and a CartPole run trained about 1.09x
+    the frames/s (the note "After the faster tanh",
+    benchmarks/notes/2026-11-26-cartpole-training.md at commit eb22c8e). On the Xeon it is
+    the other way: ``torch.tanh`` took the CartPole model's forward and backward at 512
+    rows from 902 to 675 us. The absolute error of the sigmoid form is at most about 2e-7
+    (torch's tanh: 3e-8), negligible beside float32 training noise; other dtypes (whose
+    rounding near 0 would lose more) and other devices use ``torch.tanh``, as does a
+    compiled model (``torch.compiler.is_compiling``): the compiler generates a vectorized
+    tanh of its own, and with torch 2.11 the in-place sigmoid trick traced into a compiled
+    graph gave wrong gradients on the CPU.
     """
 
     def forward(self, x: Tensor) -> Tensor:
-        if x.device.type != "cpu" or x.dtype != torch.float32 or torch.compiler.is_compiling():
+        if (not _SIGMOID_TANH or x.device.type != "cpu" or x.dtype != torch.float32
+                or torch.compiler.is_compiling()):
             return torch.tanh(x)
         if torch.is_grad_enabled() and x.requires_grad:
             return _TanhBySigmoid.apply(x)

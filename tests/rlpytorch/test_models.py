@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from rlpytorch.core.args_provider import ArgsError, Configurable, setting
-from rlpytorch.models import MLPActorCritic, ModelSettings
+from rlpytorch.models import MLPActorCritic, ModelSettings, layers
 from rlpytorch.models.base import CheckpointError, CheckpointMismatchError, read_checkpoint
 from rlpytorch.models.interface import ModelInterface, clip_grad_norm
 from rlpytorch.models.layers import DirectSequential, Tanh
@@ -110,7 +110,9 @@ def test_direct_sequential_computes_and_saves_as_nn_sequential():
     assert list(direct.state_dict()) == list(plain.state_dict())
 
 
-def test_tanh_matches_torch_tanh_and_its_gradient():
+@pytest.mark.parametrize("sigmoid_form", [True, False])
+def test_tanh_matches_torch_tanh_and_its_gradient(monkeypatch, sigmoid_form):
+    monkeypatch.setattr(layers, "_SIGMOID_TANH", sigmoid_form)  # both forms, whichever this CPU takes
     x = torch.cat([torch.linspace(-20, 20, 4001), torch.tensor([0.0, 1e-30, -1e-8])]).requires_grad_()
     y = Tanh()(x)
     exact = torch.tanh(x.detach().double())
@@ -121,6 +123,17 @@ def test_tanh_matches_torch_tanh_and_its_gradient():
     torch.testing.assert_close(x.grad.double(), expected, rtol=1e-6, atol=1e-3)
     with torch.no_grad():
         torch.testing.assert_close(Tanh()(x), y.detach(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(("vendor", "slow"), [("GenuineIntel", False), ("AuthenticAMD", True), (None, False)])
+def test_the_sigmoid_form_is_taken_where_mkl_tanh_is_slow(tmp_path, monkeypatch, vendor, slow):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\n" + (f"vendor_id\t: {vendor}\n" if vendor else "") + "flags\t\t: fpu\n")
+    monkeypatch.setattr(torch.backends.mkl, "is_available", lambda: True)
+    assert layers._mkl_tanh_is_slow(str(cpuinfo)) is slow
+    assert layers._mkl_tanh_is_slow(str(tmp_path / "absent")) is False
+    monkeypatch.setattr(torch.backends.mkl, "is_available", lambda: False)
+    assert layers._mkl_tanh_is_slow(str(cpuinfo)) is False
 
 
 def test_tanh_of_other_dtypes_is_torch_tanh():
