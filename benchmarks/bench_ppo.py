@@ -13,9 +13,10 @@ only (from the first frame, set-up and imports left out), and which reports
 the mean return of its last 100 episodes at the end.
 
 CartPole (the default): separate policy and value MLPs (64, 64, tanh), lr
-3e-3, 300K frames; each contender notes the frame at which its last-100 mean
-first reaches the target (475 on CartPole-v1) without stopping there, so that
-frames per second and CPU per frame are measured over the same frames for all.
+3e-3, value clipping 0.2 for all (as on Breakout), 300K frames; each contender
+notes the frame at which its last-100 mean first reaches the target (475 on
+CartPole-v1) without stopping there, so that frames per second and CPU per
+frame are measured over the same frames for all.
 
 Breakout (``--game breakout``): ``gym:MinAtar/Breakout-v1`` (3 actions, sticky
 actions 0.1 as MinAtar's default), observations float32 channels first as our
@@ -30,8 +31,8 @@ is the final last-100 mean (random play scores about 0.5).
               the shape: --num_games 64 --T 17 --ppo_epochs 4 --minibatches 2,
               the mlp model, --lr 3e-3, --torch_threads 1); engine threads: one
               per core. As ``python -m rlpytorch.train --game cartpole --method
-              ppo --stop_at_return 475 --num_frames BUDGET``, but the run goes
-              on past the target (``keep_going_past_target``). On Breakout: as
+              ppo --value_clip 0.2 --stop_at_return 475 --num_frames BUDGET``,
+              but the run goes on past the target (``keep_going_past_target``). On Breakout: as
               ``--game gym:MinAtar/Breakout-v1 --preset minatar --lr 1e-3
               --value_clip 0.2``, the game hosted by the engine (its workers:
               one process per core, their CPU counted).
@@ -147,7 +148,7 @@ SETUPS = {
                      190.0,  # of 200: PufferLib's Ocean cartpole ends episodes at 200 steps
                      {"rlpytorch": "rlpytorch PPO, engine", "pufferl": "PufferLib pufferl, Ocean native",
                       "cleanrl": "CleanRL ppo.py, envpool"},
-                     {"game": "cartpole"}),
+                     {"game": "cartpole", "value_clip": CLIP}),
     "breakout": Game("MinAtar Breakout", 1e-3, 150 * GAMES * STEPS, 10 * GAMES * STEPS, None, None,
                      {"rlpytorch": "rlpytorch PPO, engine (hosted MinAtar)",
                       "pufferl": "PufferLib pufferl, GymnasiumPufferEnv",
