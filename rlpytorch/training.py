@@ -234,7 +234,8 @@ class Training:
                                      seed=distributed.rank_seed(settings.seed))
         self._settings = config
         record = settings_record(config)  # as the run's files and checkpoints hold it
-        self._resume_program = PROG if command is not None else None  # how the end of a stopped run says to go on
+        # How the end of a stopped run says to go on: the command line it came from, torchrun's included.
+        self._resume_program = distributed.relaunch_command(PROG) if command is not None else None
         command = list(command) if command is not None else ["rlpytorch.train(config)"]
         history = resumed[1]["resume"].get("history") if resumed else None
 

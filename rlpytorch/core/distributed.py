@@ -25,7 +25,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 __all__ = ["DataParallelModel", "agree_to_stop", "finish", "init_from_env", "is_distributed", "is_main", "rank",
-           "rank_seed", "unwrap", "world_size"]
+           "rank_seed", "relaunch_command", "unwrap", "world_size"]
 
 
 def world_size() -> int:
@@ -71,6 +71,19 @@ def unwrap(model: torch.nn.Module) -> torch.nn.Module:
 def launched() -> bool:
     """Whether torchrun started this process as one of several ranks."""
     return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
+def relaunch_command(program: str) -> str:
+    """``program`` (``python -m MODULE``) as the command that starts a run of this one's
+    shape: itself in a single process; under torchrun, torchrun with this run's ranks per
+    machine (and, over several machines, their number and a rendezvous to fill in)."""
+    if not launched():
+        return program
+    module = program.split(" -m ", 1)[1]
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ["WORLD_SIZE"]))
+    nodes = int(os.environ["WORLD_SIZE"]) // local
+    where = "--standalone" if nodes == 1 else f"--nnodes {nodes} --rdzv_backend c10d --rdzv_endpoint HOST:PORT"
+    return f"torchrun {where} --nproc_per_node {local} -m {module}"
 
 
 def init_from_env(device: str = "cpu") -> bool:

@@ -11,6 +11,7 @@ import torch
 from ddp_ranks import UPDATES, fixed_batch, train
 
 import rlpytorch
+from rlpytorch.core import distributed
 
 HERE = Path(__file__).resolve().parent
 
@@ -69,3 +70,16 @@ def test_a_run_resumes_under_torchrun_every_rank_from_rank_0s_state(tmp_path: Pa
     frames, updates = last["trainer"]["frames"], last["trainer"]["updates"]
     assert frames >= 3000 and updates > state["trainer"]["updates"]
     assert 1.8 * frames < last["runner"]["frames_all_ranks"] < 2.2 * frames  # rank 1 from 0 frames: 1.5x
+
+
+def test_a_stopped_runs_resume_command_is_the_torchrun_it_came_from(monkeypatch) -> None:
+    program = "python -m rlpytorch.train"
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert distributed.relaunch_command(program) == program
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    assert distributed.relaunch_command(program) == "torchrun --standalone --nproc_per_node 2 -m rlpytorch.train"
+    monkeypatch.setenv("WORLD_SIZE", "8")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")
+    assert distributed.relaunch_command(program) == ("torchrun --nnodes 2 --rdzv_backend c10d --rdzv_endpoint "
+                                                     "HOST:PORT --nproc_per_node 4 -m rlpytorch.train")
