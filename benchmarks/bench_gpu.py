@@ -26,7 +26,8 @@ worker processes, the standard Atari preprocessing) if ``ale_py`` is installed.
 
 How the models run is ``ModelInterface``'s settings, given here as in training:
 ``--compile MODE`` (``torch.compile``; ``reduce-overhead`` adds CUDA graphs),
-``--amp bf16`` (autocast), ``--channels_last``; ``--batch_scale K`` multiplies
+``--amp bf16`` (autocast), ``--no-channels_last`` (NCHW convolutions, not
+the default NHWC); ``--batch_scale K`` multiplies
 the games, the actor batch and the train batch by ``K`` (shapes that fill a
 GPU). A run with settings times their compilation inside the real run's
 frames per second (the synthetic measure starts after its warm-up).
@@ -35,7 +36,7 @@ frames per second (the synthetic measure starts after its warm-up).
 synthetic loop only, once per variant side by side in one run (acting as one
 batch): each variant names the settings it adds to the eager run (``default``,
 ``reduce-overhead``, ``max-autotune``, ``aot_eager``: a compile mode; ``bf16``;
-``channels_last``; ``eager``: none), joined by ``+``. Beside each FPS: its ratio
+``nchw``: convolutions NCHW; ``eager``: none), joined by ``+``. Beside each FPS: its ratio
 to the first variant, wall and CPU seconds, and the warm-up's seconds
 (compilation and CUDA graph recording included); ``--profile FILE`` adds
 where the CPU time went, per variant (cProfile, after the measure).
@@ -43,7 +44,7 @@ where the CPU time went, per variant (cProfile, after the measure).
     python benchmarks/bench_gpu.py --device cuda        # meant to finish within 5 minutes on 16 cores + a GPU
     python benchmarks/bench_gpu.py --device cpu --seconds 2 --games cartpole   # the script itself, on a CPU
     python benchmarks/bench_gpu.py --device cuda --seconds 4 --compare eager,default,reduce-overhead,\\
-        reduce-overhead+bf16,reduce-overhead+bf16+channels_last
+        reduce-overhead+bf16,nchw
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ VARIANT_WORDS: dict[str, dict[str, Any]] = {
     "eager": {},
     **{mode: {"compile": mode} for mode in COMPILE_MODES if mode != "none"},
     "bf16": {"amp": "bf16"},
-    "channels_last": {"channels_last": True},
+    "nchw": {"channels_last": False},
 }
 PROFILE_ROWS = 30
 WARMUP_UPDATES = 5  # compiled variants: the graphs of acting and of an update compiled, CUDA graphs recorded
@@ -316,8 +317,8 @@ def main() -> None:
                         help="torch.compile mode of the models (alone: default; reduce-overhead: CUDA graphs)")
     parser.add_argument("--amp", default="none", choices=tuple(AMP_DTYPES),
                         help="autocast dtype of the models' forward passes")
-    parser.add_argument("--channels_last", action=argparse.BooleanOptionalAction, default=False,
-                        help="conv weights channels-last")
+    parser.add_argument("--channels_last", action=argparse.BooleanOptionalAction, default=True,
+                        help="conv weights channels-last (NHWC), as training's default")
     parser.add_argument("--batch_scale", type=int, default=1, help="games, actor and train batch times this")
     parser.add_argument("--compare", help="comma-separated variants, synthetic only, side by side (see above)")
     parser.add_argument("--profile", type=Path, help="with --compare: after each measure, --seconds more under "

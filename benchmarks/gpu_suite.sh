@@ -3,7 +3,7 @@
 # that use CUDA when it is there, then measures Atari stepping through the
 # engine (hosted workers and the envpool source) beside envpool alone
 # (bench_pygames, 64 and 256 games) and the learner's speed (bench_gpu: real
-# over synthetic, then eager against compiled, bf16 and channels-last),
+# over synthetic, then eager against NCHW, compiled and bf16),
 # writing every table to OUT_DIR. Meant for a 16-core machine with one GPU
 # and Python, PyTorch (CUDA), CMake and pybind11 installed; about 8 minutes.
 #
@@ -60,6 +60,6 @@ if [[ $parts == *" learner "* ]]; then
   step "the learner: synthetic ceiling and real training"
   python3 benchmarks/bench_gpu.py --seconds 4 --out "$out/bench_gpu.md" 2>&1 | tail -n 12
   python3 benchmarks/bench_gpu.py --seconds 3 --games pong,cartpole,minirts \
-    --compare eager,reduce-overhead,reduce-overhead+bf16+channels_last --out "$out/compare.md" 2>&1 | tail -n 12
+    --compare eager,nchw,reduce-overhead,reduce-overhead+bf16 --out "$out/compare.md" 2>&1 | tail -n 12
 fi
 step done

@@ -96,10 +96,10 @@ def fresh_dynamo():
 def test_the_settings_are_declared_once_and_reach_the_interface():
     provider = ArgsProvider(components("actor_critic"))
     config = provider.parse([])
-    assert (config["compile"], config["amp"], config["channels_last"]) == ("none", "none", False)
-    config = provider.parse(["--compile", "reduce-overhead", "--amp", "bf16", "--channels_last"])
+    assert (config["compile"], config["amp"], config["channels_last"]) == ("none", "none", True)
+    config = provider.parse(["--compile", "reduce-overhead", "--amp", "bf16", "--no-channels_last"])
     mi = ModelInterface.from_config(config)
-    assert (mi.compile, mi.amp, mi.channels_last) == ("reduce-overhead", "bf16", True)
+    assert (mi.compile, mi.amp, mi.channels_last) == ("reduce-overhead", "bf16", False)
     for bad in (["--compile", "fast"], ["--amp", "fp8"]):
         with pytest.raises(SystemExit):
             provider.parse(bad)
@@ -191,6 +191,8 @@ def test_channels_last_stores_conv_weights_nhwc_with_the_same_outputs_and_checkp
     fresh = conv_model()
     fresh.load_weights(model.state_dict())  # checkpoints hold the same tensors, whatever their layout
     torch.testing.assert_close(fresh(x)["V"], plain(x)["V"])
+    nchw = ModelInterface(channels_last=False).add_actor_critic(plain.clone())["model"]
+    assert all(p.is_contiguous() for p in nchw.parameters())
 
 
 # --- on a GPU ----------------------------------------------------------------------------------
