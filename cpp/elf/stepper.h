@@ -101,8 +101,9 @@ class Stepper {
   int Claimable(const int* games, int count) const;
   void WriteRows(const int* games, int count, const Send& send, const Claim& claim, int row);
   bool SendAll(int game, const std::vector<Send>& sends, bool hand_over);
-  void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome, bool episode_start);
+  void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome, bool counted);
   void StartDeferredEpisode(GameSlot& slot, int game);
+  template <bool kOneSeat>
   void Observe(int game);
   struct FloatInput;
   void CheckFloatInputs(const int* games, int count, const Send& send, BatchBuffer& buffer, std::size_t at, int t);
@@ -111,6 +112,8 @@ class Stepper {
                                                              const FloatInput& input, const uint8_t* column, int t);
   std::string GameMessage(int game, const std::string& what) const;
   Outcome Step(GameSlot& slot);
+  bool FinishSeat(Game& played, Channel& channel, int game, int seat, int64_t step, Outcome outcome);
+  template <bool kOneSeat>
   void FinishStep(int game, Outcome outcome);
   void ObserveAndSeatsLeave(int game);
   void KeepFinalObservation(int game);
