@@ -16,6 +16,9 @@ namespace elf {
 // the router, so a channel stays small.
 struct Stepper::Channel {
   History history;
+  // The current step's record (its header is written first: WriteStepHeader
+  // points this there), which Observe and the rows to tags read.
+  uint8_t* record = nullptr;
   float episode_return = 0.0f;
   int32_t episode_length = 0;
   bool out = false;  // the seat left the game's episode (see context.h)
@@ -199,7 +202,7 @@ void Stepper::Start(GameSlot& slot, int game) {
   for (int seat = 0; seat < num_seats_; ++seat) {
     WriteStepHeader(channels_[ChannelId(game, seat)], slot.step, 0.0f, Outcome{}, false);
   }
-  Observe<false>(game);
+  Observe<false>(slot, &channels_[ChannelId(game, 0)], game);
   slot.stage = Stage::kSendObservation;
   ExpectReplies(slot);
 }
@@ -292,13 +295,13 @@ void Stepper::WriteRows(const int* games, int count, const Send& send, const Cla
   const std::size_t capacity = tag.capacity();
   for (int first = 0; first < count; first += kRowBlock) {
     const int block = std::min(kRowBlock, count - first);
-    int channel_ids[kRowBlock];
     uint8_t* records[kRowBlock];
-    for (int i = 0; i < block; ++i) channel_ids[i] = ChannelId(games[first + i], send.seat);
     for (int t = 0; t < T; ++t) {
+      // The current step's record is the channel's; an earlier one is found from the game's step.
+      const bool current = t == T - 1;
       for (int i = 0; i < block; ++i) {
-        const int64_t step = games_[games[first + i]].step - (T - 1) + t;
-        records[i] = channels_[channel_ids[i]].history.Record(step);
+        Channel& channel = channels_[ChannelId(games[first + i], send.seat)];
+        records[i] = current ? channel.record : channel.history.Record(games_[games[first + i]].step - (T - 1) + t);
       }
       const std::size_t at = t * capacity + row + first;
       for (std::size_t k = 0; k < copies.size(); ++k) {
@@ -381,6 +384,7 @@ inline void Stepper::WriteStepHeader(Channel& channel, int64_t step, float rewar
   // The offsets in registers: a store into the record could alias a member.
   const Plan::HeaderOffsets header = header_;
   uint8_t* record = channel.history.Record(step);
+  channel.record = record;
   // Bitwise, not short-circuit: no branch between the stores.
   const bool over = outcome.terminated | outcome.truncated;
   const bool truncated = outcome.truncated & !outcome.terminated;
@@ -395,17 +399,16 @@ inline void Stepper::WriteStepHeader(Channel& channel, int64_t step, float rewar
   channel.episode_length = over ? 0 : episode_length;
 }
 
-// Inline in FinishStep: it runs for every step of every game. kOneSeat: the
-// game has one seat (num_seats_ is 1), so the loop over seats is unrolled.
+// Observes every seat of a game into its current record. Inline in
+// FinishStep: it runs for every step of every game. kOneSeat: the game has
+// one seat (num_seats_ is 1), so the loop over seats is unrolled.
 template <bool kOneSeat>
-inline void Stepper::Observe(int game) {
-  GameSlot& slot = games_[game];
+inline void Stepper::Observe(GameSlot& slot, Channel* channels, int game) {
   const int num_seats = kOneSeat ? 1 : num_seats_;
   for (int seat = 0; seat < num_seats; ++seat) {
     Row& row = slot.rows[seat];
-    Channel& channel = channels_[ChannelId(game, seat)];
-    row.Point(channel.history.Record(slot.step));
-    if (channel.out) {
+    row.Point(channels[seat].record);
+    if (channels[seat].out) {
       ZeroObservation(game, seat, true);
     } else {
       slot.game->Observe(seat, row);
@@ -489,7 +492,7 @@ void Stepper::FinishStep(int game, Outcome outcome) {
   }
   Game& played = *slot.game;
   const int num_seats = kOneSeat ? 1 : num_seats_;  // in a register: a store into a record could alias it
-  Channel* channels = &channels_[ChannelId(game, 0)];
+  Channel* channels = &channels_[game * num_seats];
   bool seats_left = false;  // a seat's episode ended in this step while the game goes on (rare)
   for (int seat = 0; seat < num_seats; ++seat) {
     seats_left |= FinishSeat(played, channels[seat], game, seat, step, outcome);
@@ -506,7 +509,7 @@ void Stepper::FinishStep(int game, Outcome outcome) {
   if (seats_left) {
     ObserveAndSeatsLeave(game);
   } else {
-    Observe<kOneSeat>(game);
+    Observe<kOneSeat>(slot, channels, game);
   }
   slot.stage = Stage::kSendObservation;
   ExpectReplies(slot);
@@ -523,20 +526,20 @@ void Stepper::StartDeferredEpisode(GameSlot& slot, int game) {
 // (their own outcome is over, the game's is not): they leave after it (see
 // SeatLeaves). Their outcome is asked again: nothing ran since.
 void Stepper::ObserveAndSeatsLeave(int game) {
-  const GameSlot& slot = games_[game];
+  GameSlot& slot = games_[game];
   std::vector<int> leaving;
   for (int seat = 0; seat < num_seats_; ++seat) {
     if (!channels_[ChannelId(game, seat)].out && slot.game->SeatOutcome(seat).Over()) leaving.push_back(seat);
   }
-  Observe<false>(game);
+  Observe<false>(slot, &channels_[ChannelId(game, 0)], game);
   for (int seat : leaving) SeatLeaves(game, seat);
 }
 
 // Observes the state an episode ended in and copies it into the `final_`
 // keys of the record (the next Observe overwrites the game's own keys).
 void Stepper::KeepFinalObservation(int game) {
-  const GameSlot& slot = games_[game];
-  Observe<false>(game);
+  GameSlot& slot = games_[game];
+  Observe<false>(slot, &channels_[ChannelId(game, 0)], game);
   for (int seat = 0; seat < num_seats_; ++seat) {
     History& history = channels_[ChannelId(game, seat)].history;
     for (int key = 0; key < plan_.num_game_keys(); ++key) {

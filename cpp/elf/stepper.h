@@ -104,7 +104,7 @@ class Stepper {
   void WriteStepHeader(Channel& channel, int64_t step, float reward, Outcome outcome, bool counted);
   void StartDeferredEpisode(GameSlot& slot, int game);
   template <bool kOneSeat>
-  void Observe(int game);
+  void Observe(GameSlot& slot, Channel* channels, int game);
   struct FloatInput;
   void CheckFloatInputs(const int* games, int count, const Send& send, BatchBuffer& buffer, std::size_t at, int t);
   [[noreturn, gnu::noinline, gnu::cold]] void NonFiniteReward(int game, int seat, float reward);
