@@ -32,11 +32,15 @@ namespace elf {
 // its spec returned (direct); tools that do not know the game use names.
 class Row {
  public:
-  Row(const std::vector<KeySpec>* keys, const RecordLayout* layout) : keys_(keys), layout_(layout) {}
+  // The layout's offsets are read through a pointer of the row's own: a key's
+  // address is then two loads from the row, not three (the action a game
+  // branches on is found that much sooner). The layout must outlive the row
+  // unchanged.
+  Row(const std::vector<KeySpec>* keys, const RecordLayout* layout) : keys_(keys), offsets_(layout->offsets()) {}
 
   // The key's storage as an array of T (NumElements() of them).
   template <typename T>
-  T* Get(Key<T> key) const { return reinterpret_cast<T*>(record_ + layout_->offset(key.index())); }
+  T* Get(Key<T> key) const { return reinterpret_cast<T*>(record_ + offsets_[key.index()]); }
   // The same by name, checking the dtype.
   template <typename T>
   T* Get(std::string_view name) const {
@@ -46,11 +50,11 @@ class Row {
       throw std::logic_error("key '" + key.name + "' is " + elf::Name(key.dtype) + ", read as " +
                              elf::Name(DTypeOf<T>::value));
     }
-    return reinterpret_cast<T*>(record_ + layout_->offset(index));
+    return reinterpret_cast<T*>(record_ + offsets_[index]);
   }
   // The key's storage as raw bytes (KeySpec::Bytes() of them), for games
   // that move keys without interpreting them.
-  uint8_t* Bytes(std::string_view name) const { return record_ + layout_->offset(Find(name)); }
+  uint8_t* Bytes(std::string_view name) const { return record_ + offsets_[Find(name)]; }
   // First element of a scalar key, for actions: `replies[0].Scalar(config_.a)`.
   template <typename T>
   T Scalar(Key<T> key) const { return *Get(key); }
@@ -73,7 +77,7 @@ class Row {
   }
 
   const std::vector<KeySpec>* keys_;
-  const RecordLayout* layout_;
+  const std::size_t* offsets_;
   uint8_t* record_ = nullptr;
 };
 

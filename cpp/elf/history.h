@@ -28,6 +28,7 @@ class RecordLayout {
     }
   }
   std::size_t offset(int key) const { return offsets_[key]; }
+  const std::size_t* offsets() const { return offsets_.data(); }  // per key, as offset(key)
   std::size_t size(int key) const { return sizes_[key]; }
   std::size_t bytes() const { return bytes_; }
 
