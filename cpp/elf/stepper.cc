@@ -53,7 +53,9 @@ constexpr int kRowBlock = 64;
 
 // Games stepped back to back before their steps are finished: enough for
 // the CPU to overlap several steps, few enough that their data stays in L1.
-constexpr std::size_t kStepBlock = 16;
+// 32 rather than 16 took a CartPole step from 35.5 to 34.9 ns of CPU
+// (engine_loop, 256 games, 1 thread); 8 was slower, 64 no faster.
+constexpr std::size_t kStepBlock = 32;
 
 }  // namespace
 
