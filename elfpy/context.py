@@ -426,7 +426,10 @@ class GameContext:
         finishing one batch takes the next without being woken).
         `wake_latency_ns` is the least of the last few measured delays from
         waking a worker to its running (not a count): a batch whose work is
-        under about two of them steps on the caller."""
+        under about two of them steps on the caller. `batches_closed_stalled`
+        counts the batches delivered short because every game waited for rows
+        of batches still filling (docs/engine.md, "A batch that can never
+        fill"), timeout or not."""
         return dict(self._ctx.handoffs())
 
     def _tag_index(self, tag: str) -> int:

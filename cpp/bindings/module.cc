@@ -392,6 +392,7 @@ PYBIND11_MODULE(_elf, m) {
              d["caller_sleeps"] = counts.caller_sleeps;
              d["batches_stepped_by_caller"] = counts.batches_stepped_by_caller;
              d["batches_given_to_pool"] = counts.batches_given_to_pool;
+             d["batches_closed_stalled"] = counts.batches_closed_stalled;
              d["wake_latency_ns"] = counts.wake_latency_ns;
              return d;
            },

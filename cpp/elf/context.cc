@@ -137,7 +137,10 @@ Mailbox::Poll Context::Poll(std::deque<BatchRef>& ready) {
   found.ref = router_->TakeReady(plan_.tags(), ready);
   if (found.ref) return found;
   if (Stuck(ready)) {
-    if (router_->CloseStalled(plan_.tags(), ready)) found.ref = router_->TakeReady(plan_.tags(), ready);
+    if (router_->CloseStalled(plan_.tags(), ready)) {
+      closed_stalled_.fetch_add(1, std::memory_order_relaxed);
+      found.ref = router_->TakeReady(plan_.tags(), ready);
+    }
     if (found.ref) return found;
     found.stuck = StuckMessage();
   }
@@ -254,6 +257,7 @@ Context::Handoffs Context::handoffs() const {
   counts.caller_sleeps = mailbox_.sleeps();
   counts.batches_stepped_by_caller = stepped_by_caller_.load(std::memory_order_relaxed);
   counts.batches_given_to_pool = given_to_pool_.load(std::memory_order_relaxed);
+  counts.batches_closed_stalled = closed_stalled_.load(std::memory_order_relaxed);
   counts.wake_latency_ns = pool_ ? pool_->WakeLatencyNs() : 0;
   return counts;
 }

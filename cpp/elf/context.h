@@ -132,12 +132,15 @@ class Context {
   // in Wait, and replied batches the caller stepped itself or gave the pool.
   // The last two are decided per batch; the first two also depend on the
   // scheduler (a worker still finishing its task takes the next without a
-  // wake-up).
+  // wake-up). Also the batches delivered short because every game waited
+  // for rows of batches still filling (Router::CloseStalled): a user would
+  // otherwise see them only as batches below batch_size.
   struct Handoffs {
     uint64_t worker_wakeups = 0;
     uint64_t caller_sleeps = 0;
     uint64_t batches_stepped_by_caller = 0;
     uint64_t batches_given_to_pool = 0;
+    uint64_t batches_closed_stalled = 0;
     double wake_latency_ns = 0;  // the pool's (WorkerPool::WakeLatencyNs)
   };
   Handoffs handoffs() const;
@@ -171,6 +174,7 @@ class Context {
   std::unique_ptr<TagCost[]> costs_;
   std::atomic<uint64_t> stepped_by_caller_{0};
   std::atomic<uint64_t> given_to_pool_{0};
+  std::atomic<uint64_t> closed_stalled_{0};  // counted under the mailbox's lock, read by handoffs()
 
   int num_games_;
   int num_threads_;

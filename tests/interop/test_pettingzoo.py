@@ -194,6 +194,28 @@ def test_mpe_rows_match_the_environment_run_directly_seat_by_seat(name):
 
 
 @pytest.mark.timeout(60)
+def test_a_batch_delivered_short_because_every_seat_waits_is_counted():
+    # One game of 3 seats in batches of 2: the game steps only when all 3 seats are replied, so
+    # after each full batch its third seat's row waits alone in a batch that can never fill,
+    # and the engine delivers it short.
+    gc = elfpy.GameContext("pz:mpe2.simple_spread_v3", num_games=1, num_workers=1, seed=0)
+    gc.add_tag("actor", batch_size=2, inputs=["s"], replies=["a"])
+    sizes = []
+
+    def act(batch):
+        sizes.append(len(batch))
+        return {"a": np.zeros(len(batch), np.int64)}
+
+    gc.reg_callback("actor", act)
+    with gc:
+        for _ in range(20):
+            gc.run()
+        stalled = gc.handoffs()["batches_closed_stalled"]
+    assert sizes.count(1) >= 9 and set(sizes) == {1, 2}
+    assert stalled == sizes.count(1)
+
+
+@pytest.mark.timeout(60)
 def test_nan_or_wrong_shaped_action_for_one_seat_names_tag_key_and_row():
     for bad in ("nan", "shape"):
         gc = elfpy.GameContext("pz:mpe2.simple_spread_v3", num_games=2, num_workers=1, continuous_actions=True)
