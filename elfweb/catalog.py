@@ -54,6 +54,9 @@ def builtin_entries(playouts: int, games: Sequence[str] = ()) -> list[Entry]:
               lambda seed: EngineWatch("minirts", {}, "human", seed=seed)),
         Entry("minirts-play", "MiniRTS: you play with the mouse against the built-in AI", "play",
               lambda seed: MiniRtsPlay({}, seed=seed)),
+        *(Entry(f"minirts-play-{variant}", f"MiniRTS, {rules}: you play with the mouse against the built-in AI",
+                "play", lambda seed, variant=variant: MiniRtsPlay({"variant": variant}, seed=seed))
+          for variant, rules in (("ctf", "capture the flag"), ("tower_defense", "tower defense"))),
         Entry("go-search", f"Go 9x9: you (black) against the search, no network ({playouts} playouts)", "go",
               lambda seed: GoGame(play.uniform_evaluator, playouts)),
         Entry("go-people", "Go 9x9: two people at one board", "go", lambda seed: GoGame(None, playouts)),

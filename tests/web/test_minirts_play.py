@@ -23,9 +23,9 @@ def entries():
     return catalog(builtin_entries(playouts=8))
 
 
-def opened_and_paused(ws):
+def opened_and_paused(ws, entry="minirts-play"):
     ws.receive_json()
-    ws.send_json({"type": "open", "entry": "minirts-play"})
+    ws.send_json({"type": "open", "entry": entry})
     assert receive(ws, "opened")["kind"] == "play"
     ws.send_json({"type": "control", "action": "pause"})
     receive(ws, "status")
@@ -62,6 +62,22 @@ def test_a_moved_worker_walks_to_the_tile_the_page_gave(entries):
             return (u[X] - 10) ** 2 + (u[Y] - 10) ** 2
 
         assert distance(moved) < distance(worker) - 4  # on its way, by the game's own state
+
+
+@pytest.mark.parametrize(("entry", "tower_built"), [("minirts-play", False), ("minirts-play-tower_defense", True),
+                                                   ("minirts-play-ctf", False)])
+def test_each_variant_is_played_with_the_mouse_by_its_own_rules(entries, entry, tower_built):
+    with TestClient(Server(entries, TOKEN).app()) as http, http.websocket_connect(f"/ws?token={TOKEN}") as ws:
+        frame = opened_and_paused(ws, entry)
+        assert any("F" in row for row in frame["tiles"]) == entry.endswith("ctf")  # the seat's flag at home
+        worker = next(u for u in frame["units"] if u[TYPE] == 0)
+        ws.send_json(unit_command([worker[UID]], "build", x=4, y=4, build="tower"))
+        frames = [step(ws) for _ in range(3)]  # the order reaches the game with the next step's reply
+        refused = [reason for frame in frames for reason in frame["refused"]]
+        if tower_built:  # only tower defense lets a worker build towers
+            assert refused == [] and frames[-1]["resources"] == 50  # 100 paid for it
+        else:
+            assert refused == [f"build for unit {worker[UID]} refused: the unit cannot do that"]
 
 
 def test_refused_unit_commands_are_said_and_the_game_goes_on(entries):
