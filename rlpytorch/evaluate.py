@@ -4,8 +4,9 @@ folder, for its last checkpoint) or ``--load path/to/checkpoint.pt``.
 The checkpoint carries the training run's configuration, so the game and the
 model are rebuilt from it; any option given here overrides the saved one
 (e.g. ``--episodes 1000`` or ``--eval_sampler multinomial``). Where it runs
-and how it shows itself (``--device``, ``--progress``) are this run's, never
-the checkpoint's: a model trained on a GPU evaluates on the CPU unless told. With
+and how it shows itself (``--device``, ``--progress``, ``--verbose``: the
+effective configuration printed first) are this run's, never the
+checkpoint's: a model trained on a GPU evaluates on the CPU unless told. With
 ``--video DIR`` a few episodes are also saved as GIF or MP4 (``elfpy.video``);
 a game or model that cannot be recorded is refused before anything is played.
 """
@@ -40,12 +41,13 @@ from .models.base import Model, read_checkpoint
 from .models.loader import load_model
 from .run.eval_iters import evaluate
 from .run.run_dir import checkpoint_path
+from .run.screen import Screen
 from .training import command_line
 
 __all__ = ["EvaluateScript", "check_video", "load_trained", "main", "save_videos"]
 
 # Where and how this run runs, not how its model was trained: not taken from a checkpoint.
-RUN_TIME_SETTINGS = ("device", "progress")
+RUN_TIME_SETTINGS = ("device", "progress", "verbose")
 
 
 @dataclass
@@ -72,13 +74,14 @@ def main(argv: Sequence[str] | None = None) -> EvalResult:
         load = ""
     saved = read_checkpoint(checkpoint_path(load))["args"] if load else {}
     trained = {name: value for name, value in saved.items() if name not in RUN_TIME_SETTINGS}
-    components = [EvaluateScript, RunSeed, GameLoader, Evaluator]
+    components = [EvaluateScript, Screen, RunSeed, GameLoader, Evaluator]
     provider = ArgsProvider(components, description=__doc__, prog="python -m rlpytorch.evaluate")
     config = provider.settings_class("EvaluateConfig")(**provider.parse(argv, defaults=trained))
     if not config.load:
         provider.parser.error("--load is required")
     check_devices(config, provider.args.values())
-    print("effective configuration:\n" + format_config(settings_record(config)), flush=True)
+    if config.verbose:  # as a training run: the configuration only when asked for
+        print("effective configuration:\n" + format_config(settings_record(config)), flush=True)
     torch.set_num_threads(config.torch_threads)
 
     model, loader = load_trained(config.load, settings_record(config))

@@ -38,6 +38,20 @@ def test_progress_is_this_runs_setting_not_the_checkpoints(run_without_progress,
     assert shown == [True, False]
 
 
+def test_the_configuration_is_printed_with_verbose_only_whatever_the_training_said(run_without_progress, tmp_path,
+                                                                                    capsys):
+    import torch
+
+    checkpoint = read_checkpoint(run_without_progress / "last.pt")
+    checkpoint["args"]["verbose"] = True  # a run trained with --verbose
+    torch.save(checkpoint, tmp_path / "verbose.pt")
+    evaluate.main(["--load", str(tmp_path / "verbose.pt"), "--eval_episodes", "2", "--no-progress"])
+    quiet = capsys.readouterr().out
+    assert "effective configuration" not in quiet and quiet.count("\n") == 1  # the result's line
+    evaluate.main(["--load", str(tmp_path / "verbose.pt"), "--eval_episodes", "2", "--no-progress", "--verbose"])
+    assert capsys.readouterr().out.startswith("effective configuration:\n")
+
+
 def test_video_of_a_game_that_cannot_draw_itself_is_one_line_before_any_episode(run_without_progress, tmp_path,
                                                                                   monkeypatch):
     def no_episode(*args, **kwargs):
