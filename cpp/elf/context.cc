@@ -202,7 +202,15 @@ void Context::SubmitReplies(const BatchRef& ref) {
   const uint64_t n = cost.batches++;
   const bool small = cost.NsPerRow() * ref.size < HandoffNs();
   const bool timed = n > 0 && n % (small ? kCostSampling : kPoolProbing) == 0;
-  if (!plan_.game_spec().steps_elsewhere && (small || timed)) {
+  if (plan_.game_spec().steps_elsewhere) {
+    // The caller posts the games' steps itself: their processes start now,
+    // not after a worker's wake-up; the pool waits for them and goes on.
+    SubmitAdvance(stepper_->ConsumeRepliesAndBeginSteps(ref.tag, ref.batch, ref.size));
+    given_to_pool_.fetch_add(1, std::memory_order_relaxed);
+    mailbox_.HandedBack();  // after the jobs are queued (see below)
+    return;
+  }
+  if (small || timed) {
     stepped_by_caller_.fetch_add(1, std::memory_order_relaxed);
     ConsumeTimed(ref.tag, ref.batch, ref.size, timed);
     mailbox_.HandedBack();

@@ -40,8 +40,9 @@
 // few batches) is below what the hand-off costs, as the pool measures its
 // wake-ups (HandoffNs); larger batches go to the pool, to run beside the
 // caller, one in 64 still stepped and measured on the caller. Which thread
-// steps a game changes no batch (see router.h); games that step elsewhere
-// (hosted in other processes) always go to the pool.
+// steps a game changes no batch (see router.h). Games that step elsewhere
+// (hosted in other processes) have their steps posted by the caller, so
+// their processes start at once, and the pool waits for the results.
 //
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.

@@ -50,9 +50,11 @@ RemoteBoard::RemoteBoard(std::vector<KeySpec> keys, int num_games, int num_worke
   requested_at_ = std::make_unique<std::atomic<int64_t>[]>(num_games);
   Add("closing", sizeof(uint32_t), 1);
   Add("doorbell", kAlign, num_workers);  // one cache line per worker
+  Add("asleep", kAlign, num_workers);
   Add("ready_at", kAlign, num_workers);
   Add("command", sizeof(uint32_t), num_games);
   Add("done", sizeof(uint32_t), num_games);
+  Add("awaited", sizeof(uint32_t), num_games);
   Add("status", sizeof(uint8_t), num_games);
   Add("error", kErrorBytes, num_games);
   const int channels = num_games * num_seats;
@@ -72,6 +74,23 @@ void RemoteBoard::Add(const std::string& name, std::size_t stride, int count) {
   bytes_ += (stride * count + kAlign - 1) / kAlign * kAlign;
 }
 
+void RemoteBoard::Attach(uint8_t* base) {
+  base_ = base;
+  closing_ = WordsOf("closing");
+  doorbell_ = WordsOf("doorbell");
+  asleep_ = WordsOf("asleep");
+  command_ = WordsOf("command");
+  done_ = WordsOf("done");
+  awaited_ = WordsOf("awaited");
+  status_ = Slot("status", 0);
+  reward_ = Slot("reward", 0);
+  seat_status_ = Slot("seat_status", 0);
+}
+
+RemoteBoard::Words RemoteBoard::WordsOf(const std::string& region) const {
+  return {Slot(region, 0), regions_.at(region).stride};
+}
+
 int RemoteBoard::WorkerOf(int game) const {
   int worker = static_cast<int>(int64_t{game} * num_workers_ / num_games_);
   while (FirstGame(worker + 1) <= game) ++worker;  // rounding: FirstGame is the authority
@@ -85,31 +104,40 @@ uint8_t* RemoteBoard::Slot(const std::string& region, int index) const {
   return base_ + it->second.offset + it->second.stride * static_cast<std::size_t>(index);
 }
 
-std::atomic<uint32_t>* RemoteBoard::Word(const std::string& region, int index) const {
-  return reinterpret_cast<std::atomic<uint32_t>*>(Slot(region, index));
-}
-
 std::atomic<int64_t>* RemoteBoard::ReadyAt(int worker) const {
   return reinterpret_cast<std::atomic<int64_t>*>(Slot("ready_at", worker));
 }
 
+// Wakes whoever sleeps on `word` after it changed, if its flag says one does.
+// The store before and this load are sequentially consistent, as the
+// sleeper's raising of its flag and its look at `word` are: either the
+// sleeper sees the change and does not sleep, or this sees the flag.
+void RemoteBoard::Wake(std::atomic<uint32_t>& word, const std::atomic<uint32_t>& sleeper_flag) {
+  if (sleeper_flag.load(std::memory_order_seq_cst) == 0) return;
+  wake_calls_.fetch_add(1, std::memory_order_relaxed);
+  FutexWakeAll(&word);
+}
+
 void RemoteBoard::Request(int game) {
   requested_at_[game].store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-  Word("command", game)->fetch_add(1, std::memory_order_release);
-  std::atomic<uint32_t>* doorbell = Word("doorbell", WorkerOf(game));
-  doorbell->fetch_add(1, std::memory_order_release);
-  FutexWakeAll(doorbell);
+  command_[game].fetch_add(1, std::memory_order_seq_cst);
+  const int worker = WorkerOf(game);
+  doorbell_[worker].fetch_add(1, std::memory_order_seq_cst);
+  Wake(doorbell_[worker], asleep_[worker]);
 }
 
 void RemoteBoard::AwaitDone(int game) const {
-  std::atomic<uint32_t>* done = Word("done", game);
-  const uint32_t wanted = Word("command", game)->load(std::memory_order_relaxed);
+  std::atomic<uint32_t>& done = done_[game];
+  const uint32_t wanted = command_[game].load(std::memory_order_relaxed);
   for (int spin = 0;; ++spin) {
-    const uint32_t seen = done->load(std::memory_order_acquire);
+    uint32_t seen = done.load(std::memory_order_acquire);
     if (seen == wanted) break;
     if (closing()) throw std::runtime_error("the game's worker process was shut down");
     if (spin < 64) continue;
-    FutexWait(done, seen, WaitMs(game));
+    awaited_[game].store(1, std::memory_order_seq_cst);
+    seen = done.load(std::memory_order_seq_cst);
+    if (seen != wanted) FutexWait(&done, seen, WaitMs(game));
+    awaited_[game].store(0, std::memory_order_relaxed);
   }
   if (status(game) & kFailed) {
     const char* message = reinterpret_cast<const char*>(Slot("error", game));
@@ -143,36 +171,38 @@ std::string RemoteBoard::LateMessage(int game) const {
          seconds + " s";
 }
 
-uint32_t RemoteBoard::Requests(int game) const { return Word("command", game)->load(std::memory_order_acquire); }
+uint32_t RemoteBoard::Requests(int game) const { return command_[game].load(std::memory_order_acquire); }
 
 bool RemoteBoard::Pending(int game) const {
-  return Word("command", game)->load(std::memory_order_acquire) != Word("done", game)->load(std::memory_order_relaxed);
+  return command_[game].load(std::memory_order_acquire) != done_[game].load(std::memory_order_relaxed);
 }
 
 float RemoteBoard::reward(int game, int seat) const {
   float value;
-  std::memcpy(&value, Slot("reward", game * num_seats_ + seat), sizeof(float));
+  std::memcpy(&value, reward_ + sizeof(float) * (game * num_seats_ + seat), sizeof(float));
   return value;
 }
 
-uint8_t RemoteBoard::status(int game) const { return *Slot("status", game); }
+uint8_t RemoteBoard::status(int game) const { return status_[game]; }
 
-uint8_t RemoteBoard::seat_status(int game, int seat) const { return *Slot("seat_status", game * num_seats_ + seat); }
+uint8_t RemoteBoard::seat_status(int game, int seat) const { return seat_status_[game * num_seats_ + seat]; }
 
 void RemoteBoard::Ready(int worker) {
   ReadyAt(worker)->store(Clock::now().time_since_epoch().count(), std::memory_order_release);
 }
 
 std::vector<int> RemoteBoard::AwaitWork(int worker, int timeout_ms) const {
-  std::atomic<uint32_t>* doorbell = Word("doorbell", worker);
+  std::atomic<uint32_t>& doorbell = doorbell_[worker];
   std::vector<int> pending;
   for (bool waited = false;; waited = true) {
-    const uint32_t rung = doorbell->load(std::memory_order_acquire);
+    uint32_t rung = doorbell.load(std::memory_order_acquire);
     for (int game = FirstGame(worker); game < FirstGame(worker + 1); ++game) {
       if (Pending(game)) pending.push_back(game);
     }
     if (!pending.empty() || waited || closing()) return pending;
-    FutexWait(doorbell, rung, timeout_ms);
+    asleep_[worker].store(1, std::memory_order_seq_cst);
+    if (doorbell.load(std::memory_order_seq_cst) == rung) FutexWait(&doorbell, rung, timeout_ms);
+    asleep_[worker].store(0, std::memory_order_relaxed);
   }
 }
 
@@ -188,12 +218,15 @@ void RemoteBoard::FinishSeats(int game, const std::vector<float>& rewards, const
                                 std::to_string(rewards.size()) + " rewards and " +
                                 std::to_string(seat_status.size()) + " seat statuses");
   }
-  std::memcpy(Slot("reward", game * num_seats_), rewards.data(), sizeof(float) * num_seats_);
-  std::memcpy(Slot("seat_status", game * num_seats_), seat_status.data(), num_seats_);
-  *Slot("status", game) = (terminated ? kTerminated : 0) | (truncated ? kTruncated : 0);
-  std::atomic<uint32_t>* done = Word("done", game);
-  done->store(Word("command", game)->load(std::memory_order_acquire), std::memory_order_release);
-  FutexWakeAll(done);
+  std::memcpy(reward_ + sizeof(float) * game * num_seats_, rewards.data(), sizeof(float) * num_seats_);
+  std::memcpy(seat_status_ + game * num_seats_, seat_status.data(), num_seats_);
+  status_[game] = (terminated ? kTerminated : 0) | (truncated ? kTruncated : 0);
+  MarkDone(game);
+}
+
+void RemoteBoard::MarkDone(int game) {
+  done_[game].store(command_[game].load(std::memory_order_acquire), std::memory_order_seq_cst);
+  Wake(done_[game], awaited_[game]);
 }
 
 void RemoteBoard::FinishMany(const int32_t* games, const float* rewards, const uint8_t* status,
@@ -205,19 +238,12 @@ void RemoteBoard::FinishMany(const int32_t* games, const float* rewards, const u
                                   std::to_string(num_games_) + ")");
     }
   }
-  // Each region found once: a batch may hold thousands of games.
-  auto* reward_slots = reinterpret_cast<float*>(Slot("reward", 0));
-  uint8_t* seat_status_slots = Slot("seat_status", 0);
-  uint8_t* status_slots = Slot("status", 0);
-  std::atomic<uint32_t>* commands = Word("command", 0);
-  std::atomic<uint32_t>* dones = Word("done", 0);
   for (std::size_t i = 0; i < count; ++i) {
     const int game = games[i];
-    std::memcpy(&reward_slots[game], &rewards[i], sizeof(float));
-    seat_status_slots[game] = 0;
-    status_slots[game] = status[i] & (kTerminated | kTruncated);
-    dones[game].store(commands[game].load(std::memory_order_acquire), std::memory_order_release);
-    FutexWakeAll(&dones[game]);
+    std::memcpy(reward_ + sizeof(float) * game, &rewards[i], sizeof(float));
+    seat_status_[game] = 0;
+    status_[game] = status[i] & (kTerminated | kTruncated);
+    MarkDone(game);
   }
 }
 
@@ -226,22 +252,22 @@ void RemoteBoard::Fail(int game, const std::string& message) {
   const std::size_t length = std::min(message.size(), kErrorBytes - 1);
   std::memcpy(text, message.data(), length);
   text[length] = '\0';
-  *Slot("status", game) = kFailed;
-  std::atomic<uint32_t>* done = Word("done", game);
-  done->store(Word("command", game)->load(std::memory_order_acquire), std::memory_order_release);
-  FutexWakeAll(done);
+  status_[game] = kFailed;
+  MarkDone(game);
 }
 
+// Wakes every sleeper, flag or not: closing happens once. (A waiter about to
+// sleep when this runs wakes within kPollMs and sees `closing`.)
 void RemoteBoard::Close() {
-  Word("closing", 0)->store(1, std::memory_order_release);
+  closing_[0].store(1, std::memory_order_seq_cst);
   for (int worker = 0; worker < num_workers_; ++worker) {
-    Word("doorbell", worker)->fetch_add(1, std::memory_order_release);
-    FutexWakeAll(Word("doorbell", worker));
+    doorbell_[worker].fetch_add(1, std::memory_order_seq_cst);
+    FutexWakeAll(&doorbell_[worker]);
   }
-  for (int game = 0; game < num_games_; ++game) FutexWakeAll(Word("done", game));
+  for (int game = 0; game < num_games_; ++game) FutexWakeAll(&done_[game]);
 }
 
-bool RemoteBoard::closing() const { return Word("closing", 0)->load(std::memory_order_acquire) != 0; }
+bool RemoteBoard::closing() const { return closing_[0].load(std::memory_order_acquire) != 0; }
 
 RemoteGame::RemoteGame(std::shared_ptr<RemoteBoard> board, int index) : board_(std::move(board)), index_(index) {
   const int first_channel = index_ * board_->num_seats();

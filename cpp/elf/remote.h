@@ -14,11 +14,19 @@
 //                         ended game within the same request)
 //   doorbell[w]           bumped with every request to worker w, so an idle
 //                         worker sleeps on it
+//   asleep[w]             set while worker w sleeps on its doorbell: a
+//                         request makes the wake-up system call only then
+//   awaited[g]            set while an engine thread sleeps on done[g]: a
+//                         finish makes the wake-up system call only then
 //   ready_at[w]           when worker w began serving (steady clock ticks;
 //                         0 while its process is still starting)
 //   closing               set on shutdown; wakes every waiter
 // A game's first request is its first reset, every later one a step. Both
-// sides wait on futexes, so a side with nothing to do uses no CPU.
+// sides wait on futexes, so a side with nothing to do uses no CPU; and each
+// side wakes the other only when it sleeps (a Dekker handshake of sequentially
+// consistent stores and loads: the sleeper raises its flag, then looks again;
+// the waker publishes, then reads the flag), since a futex wake-up costs a
+// system call, a microsecond or two on a VM, for every game of every batch.
 //
 // Nothing the engine waits on can hang it: AwaitDone returns (throwing) once
 // the board closes, whoever closes it, and with a step timeout once a step's
@@ -74,7 +82,7 @@ class RemoteBoard {
   double step_timeout_s() const { return step_timeout_.count(); }
 
   // Points the board at the shared block (bytes() long, zeroed by its creator).
-  void Attach(uint8_t* base) { base_ = base; }
+  void Attach(uint8_t* base);
   uint8_t* Slot(const std::string& region, int index) const;
 
   // Engine side. Request sends the game's next request to its worker;
@@ -92,6 +100,10 @@ class RemoteBoard {
 
   // How many requests the game was sent, its first reset included.
   uint32_t Requests(int game) const;
+  // The wake-up system calls this process's side of the board made for
+  // requests and finishes (not for closing): one only when the other side
+  // sleeps.
+  uint64_t wake_calls() const { return wake_calls_.load(std::memory_order_relaxed); }
 
   // Worker side. Ready marks the worker as serving from now on (once, before
   // its first AwaitWork). AwaitWork returns the games of `worker` with a
@@ -116,9 +128,21 @@ class RemoteBoard {
 
  private:
   using Clock = std::chrono::steady_clock;
-  std::atomic<uint32_t>* Word(const std::string& region, int index) const;
+  // A word of a region found at Attach: `stride` bytes from one slot to the next.
+  struct Words {
+    uint8_t* base = nullptr;
+    std::size_t stride = 0;
+    std::atomic<uint32_t>& operator[](int index) const {
+      return *reinterpret_cast<std::atomic<uint32_t>*>(base + stride * static_cast<std::size_t>(index));
+    }
+  };
+  Words WordsOf(const std::string& region) const;
   void Add(const std::string& name, std::size_t stride, int count);
   std::atomic<int64_t>* ReadyAt(int worker) const;
+  void Wake(std::atomic<uint32_t>& word, const std::atomic<uint32_t>& sleeper_flag);
+  // A finished request: done[g] catches up with command[g], and the engine
+  // thread waiting on it (if any) wakes.
+  void MarkDone(int game);
   int WaitMs(int game) const;
   std::string LateMessage(int game) const;
 
@@ -129,10 +153,16 @@ class RemoteBoard {
   std::map<std::string, Region> regions_;
   std::size_t bytes_ = 0;
   uint8_t* base_ = nullptr;
+  // The regions read for every request, found once (not by name per call).
+  Words closing_, doorbell_, asleep_, command_, done_, awaited_;
+  uint8_t* status_ = nullptr;
+  uint8_t* reward_ = nullptr;
+  uint8_t* seat_status_ = nullptr;
   std::chrono::duration<double> step_timeout_;
   // Engine-side only (not in the shared block): when each game's pending
   // request was sent, in Clock ticks.
   std::unique_ptr<std::atomic<int64_t>[]> requested_at_;
+  std::atomic<uint64_t> wake_calls_{0};
 };
 
 // A game whose state lives in a worker process: Observe copies the worker's

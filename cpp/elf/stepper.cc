@@ -554,6 +554,27 @@ void Stepper::KeepFinalObservation(int game) {
 // Copies rows [begin, end) of a replied batch into their games' histories and
 // carries on each game whose replies are now all in.
 void Stepper::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
+  Advance(TakeReplies(tag_index, batch, begin, end));
+}
+
+std::vector<int> Stepper::ConsumeRepliesAndBeginSteps(int tag, int64_t batch, int size) {
+  std::vector<int> ready_games = TakeReplies(tag, batch, 0, size);
+  int current = -1;
+  try {
+    for (int game : ready_games) {
+      current = game;
+      BeginStepIfReplied(games_[game]);
+    }
+  } catch (const std::exception& e) {
+    mailbox_.Fail(GameMessage(current, e.what()));
+  }
+  return ready_games;
+}
+
+// Copies rows [begin, end) of a replied batch into their records, releases
+// the buffer once its last row is copied, and returns the games whose
+// replies are now all in.
+std::vector<int> Stepper::TakeReplies(int tag_index, int64_t batch, int begin, int end) {
   Tag& tag = plan_.tag(tag_index);
   BatchBuffer& buffer = tag.buffer(static_cast<int>(batch % tag.num_buffers()));
   ScatterReplies(buffer, plan_.reply_copies(tag_index), begin, end);
@@ -571,7 +592,7 @@ void Stepper::ConsumeReplies(int tag_index, int64_t batch, int begin, int end) {
   // The rows are copied out: the buffer may go to the next batch before the
   // games run on (they may want to write into it).
   if (buffer.unconsumed_replies.fetch_sub(end - begin) == end - begin) ReleaseBuffer(tag, batch);
-  Advance(std::move(ready_games));
+  return ready_games;
 }
 
 void Stepper::ReleaseBuffer(Tag& tag, int64_t batch) {

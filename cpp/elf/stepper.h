@@ -80,6 +80,12 @@ class Stepper {
   // is copied (the buffer's unconsumed_replies counts the rows still to
   // copy), and advances each game whose replies are now all in.
   void ConsumeReplies(int tag, int64_t batch, int begin, int end);
+  // For games that step elsewhere (game_spec().steps_elsewhere): copies
+  // every row of replied batch `batch` as ConsumeReplies does, then begins
+  // the step of each game whose replies are now all in, on the calling
+  // thread, so their processes start at once; returns those games, which
+  // must then be advanced (Advance, on any thread) to finish their steps.
+  std::vector<int> ConsumeRepliesAndBeginSteps(int tag, int64_t batch, int size);
   // Hands a buffer to the tag's next batch and resumes the games parked on it.
   void ReleaseBuffer(Tag& tag, int64_t batch);
 
@@ -92,6 +98,7 @@ class Stepper {
 
   int ChannelId(int game, int seat) const { return game * num_seats_ + seat; }
   void BeginStepIfReplied(GameSlot& slot);
+  std::vector<int> TakeReplies(int tag, int64_t batch, int begin, int end);
   Progress RunToStepOrSends(GameSlot& slot, int game);
   void Start(GameSlot& slot, int game);
   void ExpectReplies(GameSlot& slot);

@@ -86,6 +86,37 @@ TEST(a_request_comes_back_with_the_workers_result) {
   worker.join();
 }
 
+// The handshake of remote.h: a wake-up system call only for a side that
+// sleeps (here both sides are threads of one process, so one board counts).
+TEST(a_side_makes_a_wake_up_call_only_when_the_other_sleeps) {
+  Block block(3, 1);
+  RemoteBoard& board = *block.board;
+  auto flag = [&](const char* region, int index) {
+    return reinterpret_cast<std::atomic<uint32_t>*>(board.Slot(region, index))->load();
+  };
+  for (int game = 0; game < 3; ++game) board.Request(game);  // the worker is awake (it never slept)
+  CHECK_EQ(board.AwaitWork(0, 0).size(), std::size_t{3});
+  for (int game = 0; game < 3; ++game) board.Finish(game, 0.0f, false, false);  // no engine thread waits
+  for (int game = 0; game < 3; ++game) board.AwaitDone(game);
+  CHECK_EQ(board.wake_calls(), uint64_t{0});
+
+  std::vector<int> got;
+  std::thread worker([&] { got = board.AwaitWork(0, 60'000); });
+  while (flag("asleep", 0) == 0) std::this_thread::yield();
+  board.Request(2);  // the worker sleeps, or is about to: one call
+  worker.join();
+  CHECK_EQ(board.wake_calls(), uint64_t{1});
+  CHECK_EQ(got.size(), std::size_t{1});
+  CHECK_EQ(got[0], 2);
+
+  std::thread engine([&] { board.AwaitDone(2); });
+  while (flag("awaited", 2) == 0) std::this_thread::yield();
+  board.Finish(2, 1.0f, false, false);  // the engine thread sleeps on it: one call
+  engine.join();
+  CHECK_EQ(board.wake_calls(), uint64_t{2});
+  CHECK_EQ(board.reward(2), 1.0f);
+}
+
 TEST(each_seat_has_its_own_slots_reward_and_status) {
   const int seats = 3;
   auto board = std::make_shared<RemoteBoard>(Keys(), 2, 1, 0.0, seats);
