@@ -34,8 +34,12 @@ _STARTED = b"+"  # the child's first byte: it is up, and the timed call begins
 
 def interpreter_environment(extra: Mapping[str, str]) -> dict[str, str]:
     """The environment of a child interpreter that imports what this one does:
-    this process's, with `extra` and this process's sys.path as PYTHONPATH."""
-    return {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    this process's, with `extra` and this process's sys.path as PYTHONPATH.
+    PYTHONSAFEPATH keeps `python -c` from putting the working folder first
+    (Python 3.11 on): an `elfpy` there (a second checkout) would otherwise be
+    the child's, and a worker of another build misreads the shared block."""
+    return {**os.environ, **extra, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path),
+            "PYTHONSAFEPATH": "1"}
 
 
 def call_in_child(function: Callable[..., Any], arguments: tuple, timeout_s: float) -> Any:
