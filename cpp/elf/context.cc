@@ -1,9 +1,8 @@
 #include "elf/context.h"
 
-#include <time.h>
-
 #include <algorithm>
 
+#include "elf/clock.h"
 #include "elf/registry.h"
 
 namespace elf {
@@ -12,24 +11,23 @@ namespace {
 
 // Below this much work (thread CPU) a batch's replies are always stepped on
 // the caller: a hand-off to the pool and back costs about as much on a busy
-// machine (see context.h and HandoffNs).
+// machine (see context.h).
 constexpr double kHandoffNs = 20'000.0;
 // Above this much work a batch always goes to the pool: longer measured
-// wake-ups come from a loaded machine (a woken worker waits for a CPU), which
-// a large batch should not be stepped serially for (see HandoffNs).
+// hand-offs come from a loaded machine (a woken worker waits for a CPU),
+// which a large batch should not be stepped serially for (see context.h).
 constexpr double kMaxHandoffNs = 200'000.0;
 // Every this many batches of a tag stepped on the caller, its replied rows'
 // work is measured (a thread CPU clock read costs a system call or so).
 constexpr uint64_t kCostSampling = 8;
-// A tag whose batches go to the pool has every this many stepped on the
-// caller and measured there, so that its estimate follows the work.
-constexpr uint64_t kPoolProbing = 64;
-
-int64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
+// The pool's way is taken only if it is measured this many times sooner: it
+// also costs two wake-ups' CPU, and at a tie (one thread, or cores that do
+// not run beside each other) noise would send every other stretch of
+// batches to the pool.
+constexpr double kPoolSooner = 1.1;
+// Every this many batches of a tag, one goes the way not chosen, so that the
+// measure of each way follows the work (see StepOnCaller).
+constexpr uint64_t kProbing = 64;
 
 }  // namespace
 
@@ -194,14 +192,8 @@ void Context::SubmitReplies(const BatchRef& ref) {
   TakeBack(tag, ref);
   BatchBuffer& buffer = tag.buffer(ref.buffer);
   buffer.unconsumed_replies.store(ref.size);
-  // Only the caller's own stepping is timed. A worker's time would add what
-  // a hand-off costs it (caches gone cold while it slept, waking the caller),
-  // so a batch near the threshold, once in the pool, would measure as too
-  // large to come back. The first batch is not timed: it pays first touches.
   TagCost& cost = costs_[ref.tag];
   const uint64_t n = cost.batches++;
-  const bool small = cost.NsPerRow() * ref.size < HandoffNs();
-  const bool timed = n > 0 && n % (small ? kCostSampling : kPoolProbing) == 0;
   if (plan_.game_spec().steps_elsewhere) {
     // The caller posts the games' steps itself: their processes start now,
     // not after a worker's wake-up; the pool waits for them and goes on.
@@ -210,33 +202,75 @@ void Context::SubmitReplies(const BatchRef& ref) {
     mailbox_.HandedBack();  // after the jobs are queued (see below)
     return;
   }
-  if (small || timed) {
+  // The first batch goes neither way on trial: it pays first touches. A tag
+  // sent to the pool before its caller's measures settled tries the caller
+  // as often as the caller measures itself, so an early measure that was
+  // too high does not keep it there.
+  const bool on_caller = StepOnCaller(cost, ref.size);
+  const uint64_t trial = on_caller || cost.Settled() ? kProbing : kCostSampling;
+  const bool probe = n > 0 && n % trial == 0 && cost.NsPerRow() * ref.size >= kHandoffNs;
+  if (on_caller != probe) {
+    // Only the caller's own stepping is timed. A worker's time would add what
+    // a hand-off costs it (caches gone cold while it slept, waking the
+    // caller), which the pool's measure holds instead.
     stepped_by_caller_.fetch_add(1, std::memory_order_relaxed);
-    ConsumeTimed(ref.tag, ref.batch, ref.size, timed);
+    ConsumeTimed(ref.tag, ref.batch, ref.size, n > 0 && (probe || n % kCostSampling == 0));
     mailbox_.HandedBack();
     return;
   }
-  // Rows are claimed in runs by tasks that each advance games of one home
-  // worker; each run is copied out on that home (see SplitReplies).
-  std::vector<WorkerPool::Job> jobs;
-  for (const ReplyRun& run : SplitReplies(buffer.game_ids.data(), ref.size, Homes{num_games_, num_threads_})) {
-    jobs.push_back({[this, tag_index = ref.tag, batch = ref.batch, run] {
-                      stepper_->ConsumeReplies(tag_index, batch, run.begin, run.end);
-                    },
-                    run.home});
-  }
   given_to_pool_.fetch_add(1, std::memory_order_relaxed);
-  pool_->SubmitMany(std::move(jobs));
+  pool_->SubmitMany(PoolJobs(ref, cost));
   mailbox_.HandedBack();  // only now: until the jobs are queued, a waiting thread must not think the games stuck
 }
 
-// The work below which a batch is stepped faster on the caller than by the
-// pool. The pool's way costs two wake-ups (a worker's, then the caller's when
-// the batch is done) and saves the share of the work the other threads take:
-// with t threads, work * (t - 1) / t, so the break-even work is 2 wake-ups *
-// t / (t - 1). One thread saves no work; it still takes batches of more than
-// two wake-ups' work, so that the caller may serve other tags meanwhile.
-// Kept between kHandoffNs and kMaxHandoffNs.
+// Whether a batch of `size` rows of the tag measured in `cost` comes back
+// sooner stepped on the caller (its measured work) than by the pool (its
+// measured turnaround, or before one is measured, HandoffNs); see context.h.
+bool Context::StepOnCaller(const TagCost& cost, int size) const {
+  const double work = cost.NsPerRow() * size;
+  if (work < kHandoffNs) return true;
+  if (work >= kMaxHandoffNs) return false;
+  const double pool = cost.pool_ns_per_row.load(std::memory_order_relaxed);
+  return work <= (pool > 0.0 ? kPoolSooner * pool * size : HandoffNs());
+}
+
+// The pool's runs of a replied batch: rows claimed in runs by tasks that each
+// advance games of one home worker, each run copied out on that home (see
+// SplitReplies). If no batch of the tag is being timed, this one is: its
+// last run to finish records the wall time since now per row, plus the
+// caller's wake-up (as long as a worker's, the pool measures).
+std::vector<WorkerPool::Job> Context::PoolJobs(const BatchRef& ref, TagCost& cost) {
+  const std::vector<ReplyRun> runs =
+      SplitReplies(plan_.tag(ref.tag).buffer(ref.buffer).game_ids.data(), ref.size, Homes{num_games_, num_threads_});
+  const bool timed = cost.timed_runs.load(std::memory_order_acquire) == 0;
+  if (timed) {
+    cost.pool_start_ns = Tag::NowNs();
+    cost.pool_rows = ref.size;
+    cost.timed_runs.store(static_cast<int>(runs.size()), std::memory_order_relaxed);
+  }
+  std::vector<WorkerPool::Job> jobs;
+  for (const ReplyRun& run : runs) {
+    jobs.push_back({[this, tag = ref.tag, batch = ref.batch, run, timed, &cost] {
+                      stepper_->ConsumeReplies(tag, batch, run.begin, run.end);
+                      if (!timed) return;
+                      const int64_t start = cost.pool_start_ns;  // read before the count-down frees them
+                      const int rows = cost.pool_rows;
+                      if (cost.timed_runs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+                      const double ns = static_cast<double>(Tag::NowNs() - start) + pool_->WakeLatencyNs();
+                      cost.pool_ns_per_row.store(ns / rows, std::memory_order_relaxed);
+                    },
+                    run.home});
+  }
+  return jobs;
+}
+
+// The model of the pool's way, before it is measured: the work below which a
+// batch is stepped faster on the caller. The pool's way costs two wake-ups
+// (a worker's, then the caller's when the batch is done) and saves the share
+// of the work the other threads take: with t threads, work * (t - 1) / t, so
+// the break-even work is 2 wake-ups * t / (t - 1). One thread saves no work;
+// it still takes batches of more than two wake-ups' work, so that the caller
+// may serve other tags meanwhile. Kept between kHandoffNs and kMaxHandoffNs.
 double Context::HandoffNs() const {
   const double wakeups = 2 * pool_->WakeLatencyNs();
   const double share = num_threads_ > 1 ? num_threads_ / (num_threads_ - 1.0) : 1.0;

@@ -35,14 +35,22 @@
 // costs a worker's wake-up and, when the batch completes, the caller's: two
 // futex calls and context switches, each 5 to 26 us as measured on a 2-core
 // VM, against 3 us of work for 64 CartPole games. So SubmitReplies copies
-// the replies and advances the games itself, on the calling thread, while
-// the batch's measured work (the caller's thread CPU per row, sampled every
-// few batches) is below what the hand-off costs, as the pool measures its
-// wake-ups (HandoffNs); larger batches go to the pool, to run beside the
-// caller, one in 64 still stepped and measured on the caller. Which thread
-// steps a game changes no batch (see router.h). Games that step elsewhere
-// (hosted in other processes) have their steps posted by the caller, so
-// their processes start at once, and the pool waits for the results.
+// the replies and advances the games itself, on the calling thread, unless
+// the pool returns the batch sooner. The caller's way is its measured work
+// (the caller's thread CPU per row, sampled every few batches); the pool's
+// way is measured too, as the wall time from the hand-off to the batch's
+// last run done plus a wake-up (the caller's), because what it saves depends
+// on whether the machine's cores really run beside each other (on a 2-core
+// VM, 4096 CartPole games took as long on two workers as on the caller, at
+// 1.4 times the CPU). Until the pool's way is measured, a model of it
+// decides (HandoffNs); each way is tried again every 64 batches of a tag, so
+// that both measures follow the work. Batches of under 20 us of work always
+// step on the caller, and of over 200 us always go to the pool: on a loaded
+// machine a woken worker waits for a CPU, which a large batch should not be
+// stepped serially for. Which thread steps a game changes no batch (see
+// router.h). Games that step elsewhere (hosted in other processes) have
+// their steps posted by the caller, so their processes start at once, and
+// the pool waits for the results.
 //
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.
@@ -161,17 +169,30 @@ class Context {
   // a replied row's work. The estimate is their minimum: noise (an interrupt,
   // a page fault) only ever adds to a measure, and one outlier must not send
   // a small tag to the pool, where it is measured only now and then.
+  // And the pool's way, measured by the pool: one batch at a time is timed
+  // (`timed_runs` counts its runs still to finish; the caller sets the start
+  // and size only when it is 0, and the last run reads them before it counts
+  // down), each measure replacing the last.
   struct TagCost {
     uint64_t batches = 0;
-    std::array<double, 4> ns_per_row{};  // 0: not measured yet
-    size_t next = 0;
+    std::array<double, 4> ns_per_row{};
+    size_t measured = 0;  // measures recorded; the last few are in ns_per_row
+    std::atomic<double> pool_ns_per_row{0.0};  // 0: not measured yet
+    std::atomic<int> timed_runs{0};
+    int64_t pool_start_ns = 0;
+    int pool_rows = 0;
 
-    void Record(double ns) {
-      if (ns_per_row[0] == 0.0) ns_per_row.fill(ns);
-      ns_per_row[next++ % ns_per_row.size()] = ns;
+    void Record(double ns) { ns_per_row[measured++ % ns_per_row.size()] = ns; }
+    // Whether the last few are all measures: an early one (first touches, a
+    // loaded machine) has been outlived.
+    bool Settled() const { return measured >= ns_per_row.size(); }
+    double NsPerRow() const {  // 0: not measured yet
+      const auto end = ns_per_row.begin() + std::min(measured, ns_per_row.size());
+      return measured == 0 ? 0.0 : *std::min_element(ns_per_row.begin(), end);
     }
-    double NsPerRow() const { return *std::min_element(ns_per_row.begin(), ns_per_row.end()); }
   };
+  bool StepOnCaller(const TagCost& cost, int size) const;
+  std::vector<WorkerPool::Job> PoolJobs(const BatchRef& ref, TagCost& cost);
   std::unique_ptr<TagCost[]> costs_;
   std::atomic<uint64_t> stepped_by_caller_{0};
   std::atomic<uint64_t> given_to_pool_{0};

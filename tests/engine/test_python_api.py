@@ -30,7 +30,8 @@ def test_game_options_give_name_default_and_help():
     options = {name: (default, text) for name, default, text in elfpy.GameContext.game_options("cartpole")}
     assert options["max_steps"][0] == "500" and options["max_steps"][1]
     names = {name for name, _, _ in elfpy.GameContext.game_options("counter")}
-    assert names == {"episode_length", "fail_at_step", "nonfinite_at_step", "nonfinite_key", "num_actions"}
+    assert names == {"episode_length", "fail_at_step", "nonfinite_at_step", "nonfinite_key", "num_actions",
+                     "step_cpu_ns"}
 
 
 def test_game_options_change_the_spec():

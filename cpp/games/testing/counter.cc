@@ -6,11 +6,15 @@
 // true return is known in closed form. Option `fail_at_step` makes the game
 // throw on that step, to test how failures reach Python; `nonfinite_at_step`
 // makes it write a value the engine refuses on that step instead: a NaN
-// reward (`nonfinite_key` "r") or an infinite s[1] ("s").
+// reward (`nonfinite_key` "r") or an infinite s[1] ("s"). Option
+// `step_cpu_ns` makes every step burn that much of its thread's CPU time, so
+// that a test can give a batch a known amount of work on any machine.
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "elf/clock.h"
 #include "elf/game.h"
 #include "elf/registry.h"
 
@@ -24,6 +28,7 @@ class Counter : public Game {
     int nonfinite_at_step = -1;
     std::string nonfinite_key = "r";
     int num_actions = 3;
+    int step_cpu_ns = 0;
     Key<float> s;
     Key<int64_t> count, a;
   };
@@ -40,6 +45,7 @@ class Counter : public Game {
       throw std::invalid_argument("nonfinite_key must be 'r' or 's', got '" + config.nonfinite_key + "'");
     }
     config.num_actions = spec.Option("num_actions", 3, "number of discrete actions");
+    config.step_cpu_ns = spec.Option("step_cpu_ns", 0, "thread CPU time every step burns, in ns");
     config.s = spec.Observation<float>("s", {2}, "(draw from the game's rng at reset, step within the episode)");
     config.count = spec.Observation<int64_t>("count", {}, "total steps taken by this game");
     config.a = spec.DiscreteAction("a", config.num_actions, "any action; reward scales with it");
@@ -64,6 +70,7 @@ class Counter : public Game {
 
   Outcome Step(const std::vector<Row>& replies, Rng&) override {
     ++total_steps_;
+    if (config_.step_cpu_ns > 0) BurnThreadCpu(config_.step_cpu_ns);
     if (total_steps_ == config_.fail_at_step) {
       throw std::runtime_error("counter failed on purpose at step " + std::to_string(total_steps_));
     }
@@ -78,6 +85,14 @@ class Counter : public Game {
   float Reward(int) const override { return reward_; }
 
  private:
+  // Spins on the thread's CPU clock, not the wall clock: time the thread
+  // spends preempted on a loaded machine does not count.
+  static void BurnThreadCpu(int64_t ns) {
+    const int64_t until = ThreadCpuNs() + ns;
+    while (ThreadCpuNs() < until) {
+    }
+  }
+
   // Whether this step writes a non-finite value into `key`.
   bool Spoils(const char* key) const {
     return total_steps_ == config_.nonfinite_at_step && config_.nonfinite_key == key;
