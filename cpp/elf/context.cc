@@ -26,8 +26,10 @@ constexpr uint64_t kCostSampling = 8;
 // batches to the pool.
 constexpr double kPoolSooner = 1.1;
 // Every this many batches of a tag, one goes the way not chosen, so that the
-// measure of each way follows the work (see StepOnCaller).
-constexpr uint64_t kProbing = 64;
+// measure of each way follows the work (see StepOnCaller). Seldom: on a
+// machine where the pool's way is slow, each trial costs a batch's work
+// again in wake-ups and cold caches.
+constexpr uint64_t kProbing = 256;
 
 }  // namespace
 
