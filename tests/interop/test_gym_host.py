@@ -317,3 +317,36 @@ def test_nested_or_clashing_dict_actions_are_clear_errors():
         elfpy.GameContext(NestedActionEnv, num_games=1, num_workers=1)
     with pytest.raises(ValueError, match="action entry 'move' has the name of an observation key"):
         elfpy.GameContext(ClashingActionEnv, num_games=1, num_workers=1)
+
+
+class GoalOnLastStepEnv(gym.Env):
+    """Reaches its goal on step 3, which is also its time limit: terminated
+    and truncated both, as MiniGrid reports a goal reached on its last step."""
+
+    observation_space = spaces.Box(0, 3, (1,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        return np.array([self.t], np.float32), 1.0, self.t == 3, self.t == 3, {}
+
+
+def test_an_episode_that_reaches_its_goal_on_its_time_limit_is_terminal_not_truncated():
+    # Gymnasium's convention: a terminal state was reached, so there is nothing
+    # to bootstrap from; the time limit cut nothing short.
+    gc = elfpy.GameContext(GoalOnLastStepEnv, num_games=2, num_workers=1, num_threads=1, seed=0)
+    gc.add_tag("actor", batch_size=2, inputs=["terminal", "truncated", "episode_length"], replies=["a"])
+    rows = []
+    with gc:
+        for batch in gc:
+            rows.append((batch["terminal"].tolist(), batch["truncated"].tolist(), batch["episode_length"].tolist()))
+            batch.reply({"a": np.zeros(2, np.int64)})
+            if len(rows) == 5:
+                break
+    assert rows[3] == ([True, True], [False, False], [3, 3])
+    assert [terminal for terminal, _, _ in rows] == [[False] * 2] * 3 + [[True] * 2] + [[False] * 2]
