@@ -7,8 +7,10 @@ actions drawn in Python (`np.random.randint(0, 2, N)`, one call per batch),
 handed back; a step is one row of a batch. Each measurement runs in a fresh
 process (so its CPU time is its own) and reports steps per second, CPU ns per
 step (the process's CPU time from `time.process_time`, every thread counted)
-and wall seconds. Contenders are interleaved within each repeat (the order
-rotating), and each figure is the median of --repeats.
+and wall seconds; for GameContext also the share of batches the engine gave
+its worker pool rather than stepping them on the caller (printed per run: a
+run that went the other way shows there). Contenders are interleaved within
+each repeat (the order rotating), and each figure is the median of --repeats.
 
   GameContext     elfpy.GameContext("cartpole"), one tag of batch N, --threads
                   engine threads; "GameContext 1 thread" the same on one.
@@ -88,8 +90,9 @@ def actions(n: int) -> np.ndarray:
     return np.random.randint(0, 2, n)
 
 
-def make(contender: str, n: int, threads: int) -> Callable[[], None]:
-    """One batch of `contender`'s loop at N = n; construction and reset done."""
+def make(contender: str, n: int, threads: int) -> tuple[Callable[[], None], Callable[[], dict] | None]:
+    """One batch of `contender`'s loop at N = n, construction and reset done,
+    and for GameContext its hand-off counters (`handoffs()`)."""
     if contender in ("gc", "gc1"):
         import elfpy
 
@@ -97,44 +100,50 @@ def make(contender: str, n: int, threads: int) -> Callable[[], None]:
         gc.add_tag("actor", batch_size=n, inputs=["s", "r", "terminal"], replies=["a"])
         gc.reg_callback("actor", lambda batch: {"a": actions(len(batch))})
         gc.start()
-        return gc.run
+        return gc.run, gc.handoffs
     if contender == "vector":
         import elfpy
 
         env = elfpy.make_vector("cartpole", n, num_threads=threads, seed=0)
         env.reset()
-        return lambda: env.step(actions(n))
+        return lambda: env.step(actions(n)), None
     if contender == "puffer":
         from pufferlib.ocean.cartpole import cartpole
 
         env = cartpole.Cartpole(num_envs=n)
         env.reset(seed=0)
-        return lambda: env.step(actions(n))
+        return lambda: env.step(actions(n)), None
     if contender == "envpool":
         import envpool
 
         env = envpool.make_gymnasium("CartPole-v1", num_envs=n, batch_size=n, num_threads=threads, seed=0)
         env.reset()
-        return lambda: env.step(actions(n))
+        return lambda: env.step(actions(n)), None
     raise ValueError(f"unknown contender {contender!r}")
 
 
 def child(contender: str, n: int, threads: int, seconds: float) -> None:
-    """Prints {"steps_per_s", "cpu_ns_per_step", "wall_s"} of one timed run."""
+    """Prints {"steps_per_s", "cpu_ns_per_step", "wall_s"} of one timed run, and
+    for GameContext "pool_share": the share of the timed batches
+    the engine gave its worker pool (the rest it stepped on the caller)."""
     warnings.filterwarnings("ignore")
-    step = make(contender, n, threads)
+    step, handoffs = make(contender, n, threads)
     start = time.perf_counter()
     warm = 0
     while warm < 20 or time.perf_counter() - start < 0.15 * seconds:
         step()
         warm += 1
     batches = max(20, int(seconds * warm / (time.perf_counter() - start)))
+    before = handoffs() if handoffs else None
     cpu, wall = time.process_time(), time.perf_counter()
     for _ in range(batches):
         step()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     steps = batches * n
-    print(json.dumps({"steps_per_s": steps / wall, "cpu_ns_per_step": cpu / steps * 1e9, "wall_s": wall}))
+    result = {"steps_per_s": steps / wall, "cpu_ns_per_step": cpu / steps * 1e9, "wall_s": wall}
+    if handoffs:
+        result["pool_share"] = (handoffs()["batches_given_to_pool"] - before["batches_given_to_pool"]) / batches
+    print(json.dumps(result))
 
 
 def measure(contender: str, n: int, threads: int, seconds: float, python: str, path: str | None) -> dict:
@@ -191,8 +200,9 @@ def main() -> None:
             for contender, label, python, path in plan[shift:] + plan[:shift]:
                 m = measure(contender, n, args.threads, args.seconds, python, path)
                 results.setdefault((label, n), []).append(m)
+                pool = f"  {m['pool_share']:.0%} of batches to the pool" if "pool_share" in m else ""
                 print(f"[{repeat + 1}/{args.repeats}] {n:5d} {label:32s} {m['steps_per_s'] / 1e6:7.2f}M steps/s "
-                      f"{m['cpu_ns_per_step']:6.0f} ns CPU/step", file=sys.stderr, flush=True)
+                      f"{m['cpu_ns_per_step']:6.0f} ns CPU/step{pool}", file=sys.stderr, flush=True)
 
     def med(label: str, n: int, field: str) -> float | None:
         runs = results.get((label, n))
