@@ -404,6 +404,11 @@ def test_nonfinite_key_takes_only_what_the_counter_can_spoil():
         elfpy.GameContext("counter", num_games=1, nonfinite_key="count")
 
 
+def test_step_cpu_ns_refuses_a_negative_time():
+    with pytest.raises(ValueError, match="step_cpu_ns must be 0 or more, got -5"):
+        elfpy.GameContext("counter", num_games=1, step_cpu_ns=-5)
+
+
 @pytest.mark.timeout(60)
 def test_stop_while_games_are_busy_returns_and_joins_workers():
     before = os_threads()

@@ -49,7 +49,6 @@ def test_a_large_batch_goes_to_the_pool_and_the_counters_see_it():
     assert per_batch["batches_given_to_pool"] == 255 / 256, per_batch
 
 
-
 def test_a_batch_the_pool_returns_no_sooner_steps_on_the_caller():
     # 30 games burning 5 us of thread CPU a step: 150 us a batch, on any
     # machine and load. One worker steps it no sooner than the caller (the

@@ -46,6 +46,9 @@ class Counter : public Game {
     }
     config.num_actions = spec.Option("num_actions", 3, "number of discrete actions");
     config.step_cpu_ns = spec.Option("step_cpu_ns", 0, "thread CPU time every step burns, in ns");
+    if (config.step_cpu_ns < 0) {
+      throw std::invalid_argument("step_cpu_ns must be 0 or more, got " + std::to_string(config.step_cpu_ns));
+    }
     config.s = spec.Observation<float>("s", {2}, "(draw from the game's rng at reset, step within the episode)");
     config.count = spec.Observation<int64_t>("count", {}, "total steps taken by this game");
     config.a = spec.DiscreteAction("a", config.num_actions, "any action; reward scales with it");
