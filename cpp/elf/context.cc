@@ -204,19 +204,22 @@ void Context::SubmitReplies(const BatchRef& ref) {
     mailbox_.HandedBack();  // after the jobs are queued (see below)
     return;
   }
-  // The first batch goes neither way on trial: it pays first touches. A tag
-  // sent to the pool before its caller's measures settled tries the caller
-  // as often as the caller measures itself, so an early measure that was
-  // too high does not keep it there.
+  // A trial of the way not chosen takes two batches and times the second:
+  // the first finds its games' data in the other way's caches, and timed
+  // cold, a caller's trial from the pool's way would keep a tag in the pool.
+  // The first batches go neither way on trial: they pay first touches. A
+  // tag sent to the pool before its caller's measures settled tries the
+  // caller as often as the caller measures itself, so an early measure that
+  // was too high does not keep it there.
   const bool on_caller = StepOnCaller(cost, ref.size);
-  const uint64_t trial = on_caller || cost.Settled() ? kProbing : kCostSampling;
-  const bool probe = n > 0 && n % trial == 0 && cost.NsPerRow() * ref.size >= kHandoffNs;
+  const uint64_t phase = n % (on_caller || cost.Settled() ? kProbing : kCostSampling);
+  const bool probe = n > 1 && phase < 2 && cost.NsPerRow() * ref.size >= kHandoffNs;
   if (on_caller != probe) {
     // Only the caller's own stepping is timed. A worker's time would add what
     // a hand-off costs it (caches gone cold while it slept, waking the
     // caller), which the pool's measure holds instead.
     stepped_by_caller_.fetch_add(1, std::memory_order_relaxed);
-    ConsumeTimed(ref.tag, ref.batch, ref.size, n > 0 && (probe || n % kCostSampling == 0));
+    ConsumeTimed(ref.tag, ref.batch, ref.size, n > 0 && (probe ? phase == 1 : n % kCostSampling == 0));
     mailbox_.HandedBack();
     return;
   }

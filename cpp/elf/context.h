@@ -43,8 +43,8 @@
 // on whether the machine's cores really run beside each other (on a 2-core
 // VM, 4096 CartPole games took as long on two workers as on the caller, at
 // 1.4 times the CPU). Until the pool's way is measured, a model of it
-// decides (HandoffNs); each way is tried again every 256 batches of a tag, so
-// that both measures follow the work. Batches of under 20 us of work always
+// decides (HandoffNs); each way is tried again every 256 batches of a tag
+// (two batches, the second timed, warm), so that both measures follow the work. Batches of under 20 us of work always
 // step on the caller, and of over 200 us always go to the pool: on a loaded
 // machine a woken worker waits for a CPU, which a large batch should not be
 // stepped serially for. Which thread steps a game changes no batch (see
