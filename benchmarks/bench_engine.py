@@ -223,13 +223,6 @@ def measure(lib: str, num_envs: int, batch: int, threads: int, seconds: float,
 # --- reporting ----------------------------------------------------------------
 
 
-def _run(cmd: list[str], cwd: Path) -> str:
-    try:
-        return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
 def usable_cores() -> int:
     """The cores this process may run on (os.cpu_count() unless restricted by
     affinity, e.g. taskset)."""
@@ -255,10 +248,7 @@ def machine_info(threads: int) -> dict[str, object]:
     except Exception as error:
         elf_root = REPO
         versions["elfpy"] = f"unavailable ({type(error).__name__})"
-    commit = _run(["git", "rev-parse", "--short", "HEAD"], elf_root) or "unknown"
-    dirty = _run(["git", "status", "--porcelain", "--", "cpp", "elfpy", "setup.py", "CMakeLists.txt"], elf_root)
-    if dirty:
-        commit += " + uncommitted engine changes"
+    commit = report.current_commit(elf_root)
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),

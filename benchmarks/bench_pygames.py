@@ -46,10 +46,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse  # noqa: E402
 import functools  # noqa: E402
 import platform  # noqa: E402
-import subprocess  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -57,7 +55,6 @@ import report  # noqa: E402
 
 from elfpy.gym_presets import atari_env, make_gym_env  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
 NUM_ACTIONS = 6  # Pong's minimal action set
 LIBRARIES = ("elfpy", "elfpy_half", "elfpy_envpool", "elfpy_envpool_half", "gym_async", "envpool")
 ROWS = {"elfpy": "elfpy hosted, {n} games, batch N", "elfpy_half": "elfpy hosted, {n} games, batch N/2",
@@ -211,8 +208,7 @@ def main() -> None:
                 print(f"repeat {repeat} {config:5s} {library:18s} {rate:9.0f} steps/s {cost:6.3f} CPU s / 1k steps",
                       flush=True)
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
+    commit = report.current_commit()
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
     print(f"\nPong, {args.num_envs} envs, random actions; {args.workers} elfpy workers / envpool threads; "
           f"median of {args.repeats} x {args.seconds:g} s; commit {commit}; {machine}\n")

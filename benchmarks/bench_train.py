@@ -38,7 +38,6 @@ import functools
 import io
 import os
 import platform
-import subprocess
 import time
 from collections.abc import Callable
 from contextlib import redirect_stdout
@@ -284,17 +283,6 @@ def machine() -> str:
     )
 
 
-def commit() -> str:
-    """The checked-out commit (short hash, ``+`` when the measured code has changes), or ``unknown``."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        paths = ["rlpytorch", "elfpy", "benchmarks/bench_train.py"]  # rlpytorch holds the config
-        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", *paths], cwd=ROOT)
-    except OSError:
-        return "unknown"
-    return head.stdout.strip() + ("+" if dirty.returncode else "") if head.returncode == 0 else "unknown"
-
-
 def warm_up() -> None:
     """Import what the contenders import (torch's fused Adam pulls in torch._dynamo,
     about 3 s), so the first contender does not pay for everyone."""
@@ -339,7 +327,8 @@ def main() -> None:
         f"medians over every seed, a run that missed the target at its whole budget.\n\n"
         f"Machine: {machine()}; load average (1 min) at the start and after each seed "
         f"{', '.join(f'{x:.1f}' for x in loads)}.\n"
-        f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at commit {commit()}.\n"
+        f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC "
+        f"at commit {report.current_commit()}.\n"
     )
     print(text)
     text += "\n" + report.publish(figures(runs), args)  # the page's figures, printed (and recorded with --record)

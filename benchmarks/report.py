@@ -114,12 +114,16 @@ def machine_id(path, machine):
     return new_id
 
 
-def current_commit():
-    """The short commit of the checkout, with ``+`` when its files differ from it."""
+def current_commit(root=HERE.parent):
+    """The short commit of the checkout at ``root`` (this one unless told), with
+    ``+`` when its tracked files differ from it. The committed results file is
+    left out: record() appends to it, and a run's later figures are of the same
+    code as its first."""
     def git(*args):
-        return subprocess.run(["git", "-C", str(HERE), *args], capture_output=True, text=True).stdout.strip()
-    commit = git("rev-parse", "--short", "HEAD") or "unknown"
-    return commit + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    commit = git("rev-parse", "--short", "HEAD").stdout.strip() or "unknown"
+    changed = git("diff", "--quiet", "HEAD", "--", ".", f":(exclude,top){RESULTS.relative_to(HERE.parent)}")
+    return commit + ("+" if changed.returncode == 1 else "")
 
 
 def this_command():

@@ -227,3 +227,25 @@ def test_a_bench_script_run_with_record_appends_its_figures(tmp_path):
     assert ours["command"] == "python benchmarks/bench_replay.py --repeats 1 --samples 2 --kinds vector"
     assert "rlpytorch prioritized, 4 float32, 100k" in report.render(results_copy)
     assert (BENCHMARKS / "results.jsonl").read_text() == before_committed  # the committed data untouched
+
+
+def test_the_commit_is_marked_changed_by_code_not_by_the_figures_appended(tmp_path):
+    # record() appends to the committed results file: a run's later figures
+    # are of the same code as its first, so only other files' changes add "+".
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "results.jsonl").write_text("{}\n")
+    (tmp_path / "engine.cc").write_text("int main() {}\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first")
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert report.current_commit(tmp_path) == head
+    with open(tmp_path / "benchmarks" / "results.jsonl", "a") as results:
+        results.write("{}\n")
+    assert report.current_commit(tmp_path) == head
+    (tmp_path / "engine.cc").write_text("int main() { return 1; }\n")
+    assert report.current_commit(tmp_path) == head + "+"
