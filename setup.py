@@ -9,11 +9,11 @@ adds the web server's packages.
 """
 
 import fcntl
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from setuptools import Extension, find_packages, setup
@@ -64,21 +64,15 @@ class CMakeBuild(build_ext):
 
 
 def copy_whole(source: Path, target: Path) -> None:
-    """Copy ``source`` to ``target`` through a temporary file in its folder, so
-    that the module lands whole (elfpy.files does this, but cannot be imported
-    before elfpy is built)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "wb") as out, open(source, "rb") as module:
-            shutil.copyfileobj(module, out)
-            out.flush()
-            os.fsync(out.fileno())
-        shutil.copymode(source, temp)  # mkstemp's 0600 -> the linker's mode
-        os.replace(temp, target)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    """Copy ``source`` to ``target`` so that the module lands whole (with a new
+    file's mode, 0644 under the usual umask, as Debian installs shared libraries),
+    through elfpy.files (standard library only), loaded from its file: importing
+    the package would need the module this build makes."""
+    spec = importlib.util.spec_from_file_location("elfpy_files", ROOT / "elfpy" / "files.py")
+    files = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(files)
+    with open(source, "rb") as module:
+        files.write_atomically(target, lambda out: shutil.copyfileobj(module, out))
 
 
 # What the defaults use: training logs to TensorBoard unless --no-tensorboard, configs are YAML, hosted
