@@ -34,23 +34,23 @@
 // Small batches step on the caller. Handing a batch's replies to the pool
 // costs a worker's wake-up and, when the batch completes, the caller's: two
 // futex calls and context switches, each 5 to 26 us as measured on a 2-core
-// VM, against 3 us of work for 64 CartPole games. So SubmitReplies copies
-// the replies and advances the games itself, on the calling thread, unless
-// the pool returns the batch at least 1.1 times sooner. The caller's way is its measured work
-// (the caller's thread CPU per row, sampled every few batches); the pool's
-// way is measured too, as the wall time from the hand-off to the batch's
-// last run done plus a wake-up (the caller's), because what it saves depends
-// on whether the machine's cores really run beside each other (on a 2-core
-// VM, 4096 CartPole games took as long on two workers as on the caller, at
-// 1.4 times the CPU). Until the pool's way is measured, a model of it
-// decides (HandoffNs); each way is tried again every 256 batches of a tag
-// (two batches, the second timed, warm), so that both measures follow the work. Batches of under 20 us of work always
-// step on the caller, and of over 200 us always go to the pool: on a loaded
-// machine a woken worker waits for a CPU, which a large batch should not be
-// stepped serially for. Which thread steps a game changes no batch (see
-// router.h). Games that step elsewhere (hosted in other processes) have
-// their steps posted by the caller, so their processes start at once, and
-// the pool waits for the results.
+// VM, against 3 us of work for 64 CartPole games. So SubmitReplies copies the
+// replies and advances the games itself, on the calling thread, unless the
+// pool returns the batch at least 1.1 times sooner. The caller's way is its
+// measured work (the caller's thread CPU per row, sampled every few batches);
+// the pool's way is measured too, as the wall time from the hand-off to the
+// batch's last run done plus a wake-up (the caller's), because what it saves
+// depends on whether the machine's cores really run beside each other (on a
+// 2-core VM, 4096 CartPole games took as long on two workers as on the
+// caller, at 1.4 times the CPU). Until the pool's way is measured, a model of
+// it decides (HandoffNs); each way is tried again every 256 batches of a tag
+// (two batches, the second timed, warm), so that both measures follow the
+// work. Batches of under 20 us of work always step on the caller, and of over
+// 200 us always go to the pool: on a loaded machine a woken worker waits for
+// a CPU, which a large batch should not be stepped serially for. Which thread
+// steps a game changes no batch (see router.h). Games that step elsewhere
+// (hosted in other processes) have their steps posted by the caller, so their
+// processes start at once, and the pool waits for the results.
 //
 // Failures (a game throws, Fail is called): every waiter wakes, workers stop
 // advancing games, and Wait throws GameError with the message until Stop.
